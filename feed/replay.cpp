@@ -1,0 +1,182 @@
+#include "tickgate/replay.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace tickgate {
+
+void apply_config(Handler& handler, const Config& cfg) {
+    Sequencer& seq = handler.sequencer();
+    seq.set_learn_definitions(cfg.learn_instruments);
+    for (const auto& ins : cfg.instruments) seq.define(ins.id, ins.symbol, ins.price_exponent);
+    for (const auto& ch : cfg.channels) seq.set_clock_offset(ch.id, ch.clock_offset_ns);
+}
+
+namespace {
+
+struct LineKey {
+    std::uint32_t group;
+    std::uint16_t port;
+    std::uint8_t line;
+};
+
+std::vector<LineKey> configured_lines(const Config& cfg) {
+    std::vector<LineKey> keys;
+    for (const auto& ch : cfg.channels) {
+        const LineConfig* lines[2] = {&ch.a, &ch.b};
+        for (std::uint8_t l = 0; l < 2; ++l)
+            if (auto g = parse_ipv4(lines[l]->group)) keys.push_back({*g, lines[l]->port, l});
+    }
+    return keys;
+}
+
+}  // namespace
+
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler, bool progress) {
+    CaptureReader reader(path);
+    const std::vector<LineKey> lines = configured_lines(cfg);
+    progress = progress && ::isatty(STDERR_FILENO) != 0;
+    ReplayResult r;
+    const auto start = std::chrono::steady_clock::now();
+    auto last_report = start;
+    while (auto rec = reader.next()) {
+        r.any_records = true;
+        r.last_ts_ns = rec->ts_ns;
+        ++r.frames.records;
+        auto dgram = extract_udp(reader.link_type(), rec->frame, r.frames);
+        if (!dgram) continue;
+        std::uint8_t line = 0xFF;
+        if (!lines.empty()) {
+            const auto it = std::find_if(lines.begin(), lines.end(), [&](const LineKey& k) {
+                return k.group == dgram->dst_ip && k.port == dgram->dst_port;
+            });
+            if (it == lines.end()) {
+                ++r.filtered_out;
+                continue;
+            }
+            line = it->line;
+        }
+        handler.on_datagram(dgram->payload, rec->ts_ns, line);
+        if (progress && (r.frames.records & 0xFFFF) == 0) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last_report > std::chrono::milliseconds(250)) {
+                last_report = now;
+                fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages",
+                           100.0 * static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.file_size()),
+                           handler.decoder().counters().messages.get());
+            }
+        }
+    }
+    if (progress) fmt::print(stderr, "\r{:60}\r", "");
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+namespace {
+
+std::vector<std::uint32_t> sorted_ids(const Sequencer& seq) {
+    std::vector<std::uint32_t> ids(seq.seen_ids().begin(), seq.seen_ids().end());
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+std::string json_escape(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20 || u >= 0x7f) {
+            out += fmt::format("\\u{:04x}", u);
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+void append_levels(std::string& out, std::span<const Level> levels) {
+    out += '[';
+    for (std::size_t i = 0; i < levels.size(); ++i)
+        out += fmt::format("{}[{}, {}]", i ? ", " : "", levels[i].price, levels[i].qty);
+    out += ']';
+}
+
+std::string real_price(std::int64_t px, int exponent) {
+    if (exponent >= 0) return fmt::format("{}", static_cast<double>(px) * std::pow(10.0, exponent));
+    const int decimals = std::min(-exponent, 18);
+    return fmt::format("{:.{}f}", static_cast<double>(px) * std::pow(10.0, exponent), std::min(decimals, 10));
+}
+
+}  // namespace
+
+std::string summary_json(const Handler& h, const SummaryContext& ctx) {
+    const auto& dc = h.decoder().counters();
+    const Sequencer& seq = h.sequencer();
+    std::string out = fmt::format(
+        "{{\n  \"packets\": {},\n  \"malformed_packets\": {},\n  \"unknown_messages\": {},\n"
+        "  \"stale_session_packets\": {},\n  \"messages\": {},\n  \"session_changes\": {},\n"
+        "  \"out_of_range_instruments\": {},\n  \"stale_ms\": {},\n  \"source_age_ms\": {},\n  \"now_ns\": {},\n",
+        dc.packets.get(), dc.malformed_packets.get(), dc.unknown_messages.get(), dc.stale_session_packets.get(),
+        dc.messages.get(), dc.session_changes.get(), seq.counters().out_of_range, h.gate_config().stale_ms,
+        h.gate_config().source_age_ms, ctx.now_ns);
+    if (!ctx.capture.empty()) out += fmt::format("  \"capture\": \"{}\",\n", json_escape(ctx.capture));
+    if (ctx.frames)
+        out += fmt::format(
+            "  \"frames\": {{\"records\": {}, \"udp_datagrams\": {}, \"non_ip\": {}, \"non_udp\": {}, "
+            "\"ipv4_fragments\": {}, \"truncated\": {}}},\n",
+            ctx.frames->records, ctx.frames->udp_datagrams, ctx.frames->non_ip, ctx.frames->non_udp,
+            ctx.frames->fragments, ctx.frames->truncated);
+    out += "  \"instruments\": [";
+    bool first = true;
+    for (const std::uint32_t id : sorted_ids(seq)) {
+        const InstrumentState& st = seq.state(id);
+        const auto& c = st.counters;
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += fmt::format(
+            "    {{\"id\": {}, \"symbol\": \"{}\", \"last_seq\": {}, \"accepted\": {}, \"duplicates\": {}, "
+            "\"lost\": {}, \"heartbeats\": {}, \"snapshots_applied\": {}, \"stale_snapshots\": {}, "
+            "\"gap_events\": {}, \"suspect\": {}, \"bids\": ",
+            id, json_escape(st.symbol), st.last_seq, c.accepted, c.duplicates, c.lost, c.heartbeats,
+            c.snapshots_applied, c.stale_snapshots, c.gap_events, st.suspect ? "true" : "false");
+        append_levels(out, seq.books().side(id, Side::kBid));
+        out += ", \"asks\": ";
+        append_levels(out, seq.books().side(id, Side::kAsk));
+        out += fmt::format(", \"gate\": \"{}\"}}", to_string(h.gate().check(id, ctx.now_ns).reason));
+    }
+    out += first ? "]\n}\n" : "\n  ]\n}\n";
+    return out;
+}
+
+std::string summary_table(const Handler& h, const SummaryContext& ctx) {
+    const auto& dc = h.decoder().counters();
+    const Sequencer& seq = h.sequencer();
+    std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {}\n", "symbol", "id", "bid",
+                                  "ask", "last_seq", "lost", "dups", "state", "gate");
+    for (const std::uint32_t id : sorted_ids(seq)) {
+        const InstrumentState& st = seq.state(id);
+        const auto bids = seq.books().side(id, Side::kBid);
+        const auto asks = seq.books().side(id, Side::kAsk);
+        const GateDecision g = h.gate().check(id, ctx.now_ns);
+        std::string reason(to_string(g.reason));
+        if (g.reason == GateReason::kStale) reason = fmt::format("stale quote: {} ms", g.silence_ms);
+        out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {}\n",
+                           st.symbol[0] ? st.symbol : "?", id,
+                           bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),
+                           asks.empty() ? "-" : real_price(asks[0].price, st.price_exponent), st.last_seq,
+                           st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", reason);
+    }
+    out += fmt::format("packets {}  messages {}  malformed {}  unknown {}  stale-session {}\n", dc.packets.get(),
+                       dc.messages.get(), dc.malformed_packets.get(), dc.unknown_messages.get(),
+                       dc.stale_session_packets.get());
+    return out;
+}
+
+}  // namespace tickgate

@@ -1,0 +1,349 @@
+#include "tickgate/sequencer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace tickgate {
+
+namespace {
+constexpr std::uint32_t kNoBlock = std::numeric_limits<std::uint32_t>::max();
+}  // namespace
+
+Sequencer::Sequencer(const Capacity& capacity)
+    : capacity_(capacity),
+      states_(capacity.max_instruments),
+      books_(capacity.max_instruments, capacity.book_depth),
+      recovery_(std::size_t{capacity.recovery_instruments} * capacity.recovery_depth),
+      blocks_(capacity.recovery_instruments),
+      channel_offsets_(65536, 0) {
+    if (capacity.max_instruments == 0 || capacity.book_depth == 0)
+        throw std::invalid_argument("capacity: max_instruments and book_depth must be > 0");
+    seen_ids_.reserve(capacity.max_instruments);
+    free_blocks_.reserve(capacity.recovery_instruments);
+    for (std::uint32_t b = capacity.recovery_instruments; b-- > 0;) free_blocks_.push_back(b);
+}
+
+void Sequencer::set_clock_offset(std::uint16_t channel, std::int64_t offset_ns) {
+    channel_offsets_[channel] = offset_ns;
+    for (auto id : seen_ids_)
+        if (states_[id].channel_id == channel) states_[id].clock_offset_ns = offset_ns;
+}
+
+void Sequencer::define(std::uint32_t id, std::string_view symbol, std::int8_t price_exponent) {
+    if (id >= capacity_.max_instruments) throw std::out_of_range("instrument id beyond max_instruments");
+    InstrumentState& st = states_[id];
+    const std::size_t n = std::min<std::size_t>(symbol.size(), 16);
+    std::memcpy(st.symbol, symbol.data(), n);
+    st.symbol[n] = '\0';
+    st.price_exponent = price_exponent;
+}
+
+Update Sequencer::apply(const Event& ev) noexcept {
+    if (pending_.active && ev.kind != EventKind::kSnapshotLevels) {
+        // Cannot happen with a decoder feeding whole packets; never leave a
+        // snapshot half-open.
+        (void)finish_snapshot();
+    }
+    switch (ev.kind) {
+        case EventKind::kQuote: return on_quote(ev);
+        case EventKind::kDelta: return on_delta(ev);
+        case EventKind::kHeartbeat: return on_heartbeat(ev);
+        case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);
+        case EventKind::kSnapshotLevels: return on_snapshot_levels(ev);
+        case EventKind::kDefinition: return on_definition(ev);
+        case EventKind::kSessionChange: return on_session_change(ev);
+        case EventKind::kDataLost: {
+            if (ev.instrument_id >= capacity_.max_instruments) break;
+            InstrumentState& st = touch(ev);
+            st.suspect = true;
+            return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
+        }
+    }
+    ++counters_.out_of_range;
+    return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
+}
+
+InstrumentState& Sequencer::touch(const Event& ev) noexcept {
+    InstrumentState& st = states_[ev.instrument_id];
+    if (!st.seen || st.channel_id != ev.channel_id) [[unlikely]] {
+        if (!st.seen) seen_ids_.push_back(ev.instrument_id);
+        st.seen = true;
+        st.channel_id = ev.channel_id;
+        st.clock_offset_ns = channel_offsets_[ev.channel_id];
+    }
+    return st;
+}
+
+Update Sequencer::on_quote(const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    if (id >= capacity_.max_instruments) [[unlikely]] {
+        ++counters_.out_of_range;
+        return {id, Verdict::kOutOfRange, false, false, 0};
+    }
+    InstrumentState& st = touch(ev);
+    const std::uint64_t seq = ev.u.quote.seq;
+    if (st.known && seq <= st.last_seq) {
+        ++st.counters.duplicates;
+        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+    }
+    std::uint64_t lost = 0;
+    if (st.known && seq > st.last_seq + 1) {
+        lost = seq - st.last_seq - 1;
+        st.counters.lost += lost;
+        ++st.counters.gap_events;
+    }
+    st.known = true;
+    st.last_seq = seq;
+    st.last_alive_ns = ev.recv_ns;
+    st.alive = true;
+    st.last_source_ns = ev.u.quote.source_ns;
+    st.has_source = true;
+    ++st.counters.accepted;
+    if (st.suspect) {
+        // A full quote is the current price whatever was lost.
+        st.suspect = false;
+        ++st.counters.recovered;
+        release_block(st);
+    }
+    books_.set_top(id, ev.u.quote.bid_px, ev.u.quote.bid_qty, ev.u.quote.ask_px, ev.u.quote.ask_qty);
+    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, false, lost};
+}
+
+void Sequencer::apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::uint8_t action,
+                                    std::int64_t price, std::uint32_t qty) noexcept {
+    const Side s = side == 0 ? Side::kBid : Side::kAsk;
+    const LevelResult r = action == 0 ? books_.set_level(id, s, price, qty)
+                                      : books_.delete_level(id, s, price);
+    if (r == LevelResult::kDroppedDeep) ++states_[id].counters.book_overflows;
+}
+
+Update Sequencer::on_delta(const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    if (id >= capacity_.max_instruments) [[unlikely]] {
+        ++counters_.out_of_range;
+        return {id, Verdict::kOutOfRange, false, false, 0};
+    }
+    InstrumentState& st = touch(ev);
+    const std::uint64_t seq = ev.u.delta.seq;
+    if (st.known && seq <= st.last_seq) {
+        ++st.counters.duplicates;
+        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+    }
+    std::uint64_t lost = 0;
+    if (st.known && seq > st.last_seq + 1) {
+        lost = seq - st.last_seq - 1;
+        st.counters.lost += lost;
+        ++st.counters.gap_events;
+        st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
+    }
+    st.known = true;
+    st.last_seq = seq;
+    st.last_alive_ns = ev.recv_ns;
+    st.alive = true;
+    st.last_source_ns = ev.u.delta.source_ns;
+    st.has_source = true;
+    ++st.counters.accepted;
+    if (st.suspect) buffer_delta(st, ev);
+    apply_delta_to_book(id, ev.u.delta.side, ev.u.delta.action, ev.u.delta.price, ev.u.delta.qty);
+    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, st.suspect, lost};
+}
+
+void Sequencer::buffer_delta(InstrumentState& st, const Event& ev) noexcept {
+    if (st.recovery_block == kNoBlock) {
+        if (free_blocks_.empty()) {
+            ++st.counters.unbuffered_deltas;  // replay will see the hole
+            return;
+        }
+        st.recovery_block = free_blocks_.back();
+        free_blocks_.pop_back();
+        blocks_[st.recovery_block] = {};
+    }
+    RecoveryBlock& b = blocks_[st.recovery_block];
+    const std::uint32_t depth = capacity_.recovery_depth;
+    if (depth == 0) {
+        ++st.counters.unbuffered_deltas;
+        return;
+    }
+    BufferedDelta* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
+    std::uint32_t pos;
+    if (b.count < depth) {
+        pos = (b.head + b.count) % depth;
+        ++b.count;
+    } else {
+        // Full: keep the newest; a lagging snapshot is likelier to cover the oldest.
+        pos = b.head;
+        b.head = (b.head + 1) % depth;
+        ++st.counters.unbuffered_deltas;
+    }
+    ring[pos] = {ev.u.delta.seq, ev.u.delta.source_ns, ev.u.delta.price, ev.u.delta.qty,
+                 ev.u.delta.side, ev.u.delta.action};
+}
+
+void Sequencer::release_block(InstrumentState& st) noexcept {
+    if (st.recovery_block == kNoBlock) return;
+    free_blocks_.push_back(st.recovery_block);
+    st.recovery_block = kNoBlock;
+}
+
+Update Sequencer::on_heartbeat(const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    if (id >= capacity_.max_instruments) [[unlikely]] {
+        ++counters_.out_of_range;
+        return {id, Verdict::kOutOfRange, false, false, 0};
+    }
+    InstrumentState& st = touch(ev);
+    ++st.counters.heartbeats;
+    const std::uint64_t next = ev.u.heartbeat.next_seq;
+    if (!st.known) {
+        st.known = true;
+        st.last_seq = next ? next - 1 : 0;
+        st.last_alive_ns = ev.recv_ns;
+        st.alive = true;
+        return {id, Verdict::kHeartbeat, false, st.suspect, 0};
+    }
+    if (next > st.last_seq + 1) {
+        const std::uint64_t lost = next - st.last_seq - 1;
+        st.counters.lost += lost;
+        ++st.counters.gap_events;
+        st.last_seq = next - 1;
+        st.suspect = true;  // and no liveness: a price missing ticks must not look fresh
+        return {id, Verdict::kHeartbeatGap, false, true, lost};
+    }
+    st.last_alive_ns = ev.recv_ns;
+    st.alive = true;
+    return {id, Verdict::kHeartbeat, false, st.suspect, 0};
+}
+
+Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    pending_ = {};
+    pending_.active = true;
+    pending_.id = id;
+    pending_.bids_left = ev.u.snapshot.n_bids;
+    pending_.asks_left = ev.u.snapshot.n_asks;
+    pending_.seq = ev.u.snapshot.seq;
+    if (id >= capacity_.max_instruments) [[unlikely]] {
+        ++counters_.out_of_range;
+        pending_.apply = false;
+        if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
+        return {id, Verdict::kOutOfRange, false, false, 0};
+    }
+    InstrumentState& st = touch(ev);
+    const std::uint64_t seq = ev.u.snapshot.seq;
+    if (st.known && !st.suspect && seq < st.last_seq) {
+        ++st.counters.stale_snapshots;
+        pending_.apply = false;
+        if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
+        return {id, Verdict::kSnapshotStale, false, false, 0};
+    }
+    pending_.apply = true;
+    pending_.saved_last_seq = st.last_seq;
+    pending_.saved_known = st.known;
+    ++st.counters.snapshots_applied;
+    st.last_alive_ns = ev.recv_ns;
+    st.alive = true;
+    st.last_source_ns = st.has_source ? std::max(st.last_source_ns, ev.u.snapshot.source_ns)
+                                      : ev.u.snapshot.source_ns;
+    st.has_source = true;
+    books_.clear(id);
+    if (pending_.bids_left + pending_.asks_left == 0) return finish_snapshot();
+    return {id, Verdict::kSnapshotLevels, false, st.suspect, 0};
+}
+
+Update Sequencer::on_snapshot_levels(const Event& ev) noexcept {
+    if (!pending_.active) return {ev.instrument_id, Verdict::kSnapshotLevels, false, false, 0};
+    const std::uint32_t id = pending_.id;
+    for (std::uint8_t k = 0; k < ev.u.levels.count && k < kLevelsPerEvent; ++k) {
+        Side s;
+        if (pending_.bids_left > 0) {
+            --pending_.bids_left;
+            s = Side::kBid;
+        } else if (pending_.asks_left > 0) {
+            --pending_.asks_left;
+            s = Side::kAsk;
+        } else {
+            break;
+        }
+        if (pending_.apply && !books_.append_level(id, s, ev.u.levels.price[k], ev.u.levels.qty[k]))
+            ++states_[id].counters.book_overflows;
+    }
+    if (pending_.bids_left + pending_.asks_left == 0) {
+        if (pending_.apply) return finish_snapshot();
+        pending_.active = false;
+    }
+    return {id, Verdict::kSnapshotLevels, false, false, 0};
+}
+
+Update Sequencer::finish_snapshot() noexcept {
+    const PendingSnapshot p = pending_;
+    pending_.active = false;
+    if (!p.apply) return {p.id, Verdict::kSnapshotLevels, false, false, 0};
+    InstrumentState& st = states_[p.id];
+    // Replay deltas kept while suspect that continue the snapshot.
+    std::uint64_t reached = p.seq;
+    bool hole = false;
+    if (st.recovery_block != kNoBlock) {
+        const RecoveryBlock& b = blocks_[st.recovery_block];
+        const std::uint32_t depth = capacity_.recovery_depth;
+        const BufferedDelta* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
+        for (std::uint32_t i = 0; i < b.count; ++i) {
+            const BufferedDelta& d = ring[(b.head + i) % depth];
+            if (d.seq <= reached) continue;
+            if (d.seq != reached + 1) {
+                hole = true;
+                break;
+            }
+            apply_delta_to_book(p.id, d.side, d.action, d.price, d.qty);
+            st.last_source_ns = std::max(st.last_source_ns, d.source_ns);
+            reached = d.seq;
+        }
+    }
+    if (!hole && p.saved_known && reached < p.saved_last_seq) hole = true;  // ticks neither kept nor in the snapshot
+    st.known = true;
+    if (hole) {
+        st.last_seq = p.saved_last_seq;
+        st.suspect = true;
+    } else {
+        st.last_seq = reached;
+        if (st.suspect) ++st.counters.recovered;
+        st.suspect = false;
+        release_block(st);
+    }
+    return {p.id, Verdict::kSnapshotApplied, true, st.suspect, 0};
+}
+
+Update Sequencer::on_definition(const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    if (id >= capacity_.max_instruments) [[unlikely]] {
+        ++counters_.out_of_range;
+        return {id, Verdict::kOutOfRange, false, false, 0};
+    }
+    InstrumentState& st = touch(ev);
+    if (learn_definitions_) {
+        std::memcpy(st.symbol, ev.u.definition.symbol, 16);
+        st.symbol[16] = '\0';
+        st.price_exponent = ev.u.definition.price_exponent;
+    }
+    return {id, Verdict::kDefinition, false, st.suspect, 0};
+}
+
+void Sequencer::reset(InstrumentState& st, std::uint32_t id) noexcept {
+    st.known = false;
+    st.last_seq = 0;
+    st.suspect = true;
+    st.has_source = false;
+    release_block(st);
+    books_.clear(id);
+}
+
+Update Sequencer::on_session_change(const Event& ev) noexcept {
+    ++counters_.session_resets;
+    for (const std::uint32_t id : seen_ids_) {
+        InstrumentState& st = states_[id];
+        if (st.channel_id == ev.channel_id) reset(st, id);
+    }
+    return {0, Verdict::kSessionReset, true, true, 0};
+}
+
+}  // namespace tickgate

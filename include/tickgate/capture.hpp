@@ -1,0 +1,148 @@
+// Capture I/O: a libpcap-based reader of pcap (µs/ns) and pcapng files that
+// extracts UDP/IPv4 datagrams, a writer of pcap/pcapng files, and a QFB/1
+// packet builder (for tests, the simulator and `tickgate capture`).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tickgate {
+
+class CaptureError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Link types the reader understands (values are LINKTYPE_* numbers).
+enum class LinkType : std::uint16_t {
+    kNull = 0,          // BSD loopback
+    kEthernet = 1,      // incl. 802.1Q / 802.1ad tags
+    kRaw = 101,         // raw IPv4/IPv6
+    kLinuxSll = 113,
+    kIpv4 = 228,
+    kLinuxSll2 = 276,
+};
+
+struct UdpDatagram {
+    std::uint32_t src_ip;    // host byte order
+    std::uint32_t dst_ip;
+    std::uint16_t src_port;
+    std::uint16_t dst_port;
+    std::span<const std::byte> payload;
+};
+
+struct FrameCounters {
+    std::uint64_t records = 0;          // every record read
+    std::uint64_t udp_datagrams = 0;    // UDP/IPv4 datagrams extracted
+    std::uint64_t non_ip = 0;           // not IPv4 (ARP, IPv6, unknown link) — skipped
+    std::uint64_t non_udp = 0;          // IPv4 but not UDP — skipped
+    std::uint64_t fragments = 0;        // IPv4 fragments — cannot be used
+    std::uint64_t truncated = 0;        // frame shorter than its headers claim
+};
+
+// Extracts the UDP/IPv4 datagram from one link-layer frame; nullopt (with
+// the reason counted) for anything else. Bounds-checked; never throws.
+std::optional<UdpDatagram> extract_udp(LinkType link, std::span<const std::byte> frame,
+                                       FrameCounters& counters) noexcept;
+
+struct CaptureRecord {
+    std::int64_t ts_ns;                 // capture timestamp, Unix ns
+    std::span<const std::byte> frame;   // valid until the next call to next()
+};
+
+// Reads pcap (µs and ns) and pcapng through libpcap. Not thread-safe.
+class CaptureReader {
+public:
+    // Throws CaptureError with a clear message (missing, directory, not a capture).
+    explicit CaptureReader(const std::string& path);
+    ~CaptureReader();
+    CaptureReader(const CaptureReader&) = delete;
+    CaptureReader& operator=(const CaptureReader&) = delete;
+
+    // Next record, or nullopt at the end. Throws CaptureError on a truncated
+    // or corrupt file.
+    std::optional<CaptureRecord> next();
+    [[nodiscard]] LinkType link_type() const noexcept { return link_; }
+    [[nodiscard]] std::uint64_t file_size() const noexcept { return file_size_; }
+    [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    std::string path_;
+    std::uint64_t records_ = 0;
+    LinkType link_ = LinkType::kEthernet;
+    std::uint64_t file_size_ = 0;
+    std::uint64_t bytes_read_ = 0;
+};
+
+enum class CaptureFormat : std::uint8_t { kPcapMicro, kPcapNano, kPcapng };
+
+// Writes UDP/IPv4 datagrams as frames of the chosen link type into a pcap or
+// pcapng file (written directly, not through libpcap, so every format and
+// link type the reader takes can be produced). Not thread-safe.
+class CaptureWriter {
+public:
+    CaptureWriter(const std::string& path, CaptureFormat format = CaptureFormat::kPcapNano,
+                  LinkType link = LinkType::kEthernet, std::uint16_t vlan = 0);
+    ~CaptureWriter();
+    CaptureWriter(const CaptureWriter&) = delete;
+    CaptureWriter& operator=(const CaptureWriter&) = delete;
+
+    // Appends one datagram src_ip:src_port -> dst_ip:dst_port (host order).
+    void write_udp(std::int64_t ts_ns, std::uint32_t src_ip, std::uint16_t src_port,
+                   std::uint32_t dst_ip, std::uint16_t dst_port, std::span<const std::byte> payload);
+    // Appends a raw link-layer frame (e.g. a non-UDP frame for tests).
+    void write_frame(std::int64_t ts_ns, std::span<const std::byte> frame);
+    void flush();
+
+private:
+    std::FILE* f_ = nullptr;
+    CaptureFormat format_;
+    LinkType link_;
+    std::uint16_t vlan_;
+    std::uint16_t ip_id_ = 0;
+    std::vector<std::byte> buf_;
+};
+
+// Parses "a.b.c.d" into a host-order address; nullopt if malformed.
+std::optional<std::uint32_t> parse_ipv4(std::string_view text) noexcept;
+
+// Builds one QFB/1 datagram (shared/spec/QFB1.md). msg_count is kept in step
+// with the messages added. Tests may corrupt bytes() to make malformed input.
+class PacketBuilder {
+public:
+    PacketBuilder(std::uint16_t channel, std::uint32_t session, std::uint64_t packet_seq,
+                  std::int64_t send_ns);
+
+    PacketBuilder& definition(std::uint32_t id, std::string_view symbol, std::int8_t price_exponent = -8);
+    PacketBuilder& quote(std::uint32_t id, std::uint64_t seq, std::int64_t source_ns,
+                         std::int64_t bid_px, std::uint32_t bid_qty, std::int64_t ask_px, std::uint32_t ask_qty);
+    PacketBuilder& delta(std::uint32_t id, std::uint64_t seq, std::int64_t source_ns, std::int64_t price,
+                         std::uint32_t qty, std::uint8_t side, std::uint8_t action);
+    struct SnapLevel { std::int64_t price; std::uint32_t qty; };
+    PacketBuilder& snapshot(std::uint32_t id, std::uint64_t seq, std::int64_t source_ns,
+                            std::span<const SnapLevel> bids, std::span<const SnapLevel> asks);
+    PacketBuilder& heartbeat(std::uint32_t id, std::uint64_t next_seq, std::int64_t source_ns);
+    // A message of an arbitrary type and body (unknown types, bad lengths).
+    PacketBuilder& raw_message(char type, std::span<const std::byte> body);
+
+    [[nodiscard]] std::size_t size() const noexcept { return buf_.size(); }
+    [[nodiscard]] std::uint16_t msg_count() const noexcept { return count_; }
+    [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return buf_; }
+    [[nodiscard]] std::vector<std::byte>& mutable_bytes() noexcept { return buf_; }
+
+private:
+    std::byte* grow(std::size_t n, char type);
+    std::vector<std::byte> buf_;
+    std::uint16_t count_ = 0;
+};
+
+}  // namespace tickgate

@@ -1,0 +1,79 @@
+// tickgate configuration (TOML, see configs/ and README "Configuration").
+// Loaded once at start-up; every error names the file, the line, the key and
+// what was expected.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tickgate/gate.hpp"
+#include "tickgate/sequencer.hpp"
+
+namespace tickgate {
+
+struct LineConfig {
+    std::string group;                  // IPv4 multicast group, e.g. "239.1.1.1"
+    std::uint16_t port = 0;
+    std::string interface = "127.0.0.1";  // local address of the joining interface
+};
+
+struct ChannelConfig {
+    std::uint16_t id = 0;
+    LineConfig a;
+    LineConfig b;
+    std::vector<std::string> sources;   // allowed source addresses; empty = any
+    std::int64_t clock_offset_ns = 0;   // provider clock minus ours
+};
+
+struct InstrumentConfig {
+    std::uint32_t id = 0;
+    std::string symbol;
+    std::int8_t price_exponent = -8;
+};
+
+enum class ThreadMode : std::uint8_t { kBlocking, kBusyPoll };
+
+struct ReceiverConfig {
+    std::uint32_t ring_size = 65536;      // events per ring, power of two
+    std::int32_t rcvbuf_bytes = 8 << 20;  // SO_RCVBUF per socket
+    std::uint32_t batch = 64;             // datagrams per recvmmsg
+};
+
+struct ThreadingConfig {
+    ThreadMode mode = ThreadMode::kBlocking;
+    int receiver_cpu = -1;  // -1: not pinned
+    int engine_cpu = -1;
+};
+
+struct LoggingConfig {
+    std::string level = "info";   // trace, debug, info, warn, error, off
+    std::string sink = "stderr";  // "stderr" or a file path
+};
+
+struct Config {
+    std::string source;           // file it was read from ("" = defaults)
+    std::vector<ChannelConfig> channels;
+    bool learn_instruments = true;  // take symbols from `I` messages
+    std::vector<InstrumentConfig> instruments;
+    Capacity capacity;
+    GateConfig gate;
+    ReceiverConfig receiver;
+    ThreadingConfig threading;
+    LoggingConfig logging;
+};
+
+// A configuration error: what() is "FILE:LINE: KEY: expected ..., got ...".
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Reads and validates a TOML file. Throws ConfigError on any problem
+// (unknown keys included). Start-up only.
+[[nodiscard]] Config load_config(const std::string& path);
+// Same, from text (`name` is used in messages).
+[[nodiscard]] Config parse_config(std::string_view toml_text, const std::string& name);
+
+}  // namespace tickgate

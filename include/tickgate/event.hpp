@@ -1,0 +1,81 @@
+// Normalized event: the one record that crosses from the decoder (network
+// thread) to the sequencer (engine thread). Trivially copyable, one cache line.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tickgate {
+
+enum class EventKind : std::uint8_t {
+    kQuote = 1,          // Q: full top of book
+    kDelta,              // D: one price level
+    kSnapshotBegin,      // S header; followed by ceil((n_bids+n_asks)/3) kSnapshotLevels
+    kSnapshotLevels,     // up to kLevelsPerEvent snapshot levels
+    kHeartbeat,          // H
+    kDefinition,         // I
+    kSessionChange,      // a newer session started on `channel`: reset its instruments
+    kDataLost,           // the transport dropped this instrument's data (ring overflow)
+};
+
+struct SnapshotLevel {
+    std::int64_t price;
+    std::uint32_t qty;
+};
+
+inline constexpr int kLevelsPerEvent = 3;
+
+struct alignas(64) Event {
+    std::int64_t recv_ns;        // arrival time (kernel timestamp or capture time)
+    std::int64_t send_ns;        // packet send_time_ns (publisher clock)
+    std::uint32_t instrument_id;
+    std::uint16_t channel_id;
+    EventKind kind;
+    std::uint8_t line;           // 0 = A, 1 = B, 0xFF = unknown
+    union {
+        struct {
+            std::uint64_t seq;
+            std::int64_t source_ns;
+            std::int64_t bid_px;
+            std::int64_t ask_px;
+            std::uint32_t bid_qty;
+            std::uint32_t ask_qty;
+        } quote;
+        struct {
+            std::uint64_t seq;
+            std::int64_t source_ns;
+            std::int64_t price;
+            std::uint32_t qty;
+            std::uint8_t side;    // 0 bid, 1 ask
+            std::uint8_t action;  // 0 set, 1 delete
+        } delta;
+        struct {
+            std::uint64_t seq;
+            std::int64_t source_ns;
+            std::uint8_t n_bids;
+            std::uint8_t n_asks;
+        } snapshot;
+        struct {
+            std::int64_t price[kLevelsPerEvent];
+            std::uint32_t qty[kLevelsPerEvent];
+            std::uint8_t count;
+        } levels;
+        struct {
+            std::uint64_t next_seq;
+            std::int64_t source_ns;
+        } heartbeat;
+        struct {
+            char symbol[16];
+            std::int8_t price_exponent;
+        } definition;
+        struct {
+            std::uint32_t session;
+        } session;
+    } u;
+};
+
+static_assert(sizeof(Event) == 64, "an event is one cache line");
+static_assert(alignof(Event) == 64);
+static_assert(std::is_trivially_copyable_v<Event>);
+
+}  // namespace tickgate

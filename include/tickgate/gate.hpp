@@ -1,0 +1,53 @@
+// Pre-trade staleness gate (spec "Pre-trade gate"): silence, then age at
+// source, then suspect. Reads Sequencer state; call on the engine thread.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "tickgate/sequencer.hpp"
+
+namespace tickgate {
+
+enum class GateReason : std::uint8_t { kOk, kUnknown, kStale, kStaleAtSource, kSuspect };
+
+struct GateConfig {
+    std::int64_t stale_ms = 250;        // max silence (no accepted tick or gap-free heartbeat)
+    std::int64_t source_age_ms = 2000;  // max age of the price at source, offset-corrected
+};
+
+struct GateDecision {
+    GateReason reason;
+    std::int64_t silence_ms;  // now - last_alive, for "stale quote: N ms"; 0 if never alive
+    [[nodiscard]] bool ok() const noexcept { return reason == GateReason::kOk; }
+};
+
+// JSON names: "ok", "unknown", "stale", "stale_at_source", "suspect".
+[[nodiscard]] std::string_view to_string(GateReason r) noexcept;
+
+class Gate {
+public:
+    Gate(const Sequencer& seq, const GateConfig& cfg) noexcept
+        : seq_(&seq), stale_ns_(cfg.stale_ms * 1'000'000), source_age_ns_(cfg.source_age_ms * 1'000'000) {}
+
+    // Is the price of `id` safe to trade on at `now_ns` (our clock)? Engine
+    // thread; a few loads and compares, no side effects.
+    [[nodiscard]] GateDecision check(std::uint32_t id, std::int64_t now_ns) const noexcept {
+        if (id >= seq_->max_instruments()) [[unlikely]] return {GateReason::kUnknown, 0};
+        const InstrumentState& st = seq_->state(id);
+        if (!st.seen) [[unlikely]] return {GateReason::kUnknown, 0};
+        const std::int64_t silence = st.alive ? now_ns - st.last_alive_ns : 0;
+        if (st.alive && silence > stale_ns_) return {GateReason::kStale, silence / 1'000'000};
+        if (st.has_source && now_ns - st.last_source_ns - st.clock_offset_ns > source_age_ns_)
+            return {GateReason::kStaleAtSource, silence / 1'000'000};
+        if (st.suspect || !st.has_source) return {GateReason::kSuspect, silence / 1'000'000};
+        return {GateReason::kOk, silence / 1'000'000};
+    }
+
+private:
+    const Sequencer* seq_;
+    std::int64_t stale_ns_;
+    std::int64_t source_age_ns_;
+};
+
+}  // namespace tickgate

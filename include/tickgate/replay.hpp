@@ -1,0 +1,43 @@
+// Offline replay of captures through the Handler, and the summary (JSON and
+// table) that `tickgate replay` and `tickgate run` print.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tickgate/capture.hpp"
+#include "tickgate/config.hpp"
+#include "tickgate/handler.hpp"
+
+namespace tickgate {
+
+// Applies the start-up parts of `cfg` to a handler: configured instruments,
+// learn flag, per-channel clock offsets.
+void apply_config(Handler& handler, const Config& cfg);
+
+struct ReplayResult {
+    FrameCounters frames;
+    std::uint64_t filtered_out = 0;   // UDP datagrams not addressed to a configured line
+    std::int64_t last_ts_ns = 0;      // capture time of the last record (the gate's `now`)
+    bool any_records = false;
+    double wall_seconds = 0;
+};
+
+// Feeds every UDP/IPv4 datagram of the capture (only the configured lines'
+// groups/ports when `cfg` names channels) to `handler`, each record's
+// capture time as its arrival time. Throws CaptureError on unreadable files.
+// `progress` prints a progress line on stderr (only if it is a terminal).
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler, bool progress);
+
+struct SummaryContext {
+    std::int64_t now_ns;           // the gate is evaluated at this time
+    std::string capture;           // optional, echoed as "capture"
+    const FrameCounters* frames = nullptr;  // optional: frame counters of a replay
+};
+
+// The JSON summary (field names fixed by the spec of `replay --json`).
+std::string summary_json(const Handler& handler, const SummaryContext& ctx);
+// A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason.
+std::string summary_table(const Handler& handler, const SummaryContext& ctx);
+
+}  // namespace tickgate

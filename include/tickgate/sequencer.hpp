@@ -1,0 +1,163 @@
+// Per-instrument sequencing and state (spec "What a conforming handler
+// does"): duplicates, gaps, suspect/repair, heartbeats, snapshots with
+// replay of buffered deltas, session change; drives the BookStore.
+// Engine thread only; no allocation, locks or exceptions after construction.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tickgate/book.hpp"
+#include "tickgate/event.hpp"
+
+namespace tickgate {
+
+// Capacities fixed at start-up.
+struct Capacity {
+    std::uint32_t max_instruments = 4096;     // instrument ids 0 .. max_instruments-1
+    std::uint32_t book_depth = 32;            // levels per side
+    std::uint32_t recovery_depth = 256;       // deltas kept per suspect instrument
+    std::uint32_t recovery_instruments = 1024;  // suspect instruments buffering at once
+};
+
+struct InstrumentCounters {
+    std::uint64_t accepted = 0;        // sequenced messages taken
+    std::uint64_t duplicates = 0;      // seq <= last_seq, dropped
+    std::uint64_t lost = 0;            // messages known missing (gaps), never counted twice
+    std::uint64_t gap_events = 0;      // times a gap was opened
+    std::uint64_t heartbeats = 0;
+    std::uint64_t snapshots_applied = 0;
+    std::uint64_t stale_snapshots = 0;
+    std::uint64_t recovered = 0;       // suspect -> clean transitions
+    std::uint64_t unbuffered_deltas = 0;  // deltas not kept while suspect (pool empty / ring full)
+    std::uint64_t book_overflows = 0;  // levels dropped beyond book depth
+};
+
+struct InstrumentState {
+    // Gate-hot fields first: one cache line for check().
+    std::int64_t last_alive_ns = 0;
+    std::int64_t last_source_ns = 0;
+    std::int64_t clock_offset_ns = 0;
+    std::uint64_t last_seq = 0;
+    bool seen = false;        // appeared in any message
+    bool alive = false;       // last_alive_ns is meaningful
+    bool has_source = false;  // last_source_ns is meaningful (a price was taken)
+    bool known = false;       // last_seq is meaningful
+    bool suspect = true;
+    std::int8_t price_exponent = -8;
+    std::uint16_t channel_id = 0;
+    std::uint32_t recovery_block = std::numeric_limits<std::uint32_t>::max();
+    char symbol[17] = {};
+    InstrumentCounters counters;
+};
+
+enum class Verdict : std::uint8_t {
+    kAccepted,          // in sequence (or cold start)
+    kGap,               // accepted after a forward gap (lost > 0)
+    kDuplicate,         // dropped
+    kHeartbeat,         // liveness refreshed
+    kHeartbeatGap,      // heartbeat revealed lost messages: suspect
+    kSnapshotApplied,   // book replaced; suspect may remain if a hole is left
+    kSnapshotStale,     // ignored
+    kSnapshotLevels,    // continuation of a snapshot (no verdict of its own)
+    kDefinition,
+    kSessionReset,      // a channel's instruments went back to nothing known
+    kDataLost,          // the transport dropped data: suspect
+    kOutOfRange,        // instrument id >= max_instruments: ignored, counted
+};
+
+struct Update {
+    std::uint32_t instrument_id;
+    Verdict verdict;
+    bool book_changed;
+    bool suspect;       // the instrument's state after the event
+    std::uint64_t lost; // newly counted lost messages
+};
+
+struct SequencerCounters {
+    std::uint64_t out_of_range = 0;
+    std::uint64_t session_resets = 0;
+};
+
+class Sequencer {
+public:
+    explicit Sequencer(const Capacity& capacity = {});
+
+    // Applies one event. Engine thread only; O(1) except snapshots (levels)
+    // and session changes (instruments of the channel).
+    Update apply(const Event& ev) noexcept;
+
+    // Clock offset (provider minus ours, ns) used by the gate for instruments
+    // of `channel`. Set before traffic starts.
+    void set_clock_offset(std::uint16_t channel, std::int64_t offset_ns);
+
+    // Start-up: symbol and exponent of `id` from the config. With `learn`
+    // false, `I` messages no longer change them.
+    void define(std::uint32_t id, std::string_view symbol, std::int8_t price_exponent);
+    void set_learn_definitions(bool learn) noexcept { learn_definitions_ = learn; }
+
+    [[nodiscard]] std::uint32_t max_instruments() const noexcept { return capacity_.max_instruments; }
+    [[nodiscard]] const InstrumentState& state(std::uint32_t id) const noexcept { return states_[id]; }
+    [[nodiscard]] const BookStore& books() const noexcept { return books_; }
+    // Ids of every instrument seen, in order of first appearance.
+    [[nodiscard]] std::span<const std::uint32_t> seen_ids() const noexcept { return seen_ids_; }
+    [[nodiscard]] const SequencerCounters& counters() const noexcept { return counters_; }
+    [[nodiscard]] const Capacity& capacity() const noexcept { return capacity_; }
+
+private:
+    struct BufferedDelta {
+        std::uint64_t seq;
+        std::int64_t source_ns;
+        std::int64_t price;
+        std::uint32_t qty;
+        std::uint8_t side;
+        std::uint8_t action;
+    };
+    struct RecoveryBlock {
+        std::uint32_t head = 0;   // index of the oldest delta
+        std::uint32_t count = 0;
+    };
+    struct PendingSnapshot {
+        std::uint32_t id = 0;
+        std::uint32_t bids_left = 0;
+        std::uint32_t asks_left = 0;
+        bool active = false;
+        bool apply = false;       // false: stale or out of range, levels skipped
+        std::uint64_t seq = 0;
+        std::uint64_t saved_last_seq = 0;
+        bool saved_known = false;
+    };
+
+    InstrumentState& touch(const Event& ev) noexcept;
+    Update on_quote(const Event& ev) noexcept;
+    Update on_delta(const Event& ev) noexcept;
+    Update on_heartbeat(const Event& ev) noexcept;
+    Update on_snapshot_begin(const Event& ev) noexcept;
+    Update on_snapshot_levels(const Event& ev) noexcept;
+    Update on_definition(const Event& ev) noexcept;
+    Update on_session_change(const Event& ev) noexcept;
+    Update finish_snapshot() noexcept;
+    void apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::uint8_t action,
+                             std::int64_t price, std::uint32_t qty) noexcept;
+    void buffer_delta(InstrumentState& st, const Event& ev) noexcept;
+    void release_block(InstrumentState& st) noexcept;
+    void reset(InstrumentState& st, std::uint32_t id) noexcept;
+
+    Capacity capacity_;
+    std::vector<InstrumentState> states_;
+    BookStore books_;
+    std::vector<std::uint32_t> seen_ids_;
+    std::vector<BufferedDelta> recovery_;        // [block][recovery_depth]
+    std::vector<RecoveryBlock> blocks_;
+    std::vector<std::uint32_t> free_blocks_;     // stack of free block indices
+    std::vector<std::int64_t> channel_offsets_;  // [channel]
+    PendingSnapshot pending_;
+    SequencerCounters counters_;
+    bool learn_definitions_ = true;
+};
+
+}  // namespace tickgate
