@@ -1,0 +1,377 @@
+// TOML configuration. A mistake found here costs one start-up; the same
+// mistake found on a live feed costs much more, so every value is type- and
+// range-checked, unknown keys are errors (a typo must not silently fall back
+// to a default), and each error is one line: "FILE:LINE: KEY: expected ...".
+#include "tickgate/config.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <utility>
+
+#include <toml++/toml.h>
+
+namespace tickgate {
+namespace {
+
+constexpr bool kRequired = true;
+constexpr std::int64_t kMaxInstruments = 16'777'216;
+constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
+constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+
+// Values and keys are echoed in messages; escape them so that what() stays
+// one line whatever the file contains.
+std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20 || c == 0x7f) {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        } else {
+            out += ch;
+        }
+    }
+    return out + '"';
+}
+
+std::string key_text(std::string_view key) {
+    const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+    return bare ? std::string(key) : quoted(key);
+}
+
+std::string join(std::string_view path, std::string_view key) {
+    return path.empty() ? std::string(key) : std::string(path) + '.' + std::string(key);
+}
+
+std::string describe(const toml::node& n) {
+    if (const auto* v = n.as_string()) return "string " + quoted(v->get());
+    if (const auto* v = n.as_integer()) return "integer " + std::to_string(v->get());
+    if (const auto* v = n.as_boolean()) return v->get() ? "boolean true" : "boolean false";
+    std::ostringstream os;
+    if (const auto* v = n.as_floating_point()) {
+        os << "float " << *v;  // TOML form: 250.0, not 250
+    } else {
+        os << n.type();  // table, array, date, time, date-time
+    }
+    return os.str();
+}
+
+std::string list_text(std::span<const std::string_view> names) {
+    std::string out;
+    for (const auto name : names) out += (out.empty() ? "one of " : ", ") + quoted(name);
+    return out;
+}
+
+std::string range_text(std::int64_t lo, std::int64_t hi) {
+    using L = std::numeric_limits<std::int64_t>;
+    if (lo == L::min() && hi == L::max()) return "integer";
+    return "integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+}
+
+// Strict dotted quad: four decimal numbers 0..255, no leading zeros (which
+// inet_aton would read as octal), nothing else.
+std::optional<std::uint32_t> parse_ipv4(std::string_view s) {
+    std::uint32_t addr = 0;
+    for (int i = 0; i < 4; ++i) {
+        if (i > 0) {
+            if (s.empty() || s.front() != '.') return std::nullopt;
+            s.remove_prefix(1);
+        }
+        unsigned part = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), part);
+        const auto len = static_cast<std::size_t>(end - s.data());
+        if (ec != std::errc{} || len > 3 || part > 255 || (len > 1 && s.front() == '0')) return std::nullopt;
+        addr = addr << 8 | part;
+        s.remove_prefix(len);
+    }
+    if (!s.empty()) return std::nullopt;
+    return addr;
+}
+
+constexpr bool is_multicast(std::uint32_t a) { return (a >> 28) == 0xE; }
+// 240/4 is reserved (and holds the broadcast address): never a host.
+constexpr bool is_host_range(std::uint32_t a) { return a < 0xE000'0000u; }
+
+bool valid_group(std::string_view s) {
+    const auto a = parse_ipv4(s);
+    return a && is_multicast(*a);
+}
+// 0.0.0.0 is allowed: it lets the kernel pick the interface.
+bool valid_interface(std::string_view s) {
+    const auto a = parse_ipv4(s);
+    return a && is_host_range(*a);
+}
+bool valid_source(std::string_view s) {
+    const auto a = parse_ipv4(s);
+    return a && *a != 0 && is_host_range(*a);
+}
+bool valid_symbol(std::string_view s) {
+    return !s.empty() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+bool not_empty(std::string_view s) { return !s.empty(); }
+
+ConfigError error_at(const std::string& file, const toml::source_region& where, std::string_view key,
+                     std::string_view message) {
+    const auto line = std::max<toml::source_index>(where.begin.line, 1);
+    return ConfigError(file + ':' + std::to_string(line) + ": " + std::string(key) + ": " + std::string(message));
+}
+
+// One TOML table being read: knows its file and dotted path, rejects keys
+// outside its schema up front (so a misspelt key is reported as such rather
+// than as the missing key it was meant to be), and reads typed, ranged values.
+// Absent optional keys leave `out` untouched, so defaults stay in the structs.
+class Table {
+public:
+    Table(const std::string& file, const toml::table& t, std::string path, std::initializer_list<std::string_view> keys)
+        : file_(&file), t_(&t), path_(std::move(path)) {
+        for (auto&& [key, value] : t) {
+            if (std::find(keys.begin(), keys.end(), key.str()) == keys.end())
+                throw error_at(file, key.source(), join(path_, key_text(key.str())), "unknown key");
+        }
+    }
+
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+    // At the node's line, or the table's own line when n is null (missing
+    // key). An empty key names the table itself.
+    [[noreturn]] void expected(const toml::node* n, std::string_view key, std::string_view what,
+                               std::string_view got) const {
+        throw error_at(*file_, n ? n->source() : t_->source(), key.empty() ? path_ : join(path_, key),
+                       "expected " + std::string(what) + ", got " + std::string(got));
+    }
+
+    template <class T>
+    const toml::node* integer(std::string_view key, T& out, std::int64_t lo, std::int64_t hi,
+                              bool required = false, std::string_view why = {}) const {
+        const auto what = range_text(lo, hi) + std::string(why);
+        const toml::node* n = find(key, what, required);
+        if (!n) return nullptr;
+        const auto* v = n->as_integer();
+        if (!v) expected(n, key, what, describe(*n));
+        if (v->get() < lo || v->get() > hi) expected(n, key, what, std::to_string(v->get()));
+        out = static_cast<T>(v->get());
+        return n;
+    }
+
+    void boolean(std::string_view key, bool& out) const {
+        if (const toml::node* n = find(key, "boolean", false)) {
+            const auto* v = n->as_boolean();
+            if (!v) expected(n, key, "boolean", describe(*n));
+            out = v->get();
+        }
+    }
+
+    const toml::node* string(std::string_view key, std::string& out, std::string_view what,
+                             bool (*valid)(std::string_view), bool required = false) const {
+        const toml::node* n = find(key, what, required);
+        if (!n) return nullptr;
+        check_string(n, key, what, valid);
+        out = n->as_string()->get();
+        return n;
+    }
+
+    // Returns the matching entry of `names` (static storage), or nullopt if absent.
+    std::optional<std::string_view> choice(std::string_view key, std::span<const std::string_view> names) const {
+        const auto what = list_text(names);
+        const toml::node* n = find(key, what, false);
+        if (!n) return std::nullopt;
+        const auto* v = n->as_string();
+        const auto it = v ? std::find(names.begin(), names.end(), v->get()) : names.end();
+        if (it == names.end()) expected(n, key, what, describe(*n));
+        return *it;
+    }
+
+    void strings(std::string_view key, std::vector<std::string>& out, std::string_view what,
+                 bool (*valid)(std::string_view)) const {
+        const toml::node* n = find(key, "", false);
+        if (!n) return;
+        const auto* arr = n->as_array();
+        if (!arr) expected(n, key, "array of " + std::string(what) + " strings", describe(*n));
+        out.clear();
+        for (std::size_t i = 0; i < arr->size(); ++i) {
+            check_string(arr->get(i), element(key, i), what, valid);
+            out.emplace_back(arr->get(i)->as_string()->get());
+        }
+    }
+
+    std::optional<Table> table(std::string_view key, std::initializer_list<std::string_view> keys,
+                               bool required = false) const {
+        const toml::node* n = find(key, "table", required);
+        if (!n) return std::nullopt;
+        const auto* t = n->as_table();
+        if (!t) expected(n, key, "table", describe(*n));
+        return Table(*file_, *t, join(path_, key), keys);
+    }
+
+    // [[key]]: calls f(Table) for each element.
+    template <class F>
+    void tables(std::string_view key, std::initializer_list<std::string_view> keys, F&& f) const {
+        const toml::node* n = find(key, "", false);
+        if (!n) return;
+        const auto* arr = n->as_array();
+        if (!arr) expected(n, key, "array of tables ([[" + std::string(key) + "]])", describe(*n));
+        for (std::size_t i = 0; i < arr->size(); ++i) {
+            const toml::node& e = *arr->get(i);
+            const auto path = join(path_, key) + '[' + std::to_string(i) + ']';
+            if (!e.is_table()) throw error_at(*file_, e.source(), path, "expected table, got " + describe(e));
+            f(Table(*file_, *e.as_table(), path, keys));
+        }
+    }
+
+private:
+    const toml::node* find(std::string_view key, std::string_view what, bool required) const {
+        const toml::node* n = t_->get(key);
+        if (!n && required) expected(nullptr, key, what, "nothing (missing)");
+        return n;
+    }
+
+    // `key` is relative to this table, possibly with an [index] suffix.
+    void check_string(const toml::node* n, std::string_view key, std::string_view what,
+                      bool (*valid)(std::string_view)) const {
+        const auto* v = n->as_string();
+        if (!v) expected(n, key, what, describe(*n));
+        if (!valid(v->get())) expected(n, key, what, quoted(v->get()));
+    }
+
+    std::string element(std::string_view key, std::size_t i) const {
+        return std::string(key) + '[' + std::to_string(i) + ']';
+    }
+
+    const std::string* file_;
+    const toml::table* t_;
+    std::string path_;
+};
+
+// `used` maps group << 16 | port to the first line using it: A/B arbitration
+// and channel demultiplexing key on (group, port), so no two lines may share one.
+LineConfig read_line(const Table& channel, std::string_view key, std::map<std::uint64_t, std::string>& used) {
+    LineConfig line;
+    const auto t = channel.table(key, {"group", "port", "interface"}, kRequired);
+    t->string("group", line.group, "IPv4 multicast group (224.0.0.0/4)", valid_group, kRequired);
+    t->integer("port", line.port, 1, 65535, kRequired);
+    t->string("interface", line.interface, "IPv4 interface address", valid_interface);
+    const auto endpoint = std::uint64_t{*parse_ipv4(line.group)} << 16 | line.port;
+    if (const auto [it, fresh] = used.emplace(endpoint, t->path()); !fresh)
+        t->expected(nullptr, "", "a group:port not used by another line",
+                    line.group + ':' + std::to_string(line.port) + " (also " + it->second + ")");
+    return line;
+}
+
+void read_channels(const Table& root, Config& c) {
+    std::map<std::uint16_t, std::string> ids;        // id -> path of first use
+    std::map<std::uint64_t, std::string> endpoints;
+    root.tables("channel", {"id", "clock_offset_ns", "sources", "a", "b"}, [&](const Table& t) {
+        ChannelConfig ch;
+        const auto* id = t.integer("id", ch.id, 0, 65535, kRequired);
+        if (const auto [it, fresh] = ids.emplace(ch.id, t.path()); !fresh)
+            t.expected(id, "id", "a unique channel id", std::to_string(ch.id) + " (also " + it->second + ")");
+        t.integer("clock_offset_ns", ch.clock_offset_ns, std::numeric_limits<std::int64_t>::min(),
+                  std::numeric_limits<std::int64_t>::max());
+        t.strings("sources", ch.sources, "IPv4 unicast address", valid_source);
+        ch.a = read_line(t, "a", endpoints);
+        ch.b = read_line(t, "b", endpoints);
+        c.channels.push_back(std::move(ch));
+    });
+}
+
+void read_instruments(const Table& root, Config& c) {
+    if (const auto t = root.table("instruments", {"learn"})) t->boolean("learn", c.learn_instruments);
+    std::map<std::uint32_t, std::string> ids;
+    std::map<std::string, std::string> symbols;
+    root.tables("instrument", {"id", "symbol", "price_exponent"}, [&](const Table& t) {
+        InstrumentConfig ins;
+        const auto* id = t.integer("id", ins.id, 0, std::int64_t{c.capacity.max_instruments} - 1, kRequired,
+                                   " (below capacity.max_instruments)");
+        if (const auto [it, fresh] = ids.emplace(ins.id, t.path()); !fresh)
+            t.expected(id, "id", "a unique instrument id", std::to_string(ins.id) + " (also " + it->second + ")");
+        const auto* symbol = t.string("symbol", ins.symbol, "1..16 printable ASCII characters", valid_symbol, kRequired);
+        if (const auto [it, fresh] = symbols.emplace(ins.symbol, t.path()); !fresh)
+            t.expected(symbol, "symbol", "a unique symbol", quoted(ins.symbol) + " (also " + it->second + ")");
+        t.integer("price_exponent", ins.price_exponent, -18, 18);
+        c.instruments.push_back(std::move(ins));
+    });
+}
+
+}  // namespace
+
+Config parse_config(std::string_view toml_text, const std::string& name) {
+    toml::table doc;
+    try {
+        doc = toml::parse(toml_text, std::string_view{name});
+    } catch (const toml::parse_error& e) {
+        auto description = std::string(e.description());
+        std::replace(description.begin(), description.end(), '\n', ' ');
+        throw error_at(name, e.source(), "TOML syntax error", description);
+    }
+
+    Config c;
+    c.source = name;
+    const Table root(name, doc, "",
+                     {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging"});
+
+    // Capacity first: instrument ids are checked against it.
+    if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments"})) {
+        t->integer("max_instruments", c.capacity.max_instruments, 1, kMaxInstruments);
+        t->integer("book_depth", c.capacity.book_depth, 1, 1024);
+        t->integer("recovery_depth", c.capacity.recovery_depth, 0, 65536);
+        t->integer("recovery_instruments", c.capacity.recovery_instruments, 0, kMaxInstruments);
+    }
+    if (const auto t = root.table("gate", {"stale_ms", "source_age_ms"})) {
+        t->integer("stale_ms", c.gate.stale_ms, 1, 86'400'000);
+        t->integer("source_age_ms", c.gate.source_age_ms, 1, 86'400'000);
+    }
+    if (const auto t = root.table("receiver", {"ring_size", "rcvbuf_bytes", "batch"})) {
+        // The ring indexes with a mask.
+        const auto* ring = t->integer("ring_size", c.receiver.ring_size, 1024, 67'108'864);
+        if (!std::has_single_bit(c.receiver.ring_size))
+            t->expected(ring, "ring_size", "a power of two in 1024..67108864", std::to_string(c.receiver.ring_size));
+        t->integer("rcvbuf_bytes", c.receiver.rcvbuf_bytes, 65'536, 1'073'741'824);
+        t->integer("batch", c.receiver.batch, 1, 1024);
+    }
+    if (const auto t = root.table("threading", {"mode", "receiver_cpu", "engine_cpu"})) {
+        if (const auto mode = t->choice("mode", kThreadModes))
+            c.threading.mode = *mode == "busy_poll" ? ThreadMode::kBusyPoll : ThreadMode::kBlocking;
+        t->integer("receiver_cpu", c.threading.receiver_cpu, -1, 1023);
+        t->integer("engine_cpu", c.threading.engine_cpu, -1, 1023);
+    }
+    if (const auto t = root.table("logging", {"level", "sink"})) {
+        if (const auto level = t->choice("level", kLogLevels)) c.logging.level = *level;
+        t->string("sink", c.logging.sink, "non-empty string (\"stderr\" or a file path)", not_empty);
+    }
+    read_instruments(root, c);
+    read_channels(root, c);
+    return c;
+}
+
+Config load_config(const std::string& path) {
+    struct Close {
+        void operator()(std::FILE* f) const { std::fclose(f); }
+    };
+    const auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
+    const std::unique_ptr<std::FILE, Close> f(std::fopen(path.c_str(), "rb"));
+    if (!f) throw cannot_read(errno);
+    std::string text;
+    char buf[8192];
+    while (const auto n = std::fread(buf, 1, sizeof buf, f.get())) text.append(buf, n);
+    if (std::ferror(f.get())) throw cannot_read(errno);
+    return parse_config(text, path);
+}
+
+}  // namespace tickgate

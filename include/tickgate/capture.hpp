@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tickgate {
@@ -105,6 +106,7 @@ public:
 
 private:
     std::FILE* f_ = nullptr;
+    std::string path_;
     CaptureFormat format_;
     LinkType link_;
     std::uint16_t vlan_;

@@ -1,0 +1,332 @@
+#include "tickgate/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using tickgate::Config;
+using tickgate::ConfigError;
+using tickgate::ThreadMode;
+
+// Two valid lines, for cases that need a channel but test something else.
+#define LINES_AB                                                   \
+    "a = { group = \"239.255.10.1\", port = 31001 }\n"             \
+    "b = { group = \"239.255.10.2\", port = 31002 }\n"
+
+void expect_default_settings(const Config& c) {
+    const Config d;
+    EXPECT_EQ(c.learn_instruments, d.learn_instruments);
+    EXPECT_EQ(c.capacity.max_instruments, d.capacity.max_instruments);
+    EXPECT_EQ(c.capacity.book_depth, d.capacity.book_depth);
+    EXPECT_EQ(c.capacity.recovery_depth, d.capacity.recovery_depth);
+    EXPECT_EQ(c.capacity.recovery_instruments, d.capacity.recovery_instruments);
+    EXPECT_EQ(c.gate.stale_ms, d.gate.stale_ms);
+    EXPECT_EQ(c.gate.source_age_ms, d.gate.source_age_ms);
+    EXPECT_EQ(c.receiver.ring_size, d.receiver.ring_size);
+    EXPECT_EQ(c.receiver.rcvbuf_bytes, d.receiver.rcvbuf_bytes);
+    EXPECT_EQ(c.receiver.batch, d.receiver.batch);
+    EXPECT_EQ(c.threading.mode, d.threading.mode);
+    EXPECT_EQ(c.threading.receiver_cpu, d.threading.receiver_cpu);
+    EXPECT_EQ(c.threading.engine_cpu, d.threading.engine_cpu);
+    EXPECT_EQ(c.logging.level, d.logging.level);
+    EXPECT_EQ(c.logging.sink, d.logging.sink);
+}
+
+void expect_demo_channel(const Config& c) {
+    ASSERT_EQ(c.channels.size(), 1u);
+    const auto& ch = c.channels[0];
+    EXPECT_EQ(ch.id, 1);
+    EXPECT_EQ(ch.a.group, "239.255.10.1");
+    EXPECT_EQ(ch.a.port, 31001);
+    EXPECT_EQ(ch.a.interface, "127.0.0.1");
+    EXPECT_EQ(ch.b.group, "239.255.10.2");
+    EXPECT_EQ(ch.b.port, 31002);
+    EXPECT_EQ(ch.b.interface, "127.0.0.1");
+    EXPECT_TRUE(ch.sources.empty());
+    EXPECT_EQ(ch.clock_offset_ns, 0);
+}
+
+TEST(Config, EmptyTextGivesDefaults) {
+    const Config c = tickgate::parse_config("", "empty.toml");
+    EXPECT_EQ(c.source, "empty.toml");
+    EXPECT_TRUE(c.channels.empty());
+    EXPECT_TRUE(c.instruments.empty());
+    expect_default_settings(c);
+}
+
+TEST(Config, DefaultFileHoldsTheDefaults) {
+    const std::string path = TICKGATE_SOURCE_DIR "/configs/default.toml";
+    const Config c = tickgate::load_config(path);
+    EXPECT_EQ(c.source, path);
+    expect_default_settings(c);
+    expect_demo_channel(c);
+    EXPECT_TRUE(c.instruments.empty());
+}
+
+TEST(Config, DemoFileLoads) {
+    const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/demo.toml");
+    expect_demo_channel(c);
+    EXPECT_EQ(c.gate.stale_ms, 250);
+    EXPECT_EQ(c.gate.source_age_ms, 2000);
+    const char* symbols[] = {"EURUSD", "GBPUSD", "USDJPY", "AUDUSD", "USDCHF", "USDCAD", "NZDUSD", "EURGBP"};
+    ASSERT_EQ(c.instruments.size(), 8u);
+    for (std::size_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(c.instruments[i].id, i + 1);
+        EXPECT_EQ(c.instruments[i].symbol, symbols[i]);
+        EXPECT_EQ(c.instruments[i].price_exponent, -8);
+    }
+}
+
+TEST(Config, MissingFileIsAnError) {
+    const std::string path = "/nonexistent/tickgate.toml";
+    try {
+        (void)tickgate::load_config(path);
+        FAIL() << "no ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()), path + ": cannot read: No such file or directory");
+    }
+}
+
+TEST(Config, FullConfigRoundTrips) {
+    const Config c = tickgate::parse_config(R"(
+[instruments]
+learn = false
+
+[[instrument]]
+id = 7
+symbol = "EUR/USD 1M"
+price_exponent = -5
+
+[[instrument]]
+id = 99
+symbol = "X"
+price_exponent = 18
+
+[[channel]]
+id = 65535
+clock_offset_ns = -1500
+sources = ["10.1.2.3", "192.168.0.1"]
+a = { group = "239.255.1.1", port = 1, interface = "10.0.0.5" }
+b = { group = "239.255.1.1", port = 65535, interface = "0.0.0.0" }
+
+[[channel]]
+id = 0
+a = { group = "224.0.0.1", port = 5000 }
+b = { group = "239.255.255.255", port = 5000 }
+
+[capacity]
+max_instruments = 100
+book_depth = 1024
+recovery_depth = 0
+recovery_instruments = 16777216
+
+[gate]
+stale_ms = 1
+source_age_ms = 86400000
+
+[receiver]
+ring_size = 1024
+rcvbuf_bytes = 1073741824
+batch = 1
+
+[threading]
+mode = "busy_poll"
+receiver_cpu = 1023
+engine_cpu = 0
+
+[logging]
+level = "off"
+sink = "/var/log/tickgate.log"
+)",
+                                            "full.toml");
+    EXPECT_FALSE(c.learn_instruments);
+    ASSERT_EQ(c.instruments.size(), 2u);
+    EXPECT_EQ(c.instruments[0].id, 7u);
+    EXPECT_EQ(c.instruments[0].symbol, "EUR/USD 1M");
+    EXPECT_EQ(c.instruments[0].price_exponent, -5);
+    EXPECT_EQ(c.instruments[1].id, 99u);
+    EXPECT_EQ(c.instruments[1].symbol, "X");
+    EXPECT_EQ(c.instruments[1].price_exponent, 18);
+
+    ASSERT_EQ(c.channels.size(), 2u);
+    const auto& c0 = c.channels[0];
+    EXPECT_EQ(c0.id, 65535);
+    EXPECT_EQ(c0.clock_offset_ns, -1500);
+    EXPECT_EQ(c0.sources, (std::vector<std::string>{"10.1.2.3", "192.168.0.1"}));
+    EXPECT_EQ(c0.a.group, "239.255.1.1");
+    EXPECT_EQ(c0.a.port, 1);
+    EXPECT_EQ(c0.a.interface, "10.0.0.5");
+    EXPECT_EQ(c0.b.group, "239.255.1.1");
+    EXPECT_EQ(c0.b.port, 65535);
+    EXPECT_EQ(c0.b.interface, "0.0.0.0");
+    const auto& c1 = c.channels[1];
+    EXPECT_EQ(c1.id, 0);
+    EXPECT_EQ(c1.clock_offset_ns, 0);
+    EXPECT_TRUE(c1.sources.empty());
+    EXPECT_EQ(c1.a.group, "224.0.0.1");
+    EXPECT_EQ(c1.a.interface, "127.0.0.1");
+    EXPECT_EQ(c1.b.group, "239.255.255.255");
+    EXPECT_EQ(c1.b.port, 5000);
+
+    EXPECT_EQ(c.capacity.max_instruments, 100u);
+    EXPECT_EQ(c.capacity.book_depth, 1024u);
+    EXPECT_EQ(c.capacity.recovery_depth, 0u);
+    EXPECT_EQ(c.capacity.recovery_instruments, 16777216u);
+    EXPECT_EQ(c.gate.stale_ms, 1);
+    EXPECT_EQ(c.gate.source_age_ms, 86400000);
+    EXPECT_EQ(c.receiver.ring_size, 1024u);
+    EXPECT_EQ(c.receiver.rcvbuf_bytes, 1073741824);
+    EXPECT_EQ(c.receiver.batch, 1u);
+    EXPECT_EQ(c.threading.mode, ThreadMode::kBusyPoll);
+    EXPECT_EQ(c.threading.receiver_cpu, 1023);
+    EXPECT_EQ(c.threading.engine_cpu, 0);
+    EXPECT_EQ(c.logging.level, "off");
+    EXPECT_EQ(c.logging.sink, "/var/log/tickgate.log");
+}
+
+struct BadCase {
+    const char* what;  // test label
+    const char* toml;
+    const char* key;   // message must contain ": KEY:"
+    int line;          // message must start with "bad.toml:LINE: "
+};
+
+const BadCase kBadCases[] = {
+    // Wrong types.
+    {"string for integer", "[capacity]\nbook_depth = \"32\"\n", "capacity.book_depth", 2},
+    {"float for integer", "[gate]\n\nstale_ms = 250.0\n", "gate.stale_ms", 3},
+    {"string for boolean", "[instruments]\nlearn = \"yes\"\n", "instruments.learn", 2},
+    {"integer for string", "[logging]\nsink = 1\n", "logging.sink", 2},
+    {"scalar for table", "capacity = 5\n", "capacity", 1},
+    {"table for [[instrument]]", "[instrument]\nid = 1\nsymbol = \"X\"\n", "instrument", 1},
+    {"array element not a table", "channel = [1]\n", "channel[0]", 1},
+    {"string for sources", "[[channel]]\nid = 1\nsources = \"10.0.0.1\"\n" LINES_AB, "channel[0].sources", 3},
+    {"string for clock offset", "[[channel]]\nid = 1\nclock_offset_ns = \"0\"\n" LINES_AB,
+     "channel[0].clock_offset_ns", 3},
+    // Missing required keys: reported at the enclosing table.
+    {"instrument without id", "\n[[instrument]]\nsymbol = \"EURUSD\"\n", "instrument[0].id", 2},
+    {"instrument without symbol", "[[instrument]]\nid = 1\n", "instrument[0].symbol", 1},
+    {"channel without id", "[[channel]]\n" LINES_AB, "channel[0].id", 1},
+    {"channel without line B", "[[channel]]\nid = 1\na = { group = \"239.255.10.1\", port = 31001 }\n",
+     "channel[0].b", 1},
+    {"line without group", "[[channel]]\nid = 1\na = { port = 31001 }\n", "channel[0].a.group", 3},
+    {"line without port", "[[channel]]\nid = 1\na = { group = \"239.255.10.1\" }\n", "channel[0].a.port", 3},
+    // Unknown keys.
+    {"unknown top-level key", "\nfoo = 1\n[gate]\nstale_ms = 1\n", "foo", 2},
+    {"unknown key after a table", "[gate]\nstale_ms = 1\n\nfoo = 1\n", "gate.foo", 4},
+    {"unknown top-level table", "\n[gates]\nstale_ms = 1\n", "gates", 2},
+    {"unknown key in a table", "[capacity]\nmax_instrument = 5\n", "capacity.max_instrument", 2},
+    {"unknown key in a channel", "[[channel]]\nid = 1\noffset_ns = 5\n" LINES_AB, "channel[0].offset_ns", 3},
+    {"unknown key in a channel line",
+     "[[channel]]\nid = 1\na = { gruop = \"239.255.10.1\", port = 31001 }\n", "channel[0].a.gruop", 3},
+    {"unknown quoted key", "\"bad key\" = 1\n", "\"bad key\"", 1},
+    // Out of range.
+    {"max_instruments zero", "[capacity]\nmax_instruments = 0\n", "capacity.max_instruments", 2},
+    {"book depth too large", "[capacity]\nbook_depth = 1025\n", "capacity.book_depth", 2},
+    {"recovery depth negative", "[capacity]\nrecovery_depth = -1\n", "capacity.recovery_depth", 2},
+    {"stale_ms zero", "[gate]\nstale_ms = 0\n", "gate.stale_ms", 2},
+    {"source_age_ms too large", "[gate]\nsource_age_ms = 86400001\n", "gate.source_age_ms", 2},
+    {"port zero", "[[channel]]\nid = 1\na = { group = \"239.255.10.1\", port = 0 }\n", "channel[0].a.port", 3},
+    {"port too large", "[[channel]]\nid = 1\na = { group = \"239.255.10.1\", port = 65536 }\n",
+     "channel[0].a.port", 3},
+    {"channel id too large", "[[channel]]\nid = 65536\n" LINES_AB, "channel[0].id", 2},
+    {"price exponent too large", "[[instrument]]\nid = 1\nsymbol = \"X\"\nprice_exponent = 19\n",
+     "instrument[0].price_exponent", 4},
+    {"negative instrument id", "[[instrument]]\nid = -1\nsymbol = \"X\"\n", "instrument[0].id", 2},
+    {"ring size too small", "[receiver]\nring_size = 512\n", "receiver.ring_size", 2},
+    {"ring size not a power of two", "[receiver]\nring_size = 100000\n", "receiver.ring_size", 2},
+    {"rcvbuf too large", "[receiver]\nrcvbuf_bytes = 1073741825\n", "receiver.rcvbuf_bytes", 2},
+    {"batch zero", "[receiver]\nbatch = 0\n", "receiver.batch", 2},
+    {"cpu below -1", "[threading]\nreceiver_cpu = -2\n", "threading.receiver_cpu", 2},
+    {"cpu too large", "[threading]\nengine_cpu = 1024\n", "threading.engine_cpu", 2},
+    // Instrument ids against capacity, whichever comes first in the file.
+    {"instrument id >= max_instruments", "[[instrument]]\nid = 16\nsymbol = \"X\"\n[capacity]\nmax_instruments = 16\n",
+     "instrument[0].id", 2},
+    {"instrument id >= default max_instruments", "[[instrument]]\nid = 4096\nsymbol = \"X\"\n", "instrument[0].id", 2},
+    // Duplicates.
+    {"duplicate instrument id", "[[instrument]]\nid = 1\nsymbol = \"A\"\n[[instrument]]\nid = 1\nsymbol = \"B\"\n",
+     "instrument[1].id", 5},
+    {"duplicate symbol", "[[instrument]]\nid = 1\nsymbol = \"A\"\n[[instrument]]\nid = 2\nsymbol = \"A\"\n",
+     "instrument[1].symbol", 6},
+    {"duplicate channel id",
+     "[[channel]]\nid = 1\n" LINES_AB "[[channel]]\nid = 1\n"
+     "a = { group = \"239.255.10.3\", port = 31001 }\nb = { group = \"239.255.10.4\", port = 31002 }\n",
+     "channel[1].id", 6},
+    {"A and B on the same group:port",
+     "[[channel]]\nid = 1\na = { group = \"239.255.10.1\", port = 31001 }\n"
+     "b = { group = \"239.255.10.1\", port = 31001, interface = \"10.0.0.1\" }\n",
+     "channel[0].b", 4},
+    {"two channels on the same group:port",
+     "[[channel]]\nid = 1\n" LINES_AB "[[channel]]\nid = 2\n"
+     "a = { group = \"239.255.10.3\", port = 31001 }\nb = { group = \"239.255.10.2\", port = 31002 }\n",
+     "channel[1].b", 8},
+    // Addresses.
+    {"unicast group", "[[channel]]\nid = 1\na = { group = \"10.0.0.1\", port = 31001 }\n", "channel[0].a.group", 3},
+    {"group with three parts", "[[channel]]\nid = 1\na = { group = \"239.255.10\", port = 31001 }\n",
+     "channel[0].a.group", 3},
+    {"group part above 255", "[[channel]]\nid = 1\na = { group = \"239.255.10.256\", port = 31001 }\n",
+     "channel[0].a.group", 3},
+    {"group with leading zero", "[[channel]]\nid = 1\na = { group = \"239.255.010.1\", port = 31001 }\n",
+     "channel[0].a.group", 3},
+    {"interface is a name",
+     "[[channel]]\nid = 1\na = { group = \"239.255.10.1\", port = 31001, interface = \"localhost\" }\n",
+     "channel[0].a.interface", 3},
+    {"multicast source", "[[channel]]\nid = 1\nsources = [\"10.0.0.1\", \"239.1.1.1\"]\n" LINES_AB,
+     "channel[0].sources[1]", 3},
+    {"integer source", "[[channel]]\nid = 1\nsources = [1]\n" LINES_AB, "channel[0].sources[0]", 3},
+    // Strings.
+    {"symbol too long", "[[instrument]]\nid = 1\nsymbol = \"ABCDEFGHIJKLMNOPQ\"\n", "instrument[0].symbol", 3},
+    {"empty symbol", "[[instrument]]\nid = 1\nsymbol = \"\"\n", "instrument[0].symbol", 3},
+    {"symbol with control character", "[[instrument]]\nid = 1\nsymbol = \"EUR\\tUSD\"\n", "instrument[0].symbol", 3},
+    {"bad thread mode", "[threading]\nmode = \"spin\"\n", "threading.mode", 2},
+    {"bad log level", "[logging]\nlevel = \"verbose\"\n", "logging.level", 2},
+    {"log level with newline", "[logging]\nlevel = \"\"\"\nin\nfo\"\"\"\n", "logging.level", 2},
+    {"empty log sink", "[logging]\nsink = \"\"\n", "logging.sink", 2},
+    // TOML syntax.
+    {"unterminated table header", "[gate]\nstale_ms = 1\n[capacity\n", "TOML syntax error", 3},
+    {"key defined twice", "[gate]\nstale_ms = 1\nstale_ms = 2\n", "TOML syntax error", 3},
+    {"multi-line inline table", "[[channel]]\na = { group = \"239.255.10.1\",\n", "TOML syntax error", 2},
+};
+
+TEST(Config, InvalidConfigsAreRejectedWithFileLineAndKey) {
+    for (const BadCase& bad : kBadCases) {
+        SCOPED_TRACE(bad.what);
+        try {
+            (void)tickgate::parse_config(bad.toml, "bad.toml");
+            ADD_FAILURE() << "no ConfigError for:\n" << bad.toml;
+        } catch (const ConfigError& e) {
+            const std::string msg = e.what();
+            const std::string prefix = "bad.toml:" + std::to_string(bad.line) + ": ";
+            EXPECT_EQ(msg.rfind(prefix, 0), 0u) << msg;
+            EXPECT_NE(msg.find(": " + std::string(bad.key) + ":"), std::string::npos) << msg;
+            EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+        }
+    }
+}
+
+TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
+    const auto message = [](const char* toml) {
+        try {
+            (void)tickgate::parse_config(toml, "m.toml");
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message("[capacity]\nbook_depth = \"32\"\n"),
+              "m.toml:2: capacity.book_depth: expected integer in 1..1024, got string \"32\"");
+    EXPECT_EQ(message("[receiver]\nring_size = 100000\n"),
+              "m.toml:2: receiver.ring_size: expected a power of two in 1024..67108864, got 100000");
+    EXPECT_EQ(message("[[channel]]\nid = 1\na = { gruop = \"239.255.10.1\", port = 31001 }\n"),
+              "m.toml:3: channel[0].a.gruop: unknown key");
+    EXPECT_EQ(message("[[channel]]\nid = 1\nb = { group = \"239.255.10.1\", port = 1 }\n"),
+              "m.toml:1: channel[0].a: expected table, got nothing (missing)");
+    EXPECT_EQ(message("[threading]\nmode = \"spin\"\n"),
+              "m.toml:2: threading.mode: expected one of \"blocking\", \"busy_poll\", got string \"spin\"");
+    EXPECT_EQ(message("[[instrument]]\nid = 3\nsymbol = \"A\"\n[[instrument]]\nid = 3\nsymbol = \"B\"\n"),
+              "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
+}
+
+}  // namespace
