@@ -10,8 +10,7 @@
 
 namespace tickgate {
 
-void apply_config(Handler& handler, const Config& cfg) {
-    Sequencer& seq = handler.sequencer();
+void apply_config(Sequencer& seq, const Config& cfg) {
     seq.set_learn_definitions(cfg.learn_instruments);
     for (const auto& ins : cfg.instruments) seq.define(ins.id, ins.symbol, ins.price_exponent);
     for (const auto& ch : cfg.channels) seq.set_clock_offset(ch.id, ch.clock_offset_ns);
@@ -116,16 +115,16 @@ std::string real_price(std::int64_t px, int exponent) {
 
 }  // namespace
 
-std::string summary_json(const Handler& h, const SummaryContext& ctx) {
-    const auto& dc = h.decoder().counters();
-    const Sequencer& seq = h.sequencer();
+std::string summary_json(const SummarySource& h, const SummaryContext& ctx) {
+    const auto& dc = h.decoder;
+    const Sequencer& seq = h.sequencer;
     std::string out = fmt::format(
         "{{\n  \"packets\": {},\n  \"malformed_packets\": {},\n  \"unknown_messages\": {},\n"
         "  \"stale_session_packets\": {},\n  \"messages\": {},\n  \"session_changes\": {},\n"
         "  \"out_of_range_instruments\": {},\n  \"stale_ms\": {},\n  \"source_age_ms\": {},\n  \"now_ns\": {},\n",
         dc.packets.get(), dc.malformed_packets.get(), dc.unknown_messages.get(), dc.stale_session_packets.get(),
-        dc.messages.get(), dc.session_changes.get(), seq.counters().out_of_range, h.gate_config().stale_ms,
-        h.gate_config().source_age_ms, ctx.now_ns);
+        dc.messages.get(), dc.session_changes.get(), seq.counters().out_of_range, h.gate_config.stale_ms,
+        h.gate_config.source_age_ms, ctx.now_ns);
     if (!ctx.capture.empty()) out += fmt::format("  \"capture\": \"{}\",\n", json_escape(ctx.capture));
     if (ctx.frames)
         out += fmt::format(
@@ -149,29 +148,31 @@ std::string summary_json(const Handler& h, const SummaryContext& ctx) {
         append_levels(out, seq.books().side(id, Side::kBid));
         out += ", \"asks\": ";
         append_levels(out, seq.books().side(id, Side::kAsk));
-        out += fmt::format(", \"gate\": \"{}\"}}", to_string(h.gate().check(id, ctx.now_ns).reason));
+        out += fmt::format(", \"gate\": \"{}\"}}", to_string(h.gate.check(id, ctx.now_ns).reason));
     }
     out += first ? "]\n}\n" : "\n  ]\n}\n";
     return out;
 }
 
-std::string summary_table(const Handler& h, const SummaryContext& ctx) {
-    const auto& dc = h.decoder().counters();
-    const Sequencer& seq = h.sequencer();
-    std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {}\n", "symbol", "id", "bid",
-                                  "ask", "last_seq", "lost", "dups", "state", "gate");
+std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
+    const auto& dc = h.decoder;
+    const Sequencer& seq = h.sequencer;
+    std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n", "symbol", "id",
+                                  "bid", "ask", "last_seq", "lost", "dups", "state", "age_ms", "gate");
     for (const std::uint32_t id : sorted_ids(seq)) {
         const InstrumentState& st = seq.state(id);
         const auto bids = seq.books().side(id, Side::kBid);
         const auto asks = seq.books().side(id, Side::kAsk);
-        const GateDecision g = h.gate().check(id, ctx.now_ns);
+        const GateDecision g = h.gate.check(id, ctx.now_ns);
         std::string reason(to_string(g.reason));
         if (g.reason == GateReason::kStale) reason = fmt::format("stale quote: {} ms", g.silence_ms);
-        out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {}\n",
+        const std::string age =
+            st.has_source ? fmt::format("{}", (ctx.now_ns - st.last_source_ns - st.clock_offset_ns) / 1'000'000) : "-";
+        out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n",
                            st.symbol[0] ? st.symbol : "?", id,
                            bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),
                            asks.empty() ? "-" : real_price(asks[0].price, st.price_exponent), st.last_seq,
-                           st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", reason);
+                           st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", age, reason);
     }
     out += fmt::format("packets {}  messages {}  malformed {}  unknown {}  stale-session {}\n", dc.packets.get(),
                        dc.messages.get(), dc.malformed_packets.get(), dc.unknown_messages.get(),

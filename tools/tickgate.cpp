@@ -9,7 +9,20 @@
 #include <string_view>
 #include <vector>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <map>
+#include <thread>
+
+#include "tickgate/feed_handler.hpp"
 #include "tickgate/replay.hpp"
+
+int cmd_sim(const std::vector<std::string_view>& args);  // tools/cmd_sim.cpp
 
 namespace {
 
@@ -25,7 +38,11 @@ constexpr std::string_view kTopHelp = R"(tickgate — QFB/1 market-data feed han
 usage: tickgate <command> [options]
 
 commands:
+  run      the live handler: join the configured lines, show the live book and gate
+  sim      a venue simulator publishing QFB/1 on loopback multicast (A and B lines)
   replay   replay a pcap/pcapng capture through the handler and print the summary
+  capture  write the live datagrams with kernel timestamps to a pcap/pcapng file
+  send     re-publish a capture's multicast datagrams on loopback
   help     this text
 
   tickgate <command> --help   lists the options of a command
@@ -50,73 +67,281 @@ options:
   -h, --help           this text
 )";
 
+constexpr std::string_view kRunHelp = R"(usage: tickgate run --config FILE [options]
+
+The live handler: joins lines A and B of every configured channel, shows the
+live view (instrument, bid/ask, last seq, lost, dups, state, age, gate)
+a few times a second (plain periodic blocks when not a terminal), and prints
+the summary at exit. Stops cleanly on SIGINT/SIGTERM.
+
+options:
+  --config FILE        TOML config (required)
+  --duration S         stop after S seconds (default: run until a signal)
+  --json               print the JSON summary on stdout at exit; the live view goes to stderr
+  --refresh-ms N       live view refresh period on a terminal (default 250)
+  --quiet              no live view
+  -h, --help           this text
+)";
+
+constexpr std::string_view kCaptureHelp = R"(usage: tickgate capture --config FILE --out FILE [options]
+
+Writes every datagram received on the configured lines, with its kernel
+receive timestamp, to a capture that `tickgate replay` reads back.
+
+options:
+  --config FILE        TOML config (required)
+  --out FILE           output capture (required)
+  --format F           pcap (nanosecond, default) or pcapng
+  --duration S         stop after S seconds (default: until SIGINT/SIGTERM)
+  -h, --help           this text
+)";
+
+constexpr std::string_view kSendHelp = R"(usage: tickgate send [options] CAPTURE
+
+Re-publishes the capture's UDP datagrams addressed to multicast groups on
+loopback (interface 127.0.0.1, TTL 0), to the same group:port, with the
+original pacing.
+
+options:
+  --speed X            pacing multiplier (default 1.0: original pacing; 2 = twice as fast)
+  --max-speed          as fast as possible
+  --interface ADDR     loopback address to send from (default 127.0.0.1; only 127.x allowed)
+  -h, --help           this text
+)";
+
 struct UsageError {
     std::string message;
 };
 
-std::int64_t parse_positive(std::string_view opt, std::string_view text) {
-    char* end = nullptr;
-    const std::string s(text);
-    errno = 0;
-    const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || errno != 0 || v <= 0)
-        throw UsageError{fmt::format("{}: expected a positive integer, got '{}'", opt, text)};
-    return v;
+// Parsed command line of one subcommand: --name value / --flag / positionals.
+struct Args {
+    std::map<std::string, std::string, std::less<>> values;
+    std::vector<std::string> positional;
+    bool help = false;
+
+    [[nodiscard]] bool has(std::string_view k) const { return values.find(k) != values.end(); }
+    [[nodiscard]] std::optional<std::string> get(std::string_view k) const {
+        const auto it = values.find(k);
+        return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+    }
+    [[nodiscard]] double number(std::string_view k, double fallback, double min, double max) const {
+        const auto v = get(k);
+        if (!v) return fallback;
+        char* end = nullptr;
+        errno = 0;
+        const double d = std::strtod(v->c_str(), &end);
+        if (v->empty() || *end != '\0' || errno != 0 || !(d >= min && d <= max))
+            throw UsageError{fmt::format("{}: expected a number in [{}, {}], got '{}'", k, min, max, *v)};
+        return d;
+    }
+};
+
+// `flags` take no value, `options` take one; anything else starting with '-' is an error.
+Args parse_args(const std::vector<std::string_view>& in, std::initializer_list<std::string_view> flags,
+                std::initializer_list<std::string_view> options, std::string_view command) {
+    Args a;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::string_view s = in[i];
+        if (s == "-h" || s == "--help") {
+            a.help = true;
+        } else if (std::find(flags.begin(), flags.end(), s) != flags.end()) {
+            a.values.insert_or_assign(std::string(s), std::string(1, '1'));
+        } else if (std::find(options.begin(), options.end(), s) != options.end()) {
+            if (i + 1 >= in.size()) throw UsageError{fmt::format("{}: missing value", s)};
+            a.values[std::string(s)] = std::string(in[++i]);
+        } else if (s.size() > 1 && s[0] == '-') {
+            throw UsageError{fmt::format("unknown option '{}' (see tickgate {} --help)", s, command)};
+        } else {
+            a.positional.emplace_back(s);
+        }
+    }
+    return a;
+}
+
+Config config_from(const Args& a, bool required) {
+    if (const auto path = a.get("--config")) return load_config(*path);
+    if (required) throw UsageError{"--config FILE is required"};
+    return Config{};
 }
 
 int cmd_replay(const std::vector<std::string_view>& args) {
-    std::optional<std::string> config_path, capture;
-    std::optional<std::int64_t> stale_ms, source_age_ms;
-    bool json = false, stats = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view a = args[i];
-        auto value = [&]() -> std::string_view {
-            if (i + 1 >= args.size()) throw UsageError{fmt::format("{}: missing value", a)};
-            return args[++i];
-        };
-        if (a == "-h" || a == "--help") {
-            fmt::print("{}", kReplayHelp);
-            return kExitOk;
-        } else if (a == "--config") {
-            config_path = std::string(value());
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--stats") {
-            stats = true;
-        } else if (a == "--stale-ms") {
-            stale_ms = parse_positive(a, value());
-        } else if (a == "--source-age-ms") {
-            source_age_ms = parse_positive(a, value());
-        } else if (a.starts_with("-") && a.size() > 1) {
-            throw UsageError{fmt::format("unknown option '{}' (see tickgate replay --help)", a)};
-        } else if (!capture) {
-            capture = std::string(a);
-        } else {
-            throw UsageError{"replay takes one capture file"};
-        }
+    const Args a = parse_args(args, {"--json", "--stats"}, {"--config", "--stale-ms", "--source-age-ms"}, "replay");
+    if (a.help) {
+        fmt::print("{}", kReplayHelp);
+        return kExitOk;
     }
-    if (!capture) throw UsageError{"replay: missing CAPTURE (see tickgate replay --help)"};
-
-    Config cfg = config_path ? load_config(*config_path) : Config{};
-    if (stale_ms) cfg.gate.stale_ms = *stale_ms;
-    if (source_age_ms) cfg.gate.source_age_ms = *source_age_ms;
+    if (a.positional.size() != 1) throw UsageError{"replay takes exactly one CAPTURE (see tickgate replay --help)"};
+    const std::string& capture = a.positional.front();
+    Config cfg = config_from(a, false);
+    cfg.gate.stale_ms = static_cast<std::int64_t>(a.number("--stale-ms", double(cfg.gate.stale_ms), 1, 86400000));
+    cfg.gate.source_age_ms =
+        static_cast<std::int64_t>(a.number("--source-age-ms", double(cfg.gate.source_age_ms), 1, 86400000));
 
     Handler handler(cfg.capacity, cfg.gate);
-    apply_config(handler, cfg);
-    const ReplayResult r = replay_capture(*capture, cfg, handler, /*progress=*/true);
+    apply_config(handler.sequencer(), cfg);
+    const ReplayResult r = replay_capture(capture, cfg, handler, /*progress=*/true);
 
-    SummaryContext ctx{r.last_ts_ns, *capture, &r.frames};
-    if (json) {
-        fmt::print("{}", summary_json(handler, ctx));
-    } else {
-        fmt::print("{}", summary_table(handler, ctx));
-    }
-    if (stats) {
+    const SummaryContext ctx{r.last_ts_ns, capture, &r.frames};
+    fmt::print("{}", a.has("--json") ? summary_json(summary_source(handler), ctx)
+                                     : summary_table(summary_source(handler), ctx));
+    if (a.has("--stats")) {
         const auto msgs = handler.decoder().counters().messages.get();
         fmt::print(stderr, "replay: {} records, {} datagrams, {} messages in {:.3f} s = {:.2f} M messages/s\n",
                    r.frames.records, r.frames.udp_datagrams, msgs, r.wall_seconds,
                    r.wall_seconds > 0 ? static_cast<double>(msgs) / r.wall_seconds / 1e6 : 0.0);
     }
+    return kExitOk;
+}
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+void install_signal_handlers() {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+}
+
+std::string line_table(const FeedHandler& h) {
+    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8}\n", "ch", "line", "group:port",
+                                  "packets", "gaps", "k-drops", "rejected");
+    for (const auto& l : h.line_stats())
+        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8}\n", l->channel_id, l->line ? "B" : "A",
+                           fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->seq_gaps.get(),
+                           l->kernel_drops.get(), l->rejected_source.get());
+    const auto& pc = h.publisher_counters();
+    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring_fill(),
+                       pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
+    return out;
+}
+
+int cmd_run(const std::vector<std::string_view>& args) {
+    const Args a = parse_args(args, {"--json", "--quiet"}, {"--config", "--duration", "--refresh-ms"}, "run");
+    if (a.help) {
+        fmt::print("{}", kRunHelp);
+        return kExitOk;
+    }
+    if (!a.positional.empty()) throw UsageError{"run takes no positional argument"};
+    const Config cfg = config_from(a, true);
+    const double duration = a.number("--duration", 0, 0, 1e9);
+    const auto refresh = std::chrono::milliseconds(static_cast<int>(a.number("--refresh-ms", 250, 10, 60000)));
+    const bool json = a.has("--json");
+    const bool quiet = a.has("--quiet");
+    std::FILE* view = json ? stderr : stdout;  // stdout stays machine-readable with --json
+    const bool tty = ::isatty(::fileno(view)) != 0;
+
+    FeedHandler handler(cfg);
+    install_signal_handlers();
+    pin_current_thread(cfg.threading.engine_cpu);
+    handler.start();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto next_view = t0 + refresh;
+    auto summary = [&] {
+        return SummarySource{handler.decoder_counters(), handler.sequencer(), handler.gate(), handler.gate_config()};
+    };
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const std::size_t n = handler.poll(1024);
+        const auto now = std::chrono::steady_clock::now();
+        if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
+        if (!quiet && now >= next_view) {
+            next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
+            const std::int64_t wall = realtime_ns();
+            const double t = std::chrono::duration<double>(now - t0).count();
+            const std::string table = summary_table(summary(), {wall, "", nullptr});
+            if (tty)
+                fmt::print(view, "\x1b[H\x1b[2Jtickgate run — {}  t={:.1f}s\n\n{}\n{}", cfg.source, t, table,
+                           line_table(handler));
+            else
+                fmt::print(view, "t={:.1f}s\n{}{}\n", t, table, line_table(handler));
+            std::fflush(view);
+        }
+        if (n == 0 && cfg.threading.mode == ThreadMode::kBlocking)
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    handler.stop();
+    while (handler.poll(4096) != 0) {
+    }
+    const std::int64_t wall = realtime_ns();
+    if (json) {
+        std::string out = summary_json(summary(), {wall, "", nullptr});
+        fmt::print("{}", out);
+    } else {
+        fmt::print("{}\n{}", summary_table(summary(), {wall, "", nullptr}), line_table(handler));
+    }
+    return kExitOk;
+}
+
+int cmd_capture(const std::vector<std::string_view>& args) {
+    const Args a = parse_args(args, {}, {"--config", "--out", "--duration", "--format"}, "capture");
+    if (a.help) {
+        fmt::print("{}", kCaptureHelp);
+        return kExitOk;
+    }
+    const Config cfg = config_from(a, true);
+    const auto out = a.get("--out");
+    if (!out) throw UsageError{"capture: --out FILE is required"};
+    const std::string fmt_name = a.get("--format").value_or("pcap");
+    CaptureFormat format;
+    if (fmt_name == "pcap") format = CaptureFormat::kPcapNano;
+    else if (fmt_name == "pcapng") format = CaptureFormat::kPcapng;
+    else throw UsageError{"--format: expected pcap or pcapng, got '" + fmt_name + "'"};
+    const double duration = a.number("--duration", 0, 0, 1e9);
+
+    Receiver receiver(cfg);
+    CaptureWriter writer(*out, format);
+    install_signal_handlers();
+    std::uint64_t written = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        if (duration > 0 && std::chrono::steady_clock::now() - t0 >= std::chrono::duration<double>(duration)) break;
+        receiver.poll_once(50, [&](const RawDatagram& d) {
+            writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
+            ++written;
+        });
+    }
+    writer.flush();
+    fmt::print(stderr, "capture: {} datagrams written to {}\n", written, *out);
+    return kExitOk;
+}
+
+int cmd_send(const std::vector<std::string_view>& args) {
+    const Args a = parse_args(args, {"--max-speed"}, {"--speed", "--interface"}, "send");
+    if (a.help) {
+        fmt::print("{}", kSendHelp);
+        return kExitOk;
+    }
+    if (a.positional.size() != 1) throw UsageError{"send takes exactly one CAPTURE"};
+    const double speed = a.number("--speed", 1.0, 1e-6, 1e9);
+    const bool max_speed = a.has("--max-speed");
+    MulticastSender sender(a.get("--interface").value_or("127.0.0.1"));
+    CaptureReader reader(a.positional.front());
+    install_signal_handlers();
+    FrameCounters frames;
+    std::uint64_t sent = 0, skipped = 0;
+    std::int64_t first_ts = 0;
+    bool started = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const auto rec = reader.next();
+        if (!rec) break;
+        const auto d = extract_udp(reader.link_type(), rec->frame, frames);
+        if (!d) continue;
+        if ((d->dst_ip >> 28) != 0xE) {  // only multicast groups are re-published
+            ++skipped;
+            continue;
+        }
+        if (!started) {
+            first_ts = rec->ts_ns;
+            started = true;
+        }
+        if (!max_speed) {
+            const auto due = t0 + std::chrono::nanoseconds(
+                                      static_cast<std::int64_t>(static_cast<double>(rec->ts_ns - first_ts) / speed));
+            std::this_thread::sleep_until(due);
+        }
+        sent += sender.send(d->dst_ip, d->dst_port, d->payload) ? 1 : 0;
+    }
+    fmt::print(stderr, "send: {} datagrams sent, {} not multicast skipped, {} frames not UDP/IPv4\n", sent, skipped,
+               frames.non_ip + frames.non_udp + frames.fragments + frames.truncated);
     return kExitOk;
 }
 
@@ -140,6 +365,10 @@ int main(int argc, char** argv) {
             return kExitOk;
         }
         if (cmd == "replay") return cmd_replay(args);
+        if (cmd == "run") return cmd_run(args);
+        if (cmd == "sim") return cmd_sim(args);
+        if (cmd == "capture") return cmd_capture(args);
+        if (cmd == "send") return cmd_send(args);
         fmt::print(stderr, "tickgate: unknown command '{}'\n{}", cmd, kTopHelp);
         return kExitUsage;
     } catch (const UsageError& e) {

@@ -11,9 +11,9 @@
 
 namespace tickgate {
 
-// Applies the start-up parts of `cfg` to a handler: configured instruments,
-// learn flag, per-channel clock offsets.
-void apply_config(Handler& handler, const Config& cfg);
+// Applies the start-up parts of `cfg` to a sequencer: configured
+// instruments, learn flag, per-channel clock offsets.
+void apply_config(Sequencer& seq, const Config& cfg);
 
 struct ReplayResult {
     FrameCounters frames;
@@ -35,9 +35,20 @@ struct SummaryContext {
     const FrameCounters* frames = nullptr;  // optional: frame counters of a replay
 };
 
+// What a summary is made of: the decoder's counters and the engine's state.
+struct SummarySource {
+    const wire::DecoderCounters& decoder;
+    const Sequencer& sequencer;
+    const Gate& gate;
+    const GateConfig& gate_config;
+};
+[[nodiscard]] inline SummarySource summary_source(const Handler& h) noexcept {
+    return {h.decoder().counters(), h.sequencer(), h.gate(), h.gate_config()};
+}
+
 // The JSON summary (field names fixed by the spec of `replay --json`).
-std::string summary_json(const Handler& handler, const SummaryContext& ctx);
-// A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason.
-std::string summary_table(const Handler& handler, const SummaryContext& ctx);
+std::string summary_json(const SummarySource& src, const SummaryContext& ctx);
+// A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason, age.
+std::string summary_table(const SummarySource& src, const SummaryContext& ctx);
 
 }  // namespace tickgate

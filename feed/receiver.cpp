@@ -1,0 +1,299 @@
+#include "tickgate/receiver.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/multicast.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <cstring>
+#include <stdexcept>
+
+#include "tickgate/capture.hpp"
+
+namespace tickgate {
+
+namespace asio = boost::asio;
+
+std::int64_t realtime_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+namespace {
+constexpr std::size_t kMaxBatch = 1024;
+constexpr std::size_t kSlotBytes = 2048;  // > 1400-byte QFB/1 datagrams; larger ones are truncated (MSG_TRUNC)
+constexpr std::size_t kControlBytes = 128;
+}  // namespace
+
+struct Receiver::Socket {
+    explicit Socket(asio::io_context& io) : socket(io) {}
+    asio::ip::udp::socket socket;
+    int fd = -1;
+    std::uint8_t line = 0;
+    std::uint16_t channel_id = 0;
+    std::uint32_t group = 0;
+    std::uint16_t port = 0;
+    std::vector<std::uint32_t> sources;  // allowed, host order; empty = any
+    std::uint32_t last_session = 0;
+    std::uint64_t last_packet_seq = 0;
+    std::uint32_t last_ovfl = 0;
+    bool have_seq = false;
+};
+
+struct Receiver::Batch {
+    std::size_t size = 0;
+    std::vector<mmsghdr> msgs;
+    std::vector<iovec> iov;
+    std::vector<sockaddr_in> from;
+    std::vector<std::byte> data;
+    std::vector<std::byte> control;
+    asio::io_context io;
+};
+
+Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
+    if (cfg.channels.empty()) throw std::runtime_error("no [[channel]] configured: nothing to receive");
+    Batch& b = *batch_;
+    b.size = std::min<std::size_t>(std::max<std::uint32_t>(cfg.receiver.batch, 1), kMaxBatch);
+    b.msgs.resize(b.size);
+    b.iov.resize(b.size);
+    b.from.resize(b.size);
+    b.data.resize(b.size * kSlotBytes);
+    b.control.resize(b.size * kControlBytes);
+
+    for (const ChannelConfig& ch : cfg.channels) {
+        const LineConfig* lines[2] = {&ch.a, &ch.b};
+        for (std::uint8_t l = 0; l < 2; ++l) {
+            const LineConfig& lc = *lines[l];
+            const std::string name = "channel " + std::to_string(ch.id) + " line " + (l ? "B" : "A") + " (" +
+                                     lc.group + ":" + std::to_string(lc.port) + " on " + lc.interface + ")";
+            try {
+                auto s = std::make_unique<Socket>(b.io);
+                const auto group = asio::ip::make_address_v4(lc.group);
+                const auto iface = asio::ip::make_address_v4(lc.interface);
+                s->socket.open(asio::ip::udp::v4());
+                s->socket.set_option(asio::socket_base::reuse_address(true));
+                s->socket.set_option(asio::socket_base::receive_buffer_size(cfg.receiver.rcvbuf_bytes));
+                // Binding to the group (not INADDR_ANY) keeps other groups on the same port out.
+                s->socket.bind(asio::ip::udp::endpoint(group, lc.port));
+                s->fd = s->socket.native_handle();
+                s->socket.non_blocking(true);
+                const int one = 1;
+                if (::setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0 ||
+                    ::setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) != 0)
+                    throw std::runtime_error(std::string("setsockopt timestamps/drop counter: ") + std::strerror(errno));
+                if (ch.sources.empty()) {
+                    s->socket.set_option(asio::ip::multicast::join_group(group, iface));
+                } else {
+                    // Source-specific membership: the kernel delivers only these senders.
+                    for (const std::string& src : ch.sources) {
+                        const auto src_ip = parse_ipv4(src);
+                        if (!src_ip) throw std::runtime_error("bad source address " + src);
+                        s->sources.push_back(*src_ip);
+                        ip_mreq_source m{};
+                        m.imr_multiaddr.s_addr = htonl(group.to_uint());
+                        m.imr_interface.s_addr = htonl(iface.to_uint());
+                        m.imr_sourceaddr.s_addr = htonl(*src_ip);
+                        if (::setsockopt(s->fd, IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP, &m, sizeof m) != 0)
+                            throw std::runtime_error(std::string("IP_ADD_SOURCE_MEMBERSHIP: ") + std::strerror(errno));
+                    }
+                }
+                s->line = l;
+                s->channel_id = ch.id;
+                s->group = group.to_uint();
+                s->port = lc.port;
+                auto st = std::make_unique<LineStats>();
+                st->channel_id = ch.id;
+                st->line = l;
+                st->group = lc.group;
+                st->port = lc.port;
+                sockets_.push_back(std::move(s));
+                stats_.push_back(std::move(st));
+            } catch (const std::exception& e) {
+                throw std::runtime_error(name + ": " + e.what());
+            }
+        }
+    }
+    pollfds_ = std::make_unique<pollfd[]>(sockets_.size());
+    for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
+}
+
+Receiver::~Receiver() = default;
+
+int Receiver::wait(int timeout_ms) noexcept {
+    return ::poll(pollfds_.get(), sockets_.size(), timeout_ms);
+}
+
+int Receiver::receive(std::size_t si) noexcept {
+    Batch& b = *batch_;
+    for (std::size_t i = 0; i < b.size; ++i) {
+        b.iov[i] = {b.data.data() + i * kSlotBytes, kSlotBytes};
+        msghdr& h = b.msgs[i].msg_hdr;
+        h.msg_name = &b.from[i];
+        h.msg_namelen = sizeof(sockaddr_in);
+        h.msg_iov = &b.iov[i];
+        h.msg_iovlen = 1;
+        h.msg_control = b.control.data() + i * kControlBytes;
+        h.msg_controllen = kControlBytes;
+        h.msg_flags = 0;
+    }
+    const int n = ::recvmmsg(sockets_[si]->fd, b.msgs.data(), static_cast<unsigned>(b.size), MSG_DONTWAIT, nullptr);
+    return n > 0 ? n : 0;
+}
+
+const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
+    Batch& b = *batch_;
+    Socket& s = *sockets_[si];
+    LineStats& st = *stats_[si];
+    const mmsghdr& m = b.msgs[static_cast<std::size_t>(i)];
+    const std::uint32_t src = ntohl(b.from[static_cast<std::size_t>(i)].sin_addr.s_addr);
+
+    std::int64_t recv_ns = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
+        if (c->cmsg_level != SOL_SOCKET) continue;
+        if (c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            recv_ns = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+        } else if (c->cmsg_type == SO_RXQ_OVFL) {
+            std::uint32_t drops;
+            std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
+            if (drops != s.last_ovfl) {
+                st.kernel_drops.add(drops - s.last_ovfl);  // cumulative per socket; wraps safely
+                s.last_ovfl = drops;
+            }
+        }
+    }
+    if (recv_ns == 0) recv_ns = realtime_ns();
+
+    if (!s.sources.empty()) {
+        bool allowed = false;
+        for (const std::uint32_t a : s.sources) allowed |= a == src;
+        if (!allowed) {
+            st.rejected_source.add();
+            return nullptr;
+        }
+    }
+    const std::size_t len = std::min<std::size_t>(m.msg_len, kSlotBytes);
+    const std::span<const std::byte> payload(b.data.data() + static_cast<std::size_t>(i) * kSlotBytes, len);
+    st.packets.add();
+    st.bytes.add(len);
+    const wire::PacketHeaderView hdr(payload);
+    if (hdr.valid()) {
+        const std::uint32_t session = hdr.session();
+        const std::uint64_t seq = hdr.packet_seq();
+        if (!s.have_seq || session > s.last_session) {
+            s.have_seq = true;
+            s.last_session = session;
+            s.last_packet_seq = seq;
+        } else if (session == s.last_session && seq > s.last_packet_seq) {
+            if (seq > s.last_packet_seq + 1) st.seq_gaps.add(seq - s.last_packet_seq - 1);
+            s.last_packet_seq = seq;
+        }
+    }
+    current_ = {payload, recv_ns, src, ntohs(b.from[static_cast<std::size_t>(i)].sin_port), s.group, s.port,
+                s.line, s.channel_id};
+    return &current_;
+}
+
+MulticastSender::MulticastSender(const std::string& interface, const std::string& bind_ip) {
+    const auto iface = parse_ipv4(interface);
+    if (!iface || (*iface >> 24) != 127)
+        throw std::runtime_error("multicast interface " + interface + ": only loopback (127.x.x.x) is allowed");
+    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    in_addr ifaddr{htonl(*iface)};
+    const unsigned char ttl = 0, loop = 1;
+    if (::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &ifaddr, sizeof ifaddr) != 0 ||
+        ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) != 0 ||
+        ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof loop) != 0) {
+        const std::string err = std::strerror(errno);
+        ::close(fd_);
+        throw std::runtime_error("multicast sender options: " + err);
+    }
+    const int sndbuf = 4 << 20;
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (!bind_ip.empty()) {
+        const auto src = parse_ipv4(bind_ip);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(src.value_or(0));
+        if (!src || (*src >> 24) != 127 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            ::close(fd_);
+            throw std::runtime_error("bind sender to " + bind_ip + ": expected a usable 127.x address");
+        }
+    }
+}
+
+MulticastSender::~MulticastSender() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept {
+    if ((group >> 28) != 0xE) return false;  // never unicast: loopback multicast only
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(group);
+    to.sin_port = htons(port);
+    return ::sendto(fd_, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
+           static_cast<ssize_t>(payload.size());
+}
+
+RingPublisher::RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments)
+    : ring_(ring), scratch_(wire::max_events_for(kSlotBytes)), pending_flag_(max_instruments, 0) {
+    pending_ids_.reserve(max_instruments);
+    pending_sessions_.reserve(64);
+}
+
+bool RingPublisher::flush_pending() noexcept {
+    const std::size_t owed = pending_sessions_.size() + pending_ids_.size();
+    if (ring_.writable(owed) < owed) return false;
+    for (const Event& ev : pending_sessions_) ring_.stage(ev);
+    Event lost{};
+    lost.kind = EventKind::kDataLost;
+    lost.recv_ns = realtime_ns();
+    for (const std::uint32_t id : pending_ids_) {
+        lost.instrument_id = id;
+        lost.channel_id = static_cast<std::uint16_t>(pending_flag_[id] - 1);
+        ring_.stage(lost);
+        pending_flag_[id] = 0;
+    }
+    counters_.data_lost_marks.add(pending_ids_.size());
+    pending_sessions_.clear();
+    pending_ids_.clear();
+    ring_.publish();
+    return true;
+}
+
+void RingPublisher::operator()(const RawDatagram& d) noexcept {
+    std::size_t n = 0;
+    decoder_.decode(d.payload, d.recv_ns, d.line, [&](const Event& ev) { scratch_[n++] = ev; });
+    if (n == 0) return;
+    if ((pending_ids_.empty() && pending_sessions_.empty()) || flush_pending()) {
+        if (ring_.writable(n) >= n) {
+            for (std::size_t i = 0; i < n; ++i) ring_.stage(scratch_[i]);
+            ring_.publish();
+            return;
+        }
+    }
+    // The engine is behind: drop the packet, remember whom it concerned.
+    counters_.ring_overflow_packets.add();
+    counters_.ring_overflow_events.add(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Event& ev = scratch_[i];
+        if (ev.kind == EventKind::kSessionChange) {
+            if (pending_sessions_.size() < pending_sessions_.capacity()) pending_sessions_.push_back(ev);
+            continue;
+        }
+        if (ev.kind == EventKind::kSnapshotLevels || ev.instrument_id >= pending_flag_.size()) continue;
+        if (pending_flag_[ev.instrument_id] == 0) pending_ids_.push_back(ev.instrument_id);
+        pending_flag_[ev.instrument_id] = std::uint32_t{ev.channel_id} + 1;
+    }
+}
+
+}  // namespace tickgate

@@ -1,0 +1,146 @@
+// Live multicast receive: joins lines A and B of every configured channel on
+// loopback-safe sockets (Boost.Asio for set-up, recvmmsg on the native
+// handles for the hot loop), kernel receive timestamps and drop counters,
+// source filtering and per-line statistics. One network thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tickgate/config.hpp"
+#include "tickgate/counter.hpp"
+#include "tickgate/event.hpp"
+#include "tickgate/spsc_ring.hpp"
+#include "tickgate/wire.hpp"
+
+struct pollfd;
+
+namespace tickgate {
+
+// Wall-clock time in Unix ns (the clock kernel receive timestamps use).
+[[nodiscard]] std::int64_t realtime_ns() noexcept;
+
+struct LineStats {
+    std::uint16_t channel_id = 0;
+    std::uint8_t line = 0;  // 0 = A, 1 = B
+    std::string group;
+    std::uint16_t port = 0;
+    RelaxedCounter packets;
+    RelaxedCounter bytes;
+    RelaxedCounter seq_gaps;         // packets missing on this line (packet_seq gaps)
+    RelaxedCounter kernel_drops;     // SO_RXQ_OVFL: datagrams the socket buffer dropped
+    RelaxedCounter rejected_source;  // datagrams from a source not in the channel's list
+};
+
+struct RawDatagram {
+    std::span<const std::byte> payload;
+    std::int64_t recv_ns;   // kernel timestamp (SO_TIMESTAMPNS) or realtime at receive
+    std::uint32_t src_ip;   // host order
+    std::uint16_t src_port;
+    std::uint32_t dst_ip;   // the line's group
+    std::uint16_t dst_port;
+    std::uint8_t line;
+    std::uint16_t channel_id;  // configured channel of the socket
+};
+
+// Opens, binds and joins every line's socket at construction (throws
+// std::runtime_error naming the line on failure). poll_once() then runs on
+// the network thread only; statistics are readable from any thread.
+class Receiver {
+public:
+    explicit Receiver(const Config& cfg);
+    ~Receiver();
+    Receiver(const Receiver&) = delete;
+    Receiver& operator=(const Receiver&) = delete;
+
+    // Receives up to one batch per socket and calls sink(const RawDatagram&)
+    // for each accepted datagram. Waits up to `timeout_ms` for data
+    // (0 = do not wait: busy-poll). Returns the number of datagrams handed on.
+    template <class Sink>
+    int poll_once(int timeout_ms, Sink&& sink);
+
+    [[nodiscard]] std::span<const std::unique_ptr<LineStats>> lines() const noexcept { return stats_; }
+
+private:
+    struct Socket;
+    struct Batch;
+    int wait(int timeout_ms) noexcept;                       // poll(2) on all sockets
+    int receive(std::size_t socket_index) noexcept;          // recvmmsg into the batch
+    const RawDatagram* datagram(std::size_t socket_index, int i) noexcept;  // nullptr: rejected
+
+    std::vector<std::unique_ptr<Socket>> sockets_;
+    std::vector<std::unique_ptr<LineStats>> stats_;
+    std::unique_ptr<Batch> batch_;
+    std::unique_ptr<::pollfd[]> pollfds_;
+    RawDatagram current_{};
+};
+
+template <class Sink>
+int Receiver::poll_once(int timeout_ms, Sink&& sink) {
+    if (timeout_ms > 0 && wait(timeout_ms) <= 0) return 0;
+    int handed = 0;
+    for (std::size_t s = 0; s < sockets_.size(); ++s) {
+        const int n = receive(s);
+        for (int i = 0; i < n; ++i) {
+            if (const RawDatagram* d = datagram(s, i)) {
+                sink(*d);
+                ++handed;
+            }
+        }
+    }
+    return handed;
+}
+
+struct PublisherCounters {
+    RelaxedCounter ring_overflow_packets;  // datagrams dropped because the ring was full
+    RelaxedCounter ring_overflow_events;
+    RelaxedCounter data_lost_marks;        // DataLost events delivered after an overflow
+};
+
+// The live sink on the network thread: decodes each datagram into Events
+// and publishes them to the ring, a whole packet at a time. Never blocks: a
+// packet that does not fit is dropped and counted, and its instruments are
+// marked suspect (a DataLost event) as soon as the ring has room again.
+class RingPublisher {
+public:
+    RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments);
+
+    void operator()(const RawDatagram& d) noexcept;
+
+    [[nodiscard]] const wire::DecoderCounters& decoder_counters() const noexcept { return decoder_.counters(); }
+    [[nodiscard]] const PublisherCounters& counters() const noexcept { return counters_; }
+
+private:
+    bool flush_pending() noexcept;
+
+    SpscRing<Event>& ring_;
+    wire::PacketDecoder decoder_;
+    std::vector<Event> scratch_;                  // one packet's events
+    std::vector<std::uint32_t> pending_flag_;     // [instrument]: channel + 1 when a DataLost is owed
+    std::vector<std::uint32_t> pending_ids_;
+    std::vector<Event> pending_sessions_;         // session changes of dropped packets
+    PublisherCounters counters_;
+};
+
+// A loopback-only multicast sender (simulator, `tickgate send`, tests):
+// IP_MULTICAST_IF = the interface (must be a 127.x address), TTL 0, loop on,
+// so nothing ever leaves the host. Throws std::runtime_error at set-up.
+class MulticastSender {
+public:
+    explicit MulticastSender(const std::string& interface = "127.0.0.1", const std::string& bind_ip = "");
+    ~MulticastSender();
+    MulticastSender(const MulticastSender&) = delete;
+    MulticastSender& operator=(const MulticastSender&) = delete;
+    // Sends one datagram to group:port (host order); the group must be
+    // multicast (224.0.0.0/4). Returns false if the kernel refused it.
+    bool send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept;
+
+private:
+    int fd_ = -1;
+};
+
+}  // namespace tickgate
