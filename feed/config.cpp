@@ -337,13 +337,20 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
         t->integer("stale_ms", c.gate.stale_ms, 1, 86'400'000);
         t->integer("source_age_ms", c.gate.source_age_ms, 1, 86'400'000);
     }
-    if (const auto t = root.table("receiver", {"ring_size", "rcvbuf_bytes", "batch"})) {
+    if (const auto t = root.table("receiver", {"ring_size", "rcvbuf_bytes", "batch", "arbitration",
+                                               "arbitration_hold_us", "arbitration_window"})) {
         // The ring indexes with a mask.
         const auto* ring = t->integer("ring_size", c.receiver.ring_size, 1024, 67'108'864);
         if (!std::has_single_bit(c.receiver.ring_size))
             t->expected(ring, "ring_size", "a power of two in 1024..67108864", std::to_string(c.receiver.ring_size));
         t->integer("rcvbuf_bytes", c.receiver.rcvbuf_bytes, 65'536, 1'073'741'824);
         t->integer("batch", c.receiver.batch, 1, 1024);
+        t->boolean("arbitration", c.receiver.arbitration);
+        t->integer("arbitration_hold_us", c.receiver.arbitration_hold_us, 1, 1'000'000);
+        const auto* window = t->integer("arbitration_window", c.receiver.arbitration_window, 2, 4096);
+        if (!std::has_single_bit(c.receiver.arbitration_window))
+            t->expected(window, "arbitration_window", "a power of two in 2..4096",
+                        std::to_string(c.receiver.arbitration_window));
     }
     if (const auto t = root.table("threading", {"mode", "receiver_cpu", "engine_cpu"})) {
         if (const auto mode = t->choice("mode", kThreadModes))

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+
 #include "tickgate/replay.hpp"
 
 namespace tickgate {
@@ -19,7 +21,8 @@ FeedHandler::FeedHandler(const Config& cfg)
     : cfg_(cfg),
       receiver_(cfg_),
       ring_(cfg_.receiver.ring_size),
-      publisher_(ring_, cfg_.capacity.max_instruments),
+      publisher_(ring_, cfg_.capacity.max_instruments, cfg_.receiver,
+                 static_cast<std::uint32_t>(cfg_.channels.size())),
       sequencer_(cfg_.capacity),
       gate_(sequencer_, cfg_.gate) {
     apply_config(sequencer_, cfg_);
@@ -40,10 +43,20 @@ void FeedHandler::stop() {
 
 void FeedHandler::run_network() noexcept {
     pin_current_thread(cfg_.threading.receiver_cpu);
-    // Blocking mode sleeps in poll(2) up to 50 ms so stop() is noticed;
-    // busy-poll spins on non-blocking recvmmsg.
-    const int timeout_ms = cfg_.threading.mode == ThreadMode::kBusyPoll ? 0 : 50;
-    while (!stop_.load(std::memory_order_relaxed)) receiver_.poll_once(timeout_ms, publisher_);
+    // Blocking mode sleeps in ppoll(2) until data, an arbitration deadline
+    // or 50 ms (so stop() is noticed); busy-poll spins on recvmmsg.
+    const bool busy = cfg_.threading.mode == ThreadMode::kBusyPoll;
+    constexpr std::int64_t kIdleNs = 50'000'000;
+    while (!stop_.load(std::memory_order_relaxed)) {
+        std::int64_t timeout = 0;
+        if (!busy) {
+            const std::int64_t deadline = publisher_.next_deadline();
+            timeout = deadline == INT64_MAX ? kIdleNs : std::clamp<std::int64_t>(deadline - realtime_ns(), 1, kIdleNs);
+        }
+        receiver_.poll_once(timeout, publisher_);
+        // Give up on a hole only once every copy that arrived in time has been read.
+        if (const std::int64_t t = receiver_.drained_until(); t != 0) publisher_.expire(t);
+    }
 }
 
 }  // namespace tickgate

@@ -60,6 +60,7 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     if (cfg.channels.empty()) throw std::runtime_error("no [[channel]] configured: nothing to receive");
     Batch& b = *batch_;
     b.size = std::min<std::size_t>(std::max<std::uint32_t>(cfg.receiver.batch, 1), kMaxBatch);
+    batch_size_ = b.size;
     b.msgs.resize(b.size);
     b.iov.resize(b.size);
     b.from.resize(b.size);
@@ -125,8 +126,9 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
 
 Receiver::~Receiver() = default;
 
-int Receiver::wait(int timeout_ms) noexcept {
-    return ::poll(pollfds_.get(), sockets_.size(), timeout_ms);
+int Receiver::wait(std::int64_t timeout_ns) noexcept {
+    const timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};
+    return ::ppoll(pollfds_.get(), sockets_.size(), &ts, nullptr);
 }
 
 int Receiver::receive(std::size_t si) noexcept {
@@ -244,8 +246,13 @@ bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<co
            static_cast<ssize_t>(payload.size());
 }
 
-RingPublisher::RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments)
-    : ring_(ring), scratch_(wire::max_events_for(kSlotBytes)), pending_flag_(max_instruments, 0) {
+RingPublisher::RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
+                             std::uint32_t channels)
+    : ring_(ring),
+      arbitrate_(rc.arbitration),
+      arbiter_(rc.arbitration ? channels : 0, rc.arbitration_window, std::int64_t{rc.arbitration_hold_us} * 1000),
+      scratch_(wire::max_events_for(kSlotBytes)),
+      pending_flag_(max_instruments, 0) {
     pending_ids_.reserve(max_instruments);
     pending_sessions_.reserve(64);
 }
@@ -271,8 +278,19 @@ bool RingPublisher::flush_pending() noexcept {
 }
 
 void RingPublisher::operator()(const RawDatagram& d) noexcept {
+    if (!arbitrate_) return publish(d.payload, d.recv_ns, d.line);
+    arbiter_.offer(d.payload, d.recv_ns, d.line,
+                   [this](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) { publish(p, t, l); });
+}
+
+void RingPublisher::expire(std::int64_t now_ns) noexcept {
+    if (arbitrate_)
+        arbiter_.expire(now_ns, [this](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) { publish(p, t, l); });
+}
+
+void RingPublisher::publish(std::span<const std::byte> payload, std::int64_t recv_ns, std::uint8_t line) noexcept {
     std::size_t n = 0;
-    decoder_.decode(d.payload, d.recv_ns, d.line, [&](const Event& ev) { scratch_[n++] = ev; });
+    decoder_.decode(payload, recv_ns, line, [&](const Event& ev) { scratch_[n++] = ev; });
     if (n == 0) return;
     if ((pending_ids_.empty() && pending_sessions_.empty()) || flush_pending()) {
         if (ring_.writable(n) >= n) {

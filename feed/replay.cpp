@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <queue>
 #include <vector>
 
 namespace tickgate {
@@ -36,10 +38,35 @@ std::vector<LineKey> configured_lines(const Config& cfg) {
 
 }  // namespace
 
-ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler, bool progress) {
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
+                            const ReplayOptions& options) {
     CaptureReader reader(path);
     const std::vector<LineKey> lines = configured_lines(cfg);
-    progress = progress && ::isatty(STDERR_FILENO) != 0;
+    const bool progress = options.progress && ::isatty(STDERR_FILENO) != 0;
+    // Without configured channels any channel id may appear: track up to 256.
+    const auto channels = static_cast<std::uint32_t>(cfg.channels.empty() ? 256 : cfg.channels.size());
+    PacketArbiter arbiter(options.arbitrate ? channels : 0, cfg.receiver.arbitration_window,
+                          std::int64_t{cfg.receiver.arbitration_hold_us} * 1000);
+    auto deliver = [&](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) { handler.on_datagram(p, t, l); };
+    // Arbitration needs arrival order: a capture lists each receive batch of
+    // one line before the next line's, so records are re-sorted by
+    // timestamp through a small window before they are offered.
+    struct Pending {
+        std::int64_t ts;
+        std::uint64_t order;
+        std::uint8_t line;
+        std::vector<std::byte> bytes;
+        bool operator>(const Pending& o) const { return ts != o.ts ? ts > o.ts : order > o.order; }
+    };
+    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> window;
+    constexpr std::size_t kSortWindow = 1024;
+    std::uint64_t order = 0;
+    auto offer_oldest = [&] {
+        const Pending& p = window.top();
+        arbiter.expire(p.ts, deliver);  // everything before p.ts has been offered
+        arbiter.offer(p.bytes, p.ts, p.line, deliver);
+        window.pop();
+    };
     ReplayResult r;
     const auto start = std::chrono::steady_clock::now();
     auto last_report = start;
@@ -60,7 +87,12 @@ ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler&
             }
             line = it->line;
         }
-        handler.on_datagram(dgram->payload, rec->ts_ns, line);
+        if (options.arbitrate) {
+            window.push(Pending{rec->ts_ns, order++, line,
+                                std::vector<std::byte>(dgram->payload.begin(), dgram->payload.end())});
+            if (window.size() > kSortWindow) offer_oldest();
+        } else
+            handler.on_datagram(dgram->payload, rec->ts_ns, line);
         if (progress && (r.frames.records & 0xFFFF) == 0) {
             const auto now = std::chrono::steady_clock::now();
             if (now - last_report > std::chrono::milliseconds(250)) {
@@ -71,6 +103,9 @@ ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler&
             }
         }
     }
+    while (!window.empty()) offer_oldest();
+    arbiter.expire(INT64_MAX, deliver);  // the end of the capture releases every hold
+    r.duplicate_packets = arbiter.counters().duplicate_packets.get();
     if (progress) fmt::print(stderr, "\r{:60}\r", "");
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;

@@ -243,8 +243,7 @@ Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
     ++st.counters.snapshots_applied;
     st.last_alive_ns = ev.recv_ns;
     st.alive = true;
-    st.last_source_ns = st.has_source ? std::max(st.last_source_ns, ev.u.snapshot.source_ns)
-                                      : ev.u.snapshot.source_ns;
+    st.last_source_ns = ev.u.snapshot.source_ns;  // rule 4: an applied S sets it; replayed deltas then do
     st.has_source = true;
     books_.clear(id);
     if (pending_.bids_left + pending_.asks_left == 0) return finish_snapshot();
@@ -295,7 +294,7 @@ Update Sequencer::finish_snapshot() noexcept {
                 break;
             }
             apply_delta_to_book(p.id, d.side, d.action, d.price, d.qty);
-            st.last_source_ns = std::max(st.last_source_ns, d.source_ns);
+            st.last_source_ns = d.source_ns;
             reached = d.seq;
         }
     }

@@ -21,8 +21,9 @@
 
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/replay.hpp"
+#include "tickgate/simulator.hpp"
 
-int cmd_sim(const std::vector<std::string_view>& args);  // tools/cmd_sim.cpp
+
 
 namespace {
 
@@ -63,6 +64,9 @@ options:
   --json               print the JSON summary on stdout (default: a readable table)
   --stale-ms N         gate: max silence in ms (default 250, or the config's)
   --source-age-ms N    gate: max age at source in ms (default 2000, or the config's)
+  --arbitrate          merge lines A/B by packet_seq first, as `tickgate run` does (duplicate
+                       packets dropped whole); default: every datagram in capture order, the
+                       venue reference handler's semantics (certification)
   --stats              print replay throughput on stderr
   -h, --help           this text
 )";
@@ -165,7 +169,8 @@ Config config_from(const Args& a, bool required) {
 }
 
 int cmd_replay(const std::vector<std::string_view>& args) {
-    const Args a = parse_args(args, {"--json", "--stats"}, {"--config", "--stale-ms", "--source-age-ms"}, "replay");
+    const Args a =
+        parse_args(args, {"--json", "--stats", "--arbitrate"}, {"--config", "--stale-ms", "--source-age-ms"}, "replay");
     if (a.help) {
         fmt::print("{}", kReplayHelp);
         return kExitOk;
@@ -179,7 +184,7 @@ int cmd_replay(const std::vector<std::string_view>& args) {
 
     Handler handler(cfg.capacity, cfg.gate);
     apply_config(handler.sequencer(), cfg);
-    const ReplayResult r = replay_capture(capture, cfg, handler, /*progress=*/true);
+    const ReplayResult r = replay_capture(capture, cfg, handler, {.progress = true, .arbitrate = a.has("--arbitrate")});
 
     const SummaryContext ctx{r.last_ts_ns, capture, &r.frames};
     fmt::print("{}", a.has("--json") ? summary_json(summary_source(handler), ctx)
@@ -293,7 +298,7 @@ int cmd_capture(const std::vector<std::string_view>& args) {
     const auto t0 = std::chrono::steady_clock::now();
     while (!g_stop.load(std::memory_order_relaxed)) {
         if (duration > 0 && std::chrono::steady_clock::now() - t0 >= std::chrono::duration<double>(duration)) break;
-        receiver.poll_once(50, [&](const RawDatagram& d) {
+        receiver.poll_once(50'000'000, [&](const RawDatagram& d) {
             writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
             ++written;
         });

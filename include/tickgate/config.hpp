@@ -24,7 +24,7 @@ struct ChannelConfig {
     LineConfig a;
     LineConfig b;
     std::vector<std::string> sources;   // allowed source addresses; empty = any
-    std::int64_t clock_offset_ns = 0;   // provider clock minus ours
+    std::int64_t clock_offset_ns = 0;   // our clock minus the provider's (subtracted from source age)
 };
 
 struct InstrumentConfig {
@@ -39,6 +39,9 @@ struct ReceiverConfig {
     std::uint32_t ring_size = 65536;      // events per ring, power of two
     std::int32_t rcvbuf_bytes = 8 << 20;  // SO_RCVBUF per socket
     std::uint32_t batch = 64;             // datagrams per recvmmsg
+    bool arbitration = true;              // merge lines A/B by packet_seq before decoding
+    std::uint32_t arbitration_hold_us = 250;  // how long a packet waits for the other line to fill a hole
+    std::uint32_t arbitration_window = 64;    // packets held per channel, power of two
 };
 
 struct ThreadingConfig {

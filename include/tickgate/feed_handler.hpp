@@ -52,6 +52,7 @@ public:
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> line_stats() const noexcept { return receiver_.lines(); }
     [[nodiscard]] const wire::DecoderCounters& decoder_counters() const noexcept { return publisher_.decoder_counters(); }
     [[nodiscard]] const PublisherCounters& publisher_counters() const noexcept { return publisher_.counters(); }
+    [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return publisher_.arbiter_counters(); }
     [[nodiscard]] std::size_t ring_fill() const noexcept { return ring_.size_approx(); }
 
 private:

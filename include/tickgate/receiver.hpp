@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/arbiter.hpp"
 #include "tickgate/config.hpp"
 #include "tickgate/counter.hpp"
 #include "tickgate/event.hpp"
@@ -58,33 +59,45 @@ public:
     Receiver& operator=(const Receiver&) = delete;
 
     // Receives up to one batch per socket and calls sink(const RawDatagram&)
-    // for each accepted datagram. Waits up to `timeout_ms` for data
+    // for each accepted datagram. Waits up to `timeout_ns` for data
     // (0 = do not wait: busy-poll). Returns the number of datagrams handed on.
     template <class Sink>
-    int poll_once(int timeout_ms, Sink&& sink);
+    int poll_once(std::int64_t timeout_ns, Sink&& sink);
 
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> lines() const noexcept { return stats_; }
+    // After poll_once(): a time (realtime ns) before which every datagram
+    // that reached the sockets has been handed on (all sockets came back
+    // short of a full batch), or 0 if some socket may hold more. Holds
+    // waiting for the other line may be given up only up to this time.
+    [[nodiscard]] std::int64_t drained_until() const noexcept { return drained_until_; }
 
 private:
     struct Socket;
     struct Batch;
-    int wait(int timeout_ms) noexcept;                       // poll(2) on all sockets
+    int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
     int receive(std::size_t socket_index) noexcept;          // recvmmsg into the batch
     const RawDatagram* datagram(std::size_t socket_index, int i) noexcept;  // nullptr: rejected
 
     std::vector<std::unique_ptr<Socket>> sockets_;
+    std::size_t batch_size_ = 1;
     std::vector<std::unique_ptr<LineStats>> stats_;
     std::unique_ptr<Batch> batch_;
     std::unique_ptr<::pollfd[]> pollfds_;
     RawDatagram current_{};
+    std::int64_t drained_until_ = 0;
 };
 
 template <class Sink>
-int Receiver::poll_once(int timeout_ms, Sink&& sink) {
-    if (timeout_ms > 0 && wait(timeout_ms) <= 0) return 0;
+int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
+    const std::int64_t before = realtime_ns();
+    drained_until_ = before;
+    if (timeout_ns > 0 && wait(timeout_ns) <= 0) return 0;
+    const std::int64_t start = realtime_ns();
+    bool drained = true;
     int handed = 0;
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
         const int n = receive(s);
+        drained &= static_cast<std::size_t>(n) < batch_size_;
         for (int i = 0; i < n; ++i) {
             if (const RawDatagram* d = datagram(s, i)) {
                 sink(*d);
@@ -92,6 +105,7 @@ int Receiver::poll_once(int timeout_ms, Sink&& sink) {
             }
         }
     }
+    drained_until_ = drained ? start : 0;
     return handed;
 }
 
@@ -107,17 +121,30 @@ struct PublisherCounters {
 // marked suspect (a DataLost event) as soon as the ring has room again.
 class RingPublisher {
 public:
-    RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments);
+    // With `arbitrate`, lines A and B are merged by packet_seq first (see
+    // arbiter.hpp); hold and window from the receiver config.
+    RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
+                  std::uint32_t channels);
 
     void operator()(const RawDatagram& d) noexcept;
+    // Releases arbitration holds whose time is up; call when idle.
+    void expire(std::int64_t now_ns) noexcept;
+    // Earliest arbitration deadline (INT64_MAX: nothing held).
+    [[nodiscard]] std::int64_t next_deadline() const noexcept {
+        return arbitrate_ ? arbiter_.next_deadline() : INT64_MAX;
+    }
+    [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return arbiter_.counters(); }
 
     [[nodiscard]] const wire::DecoderCounters& decoder_counters() const noexcept { return decoder_.counters(); }
     [[nodiscard]] const PublisherCounters& counters() const noexcept { return counters_; }
 
 private:
     bool flush_pending() noexcept;
+    void publish(std::span<const std::byte> payload, std::int64_t recv_ns, std::uint8_t line) noexcept;
 
     SpscRing<Event>& ring_;
+    bool arbitrate_;
+    PacketArbiter arbiter_;
     wire::PacketDecoder decoder_;
     std::vector<Event> scratch_;                  // one packet's events
     std::vector<std::uint32_t> pending_flag_;     // [instrument]: channel + 1 when a DataLost is owed

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tickgate/arbiter.hpp"
 #include "tickgate/capture.hpp"
 #include "tickgate/config.hpp"
 #include "tickgate/handler.hpp"
@@ -19,15 +20,24 @@ struct ReplayResult {
     FrameCounters frames;
     std::uint64_t filtered_out = 0;   // UDP datagrams not addressed to a configured line
     std::int64_t last_ts_ns = 0;      // capture time of the last record (the gate's `now`)
+    std::uint64_t duplicate_packets = 0;  // dropped by arbitration (second copies)
     bool any_records = false;
     double wall_seconds = 0;
+};
+
+struct ReplayOptions {
+    bool progress = false;   // a progress line on stderr (only if it is a terminal)
+    // Merge lines A/B by packet_seq as the live handler does (config's
+    // receiver.arbitration_* settings; capture time is the clock). Off: every
+    // datagram in capture order, the venue reference handler's semantics.
+    bool arbitrate = false;
 };
 
 // Feeds every UDP/IPv4 datagram of the capture (only the configured lines'
 // groups/ports when `cfg` names channels) to `handler`, each record's
 // capture time as its arrival time. Throws CaptureError on unreadable files.
-// `progress` prints a progress line on stderr (only if it is a terminal).
-ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler, bool progress);
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
+                            const ReplayOptions& options = {});
 
 struct SummaryContext {
     std::int64_t now_ns;           // the gate is evaluated at this time

@@ -91,7 +91,7 @@ public:
     // and session changes (instruments of the channel).
     Update apply(const Event& ev) noexcept;
 
-    // Clock offset (provider minus ours, ns) used by the gate for instruments
+    // Clock offset (our clock minus the provider's, ns) used by the gate for instruments
     // of `channel`. Set before traffic starts.
     void set_clock_offset(std::uint16_t channel, std::int64_t offset_ns);
 

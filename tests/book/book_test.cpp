@@ -1,0 +1,147 @@
+// Depth book rules (include/tickgate/book.hpp): sorted sides, set/delete,
+// fixed depth, full-quote top, snapshot appends. One test per rule.
+#include "tickgate/book.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tickgate {
+namespace {
+
+constexpr std::uint32_t kId = 1;
+constexpr std::uint32_t kDepth = 4;
+
+using Book = std::vector<std::pair<std::int64_t, std::uint32_t>>;
+
+class BookRule : public testing::Test {
+protected:
+    BookStore books_{3, kDepth};
+
+    LevelResult set(Side s, std::int64_t px, std::uint32_t qty, std::uint32_t id = kId) {
+        return books_.set_level(id, s, px, qty);
+    }
+    LevelResult del(Side s, std::int64_t px) { return books_.delete_level(kId, s, px); }
+    Book side(Side s, std::uint32_t id = kId) const {
+        Book b;
+        for (const Level& l : books_.side(id, s)) b.emplace_back(l.price, l.qty);
+        return b;
+    }
+    Book bids(std::uint32_t id = kId) const { return side(Side::kBid, id); }
+    Book asks(std::uint32_t id = kId) const { return side(Side::kAsk, id); }
+    void fill_bids() {  // 100, 99, 98, 97: full
+        for (std::int64_t px : {98, 100, 97, 99}) set(Side::kBid, px, static_cast<std::uint32_t>(px));
+    }
+};
+
+TEST_F(BookRule, SetInsertsBidsDescendingAndAsksAscending) {
+    for (std::int64_t px : {99, 101, 98, 100}) EXPECT_EQ(set(Side::kBid, px, 1), LevelResult::kInserted);
+    for (std::int64_t px : {-3, 5, -7, 0}) EXPECT_EQ(set(Side::kAsk, px, 2), LevelResult::kInserted);
+    EXPECT_EQ(bids(), (Book{{101, 1}, {100, 1}, {99, 1}, {98, 1}}));
+    EXPECT_EQ(asks(), (Book{{-7, 2}, {-3, 2}, {0, 2}, {5, 2}}));
+}
+
+TEST_F(BookRule, SetOnExistingPriceReplacesQty) {
+    set(Side::kBid, 100, 1);
+    set(Side::kBid, 99, 2);
+    EXPECT_EQ(set(Side::kBid, 99, 7), LevelResult::kReplaced);
+    EXPECT_EQ(bids(), (Book{{100, 1}, {99, 7}}));
+}
+
+TEST_F(BookRule, DeleteRemovesTheLevel) {
+    set(Side::kAsk, 101, 1);
+    set(Side::kAsk, 102, 2);
+    set(Side::kAsk, 103, 3);
+    EXPECT_EQ(del(Side::kAsk, 102), LevelResult::kDeleted);
+    EXPECT_EQ(asks(), (Book{{101, 1}, {103, 3}}));
+    EXPECT_EQ(del(Side::kAsk, 101), LevelResult::kDeleted);
+    EXPECT_EQ(del(Side::kAsk, 103), LevelResult::kDeleted);
+    EXPECT_TRUE(asks().empty());
+}
+
+TEST_F(BookRule, DeleteOfMissingPriceIsMissingAndChangesNothing) {
+    fill_bids();
+    for (std::int64_t px : {101, 96, 0}) EXPECT_EQ(del(Side::kBid, px), LevelResult::kMissing) << px;
+    set(Side::kAsk, 105, 1);
+    EXPECT_EQ(del(Side::kAsk, 100), LevelResult::kMissing);  // a bid price, on the ask side
+    EXPECT_EQ(del(Side::kBid, 105), LevelResult::kMissing);
+    EXPECT_EQ(bids(), (Book{{100, 100}, {99, 99}, {98, 98}, {97, 97}}));
+    EXPECT_EQ(asks(), (Book{{105, 1}}));
+}
+
+TEST_F(BookRule, FullBookDropsAWorseLevel) {
+    fill_bids();
+    EXPECT_EQ(set(Side::kBid, 96, 1), LevelResult::kDroppedDeep);
+    EXPECT_EQ(bids(), (Book{{100, 100}, {99, 99}, {98, 98}, {97, 97}}));
+}
+
+TEST_F(BookRule, FullBookBetterLevelPushesOutTheWorst) {
+    fill_bids();
+    EXPECT_EQ(set(Side::kBid, 101, 1), LevelResult::kInserted);
+    EXPECT_EQ(bids(), (Book{{101, 1}, {100, 100}, {99, 99}, {98, 98}}));
+    EXPECT_EQ(set(Side::kBid, 99, 5), LevelResult::kReplaced);  // full, existing price: a replace
+    EXPECT_EQ(set(Side::kBid, 98, 0), LevelResult::kDeleted);
+    EXPECT_EQ(set(Side::kBid, 98, 2), LevelResult::kInserted);
+    for (std::int64_t px : {-1, 1, 0}) set(Side::kAsk, px, 1);  // asks: lower is better
+    set(Side::kAsk, 2, 1);
+    EXPECT_EQ(set(Side::kAsk, -2, 9), LevelResult::kInserted);
+    EXPECT_EQ(asks(), (Book{{-2, 9}, {-1, 1}, {0, 1}, {1, 1}}));
+}
+
+TEST_F(BookRule, SetWithQtyZeroDeletesTheLevel) {
+    set(Side::kBid, 100, 1);
+    set(Side::kBid, 99, 2);
+    EXPECT_EQ(set(Side::kBid, 100, 0), LevelResult::kDeleted);
+    EXPECT_EQ(bids(), (Book{{99, 2}}));
+    EXPECT_EQ(set(Side::kBid, 50, 0), LevelResult::kMissing);  // never inserted
+    EXPECT_EQ(bids(), (Book{{99, 2}}));
+}
+
+TEST_F(BookRule, SetTopReplacesTheBookWithOneLevelPerSideQtyZeroSideEmpty) {
+    fill_bids();
+    for (std::int64_t px : {101, 102, 103}) set(Side::kAsk, px, 1);
+    books_.set_top(kId, 95, 10, 96, 20);
+    EXPECT_EQ(bids(), (Book{{95, 10}}));
+    EXPECT_EQ(asks(), (Book{{96, 20}}));
+    books_.set_top(kId, 95, 0, 96, 21);
+    EXPECT_TRUE(bids().empty());
+    EXPECT_EQ(asks(), (Book{{96, 21}}));
+    books_.set_top(kId, 94, 3, 96, 0);
+    EXPECT_EQ(bids(), (Book{{94, 3}}));
+    EXPECT_TRUE(asks().empty());
+}
+
+TEST_F(BookRule, AppendLevelOutOfOrderStillSorted) {
+    for (std::int64_t px : {100, 98, 99, 101}) EXPECT_TRUE(books_.append_level(kId, Side::kBid, px, 1));
+    EXPECT_EQ(bids(), (Book{{101, 1}, {100, 1}, {99, 1}, {98, 1}}));
+    for (std::int64_t px : {5, 3, 3, 4}) EXPECT_TRUE(books_.append_level(kId, Side::kAsk, px, 2));
+    EXPECT_EQ(asks(), (Book{{3, 2}, {4, 2}, {5, 2}}));  // an equal price replaces
+}
+
+TEST_F(BookRule, DepthIsRespected) {
+    for (std::int64_t px = 110; px > 100; --px) books_.append_level(kId, Side::kBid, px, 1);
+    EXPECT_EQ(bids(), (Book{{110, 1}, {109, 1}, {108, 1}, {107, 1}}));
+    EXPECT_FALSE(books_.append_level(kId, Side::kBid, 100, 1));  // beyond depth: dropped, reported
+    for (std::int64_t px = 1; px <= 10; ++px) set(Side::kAsk, px, 1);
+    EXPECT_EQ(asks().size(), kDepth);
+    EXPECT_EQ(asks().back(), (std::pair<std::int64_t, std::uint32_t>{4, 1}));
+    EXPECT_EQ(books_.depth(), kDepth);
+}
+
+TEST_F(BookRule, BooksOfInstrumentsAndSidesAreIndependent) {
+    set(Side::kBid, 100, 1, 0);
+    set(Side::kBid, 200, 2, 1);
+    set(Side::kAsk, 201, 3, 1);
+    set(Side::kBid, 300, 3, 2);
+    books_.clear(1);
+    EXPECT_TRUE(bids(1).empty());
+    EXPECT_TRUE(asks(1).empty());
+    EXPECT_EQ(bids(0), (Book{{100, 1}}));
+    EXPECT_EQ(bids(2), (Book{{300, 3}}));
+    EXPECT_TRUE(asks(0).empty());
+}
+
+}  // namespace
+}  // namespace tickgate

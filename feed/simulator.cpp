@@ -1,0 +1,624 @@
+// Venue simulator: deterministic QFB/1 schedule with faults, the handler
+// model that yields expected_lost, and the socket / capture sinks.
+#include "tickgate/simulator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <thread>
+
+#include "tickgate/receiver.hpp"
+#include "tickgate/wire.hpp"
+
+namespace tickgate {
+
+namespace {
+
+constexpr std::int64_t kTick = 1000;          // price increment: 1e-5 at exponent -8
+constexpr std::size_t kDepth = 5;             // max levels per side of a delta book
+constexpr std::size_t kMinDepth = 2;
+constexpr std::size_t kLagHistory = 3;        // lagging snapshots: up to 3 deltas behind
+constexpr std::int8_t kExponent = -8;
+constexpr std::uint32_t kMaxBatch = (wire::kMaxDatagram - wire::kPacketHeaderSize) / wire::kQuoteSize;
+
+// xoshiro256** seeded by splitmix64: the same numbers on every platform
+// (std distributions are not portable).
+class Rng {
+public:
+    explicit Rng(std::uint64_t seed) noexcept {
+        for (auto& w : s_) {
+            seed += 0x9E3779B97F4A7C15ULL;
+            std::uint64_t z = seed;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+            w = z ^ (z >> 31);
+        }
+    }
+    std::uint64_t next() noexcept {
+        const std::uint64_t r = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+        s_[2] ^= s_[0];
+        s_[3] ^= s_[1];
+        s_[1] ^= s_[2];
+        s_[0] ^= s_[3];
+        s_[2] ^= t;
+        s_[3] = rotl(s_[3], 45);
+        return r;
+    }
+    double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+    std::uint64_t below(std::uint64_t n) noexcept { return next() % n; }
+
+private:
+    static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+    std::uint64_t s_[4];
+};
+
+struct MsgRef {
+    char type;
+    std::uint32_t id;
+    std::uint64_t seq;  // Q/D/S: seq, H: next_seq
+};
+
+struct RawPacket {
+    std::vector<std::byte> bytes;
+    std::int64_t t = 0;
+    std::uint32_t session = 0;
+    bool exempt = false;  // never dropped, duplicated or reordered
+    bool late = false;    // old-session copy sent late on line B only
+    std::vector<MsgRef> msgs;
+};
+
+bool is_prob(double p) { return p >= 0 && p <= 1; }
+
+}  // namespace
+
+void SimOptions::validate() const {
+    auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
+    if (instruments < 1 || instruments > 65535) fail("--instruments: expected 1..65535");
+    if (!(rate > 0 && rate <= 1e8)) fail("--rate: expected a rate in (0, 1e8] messages/s");
+    if (messages == 0 && !(duration_s > 0 && duration_s <= 86400)) fail("--duration: expected (0, 86400] seconds");
+    if (batch < 1 || batch > kMaxBatch) fail(fmt::format("--batch: expected 1..{}", kMaxBatch));
+    if (heartbeat_ms < 1 || snapshot_ms < 1 || definition_ms < 1) fail("timer periods must be >= 1 ms");
+    if (!is_prob(loss_a) || !is_prob(loss_b) || !is_prob(burst_p) || !is_prob(dup) || !is_prob(reorder))
+        fail("probabilities must be in [0, 1]");
+    if (burst_p > 0 && burst_len < 1) fail("--burst-loss: LEN must be >= 1");
+    if (restart_at && !(*restart_at > 0 && *restart_at < 1)) fail("--restart-at: expected a fraction in (0, 1)");
+    for (const auto* ids : {&quiet, &silence})
+        for (const auto id : *ids)
+            if (id < 1 || id > instruments) fail(fmt::format("instrument {} is not in 1..{}", id, instruments));
+    // Loopback only: 239.x groups sent through a 127.x interface.
+    for (const auto* g : {&group_a, &group_b})
+        if (const auto ip = parse_ipv4(*g); !ip || (*ip >> 24) != 239)
+            fail(fmt::format("group '{}' is not a 239.x.x.x multicast address", *g));
+    for (const auto* i : {&interface_a, &interface_b})
+        if (const auto ip = parse_ipv4(*i); !ip || (*ip >> 24) != 127)
+            fail(fmt::format("interface '{}' is not a loopback address (127.x.x.x); the simulator only publishes on loopback", *i));
+    if (port_a == 0 || port_b == 0) fail("ports must be 1..65535");
+}
+
+// ------------------------------------------------------------------ generator
+
+struct Simulator::Impl {
+    struct Past {
+        std::uint64_t seq;
+        std::int64_t src;
+        std::vector<SimLevel> bids, asks;
+    };
+    struct Instr {
+        InstrumentTruth* truth;
+        std::uint64_t seq = 0;  // last seq sent in this session
+        std::int64_t src = 0;   // source time of the last tick
+        std::deque<Past> history;  // states before the last deltas (lagging snapshots)
+        std::uint32_t deltas_since_snapshot = 0;
+        bool known = false;     // model of the handler: last_seq meaningful
+        std::uint64_t last_seq = 0;
+    };
+
+    const SimOptions o;
+    GroundTruth& truth;
+    Rng content, faults;
+    std::vector<Instr> ins;  // [id - 1]
+    std::vector<std::uint32_t> ticking;  // indices that may tick now
+    std::uint64_t total_ticks, ticks_done = 0, slot = 0, nslots;
+    std::uint64_t restart_slot = 0;  // 0: none
+    std::int64_t half_ns, next_def, next_hb, next_snap;
+    bool past_half = false, done = false, finished = false;
+
+    // Packing.
+    std::uint32_t session;
+    std::uint64_t packet_seq = 0;
+    std::int64_t now = 0;
+    std::optional<PacketBuilder> pb;
+    RawPacket cur, last_closed;
+    bool exempt_next = false, exempt_all = false;
+    std::optional<RawPacket> pending_late;
+
+    // Faults and output.
+    std::deque<RawPacket> raw;
+    std::deque<SimPacket> out;
+    struct Deferred {
+        SimPacket packet;
+        int copies;
+    };
+    std::optional<Deferred> deferred;  // reordered on one line: goes out after the next packet
+    std::uint32_t burst_left = 0;
+    std::uint32_t model_session = 0;
+
+    Impl(const SimOptions& opt, GroundTruth& gt)
+        : o(opt), truth(gt), content(opt.seed), faults(opt.seed ^ 0xFA017ED5EEDULL), session(opt.session) {
+        total_ticks = o.messages ? o.messages : static_cast<std::uint64_t>(std::llround(o.rate * o.duration_s));
+        total_ticks = std::max<std::uint64_t>(total_ticks, 1);
+        nslots = (total_ticks + o.batch - 1) / o.batch;
+        half_ns = slot_time(nslots) / 2;
+        if (o.restart_at)
+            restart_slot = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(*o.restart_at * double(nslots)), 1,
+                                                     std::max<std::uint64_t>(nslots - 1, 1));
+        next_def = std::int64_t{o.definition_ms} * 1'000'000;
+        next_hb = std::int64_t{o.heartbeat_ms} * 1'000'000;
+        next_snap = std::int64_t{o.snapshot_ms} * 1'000'000;
+
+        truth.options = o;
+        truth.exact_lost = o.reorder == 0;
+        truth.instruments.resize(o.instruments);
+        ins.resize(o.instruments);
+        for (std::uint32_t i = 0; i < o.instruments; ++i) {
+            InstrumentTruth& t = truth.instruments[i];
+            t.id = i + 1;
+            t.symbol = fmt::format("SIM{:03}", t.id);
+            t.delta = (t.id % 2) == 0;  // odd ids quote, even ids depth
+            t.quiet = std::find(o.quiet.begin(), o.quiet.end(), t.id) != o.quiet.end();
+            t.silenced = std::find(o.silence.begin(), o.silence.end(), t.id) != o.silence.end();
+            const std::int64_t base = 100'000'000 + std::int64_t{t.id % 1000} * 1'000'000;  // 1.00 + 0.01 * id
+            if (t.delta) {
+                for (std::size_t k = 1; k <= kDepth; ++k) {
+                    t.bids.push_back({base - std::int64_t(k) * kTick, qty()});
+                    t.asks.push_back({base + std::int64_t(k) * kTick, qty()});
+                }
+            } else {
+                t.bids = {{base - kTick, qty()}};
+                t.asks = {{base + kTick, qty()}};
+            }
+            ins[i].truth = &t;
+            ins[i].src = o.epoch_ns;
+        }
+        update_ticking();
+    }
+
+    std::int64_t slot_time(std::uint64_t k) const {
+        return static_cast<std::int64_t>(std::llround(double(k) * o.batch * 1e9 / o.rate));
+    }
+    std::uint32_t qty() { return static_cast<std::uint32_t>(1 + content.below(100)) * 100; }
+    bool active(const Instr& in) const { return !(past_half && in.truth->silenced); }
+    bool ticks(const Instr& in) const { return !(past_half && (in.truth->silenced || in.truth->quiet)); }
+    void update_ticking() {
+        ticking.clear();
+        for (std::uint32_t i = 0; i < ins.size(); ++i)
+            if (ticks(ins[i])) ticking.push_back(i);
+    }
+
+    // ---- packing
+    PacketBuilder& room(std::size_t n, char type, std::uint32_t id, std::uint64_t seq) {
+        if (pb && pb->size() + n > wire::kMaxDatagram) close();
+        if (!pb) {
+            pb.emplace(o.channel, session, ++packet_seq, o.epoch_ns + now);
+            cur = RawPacket{};
+            cur.t = now;
+            cur.session = session;
+            cur.exempt = exempt_next || exempt_all;
+            exempt_next = false;
+        }
+        cur.msgs.push_back({type, id, seq});
+        ++truth.messages;
+        if (type == 'Q' || type == 'D') ++truth.sequenced;
+        return *pb;
+    }
+    void close() {
+        if (!pb) return;
+        cur.bytes.assign(pb->bytes().begin(), pb->bytes().end());
+        pb.reset();
+        ++truth.packets;
+        last_closed = cur;
+        raw.push_back(std::move(cur));
+        if (pending_late && raw.back().exempt) {  // right after the first packet of the new session
+            raw.push_back(std::move(*pending_late));
+            pending_late.reset();
+        }
+    }
+
+    // ---- messages
+    void definition(Instr& in) { room(wire::kDefinitionSize, 'I', in.truth->id, 0).definition(in.truth->id, in.truth->symbol, kExponent); }
+    void heartbeat(Instr& in) {
+        room(wire::kHeartbeatSize, 'H', in.truth->id, in.seq + 1).heartbeat(in.truth->id, in.seq + 1, o.epoch_ns + now);
+    }
+    void quote(Instr& in) {
+        const InstrumentTruth& t = *in.truth;
+        ++in.seq;
+        ++in.truth->messages;
+        in.src = o.epoch_ns + now;
+        room(wire::kQuoteSize, 'Q', t.id, in.seq)
+            .quote(t.id, in.seq, in.src, t.bids[0].price, t.bids[0].qty, t.asks[0].price, t.asks[0].qty);
+    }
+    void snapshot(Instr& in) {
+        const InstrumentTruth& t = *in.truth;
+        std::uint64_t seq = in.seq;
+        std::int64_t src = in.src;
+        std::span<const SimLevel> bids = t.bids, asks = t.asks;
+        if (o.lagging_snapshots) {
+            const std::size_t lag = std::min<std::size_t>({1 + content.below(kLagHistory), in.deltas_since_snapshot,
+                                                           in.history.size()});
+            if (lag > 0) {
+                const Past& p = in.history[in.history.size() - lag];
+                seq = p.seq, src = p.src, bids = p.bids, asks = p.asks;
+            }
+        }
+        in.deltas_since_snapshot = 0;
+        room(wire::kSnapshotHeaderSize + wire::kSnapshotLevelSize * (bids.size() + asks.size()), 'S', t.id, seq)
+            .snapshot(t.id, seq, src, bids, asks);
+    }
+    void tick(Instr& in) {
+        InstrumentTruth& t = *in.truth;
+        if (!t.delta) {
+            const std::int64_t bid = std::max<std::int64_t>(t.bids[0].price + (std::int64_t(content.below(5)) - 2) * kTick, 10 * kTick);
+            const std::int64_t ask = bid + std::int64_t(1 + content.below(3)) * kTick;
+            t.bids[0] = {bid, qty()};
+            t.asks[0] = {ask, qty()};
+            quote(in);
+            return;
+        }
+        if (o.lagging_snapshots) {
+            in.history.push_back({in.seq, in.src, t.bids, t.asks});
+            if (in.history.size() > kLagHistory) in.history.pop_front();
+        }
+        const std::uint8_t side = static_cast<std::uint8_t>(content.below(2));
+        auto& lv = side == 0 ? t.bids : t.asks;
+        const auto& other = side == 0 ? t.asks : t.bids;
+        const std::int64_t better = side == 0 ? kTick : -kTick;  // price step towards the top
+        const double r = content.uniform();
+        std::uint8_t action = 0;
+        SimLevel level{};
+        if (r >= 0.5 && r < 0.75 && lv.size() < kDepth) {  // insert: improve the top if there is room
+            std::int64_t px = lv.front().price + better;
+            if (side == 0 ? px >= other.front().price : px <= other.front().price) px = lv.back().price - better;
+            level = {px, qty()};
+            const auto pos = std::find_if(lv.begin(), lv.end(), [&](const SimLevel& l) {
+                return side == 0 ? l.price < px : l.price > px;
+            });
+            lv.insert(pos, level);
+        } else if (r >= 0.75 && lv.size() > kMinDepth) {  // delete the top or the bottom
+            const auto it = content.below(2) ? lv.begin() : lv.end() - 1;
+            level = {it->price, 0};
+            lv.erase(it);
+            action = 1;
+        } else {  // change the quantity of a level
+            SimLevel& l = lv[content.below(lv.size())];
+            l.qty = qty();
+            level = l;
+        }
+        ++in.seq;
+        ++t.messages;
+        ++in.deltas_since_snapshot;
+        in.src = o.epoch_ns + now;
+        room(wire::kDeltaSize, 'D', t.id, in.seq).delta(t.id, in.seq, in.src, level.price, level.qty, side, action);
+    }
+
+    // Definitions, then the whole state: snapshots (seq 0) and quotes.
+    void session_start() {
+        for (auto& in : ins)
+            if (active(in)) definition(in);
+        for (auto& in : ins) {
+            if (in.truth->delta && active(in)) snapshot(in);
+            if (!in.truth->delta && ticks(in)) quote(in);
+        }
+    }
+
+    void restart() {
+        pending_late = last_closed;  // keeps its old send_time_ns: it was sent then, arrives now
+        pending_late->t = now;
+        pending_late->late = true;
+        pending_late->exempt = true;
+        ++session;
+        packet_seq = 0;
+        for (auto& in : ins) {
+            in.seq = 0;
+            in.history.clear();
+            in.deltas_since_snapshot = 0;
+        }
+        exempt_next = true;
+        session_start();
+    }
+
+    void gen_slot() {
+        now = slot_time(slot);
+        if (!past_half && now >= half_ns) {
+            past_half = true;
+            update_ticking();
+        }
+        if (slot == 0) session_start();
+        if (restart_slot && slot == restart_slot) restart();
+        if (now >= next_def) {
+            for (auto& in : ins)
+                if (active(in)) definition(in);
+            while (next_def <= now) next_def += std::int64_t{o.definition_ms} * 1'000'000;
+        }
+        if (now >= next_hb) {
+            for (auto& in : ins)
+                if (active(in)) heartbeat(in);
+            while (next_hb <= now) next_hb += std::int64_t{o.heartbeat_ms} * 1'000'000;
+        }
+        if (now >= next_snap) {
+            for (auto& in : ins)
+                if (in.truth->delta && active(in)) snapshot(in);
+            while (next_snap <= now) next_snap += std::int64_t{o.snapshot_ms} * 1'000'000;
+        }
+        const std::uint64_t n = std::min<std::uint64_t>(o.batch, total_ticks - ticks_done);
+        for (std::uint64_t k = 0; k < n && !ticking.empty(); ++k) tick(ins[ticking[content.below(ticking.size())]]);
+        ticks_done += n;
+        close();
+        pending_late.reset();  // no packet of the new session: no late packet either
+        if (++slot < nslots) return;
+        // Final round: heartbeats for every instrument still alive, never lost.
+        now = slot_time(nslots);
+        exempt_all = true;
+        for (auto& in : ins)
+            if (active(in)) heartbeat(in);
+        close();
+        done = true;
+    }
+
+    // ---- the handler model, applied to packets in generation order (exact unless reordered).
+    // Per instrument: `last_seq` = highest seq the handler has been told about
+    // (Q/D seq, H next_seq - 1, S seq). A delivered Q, D or H beyond
+    // last_seq + 1 counts the hole as lost; a snapshot moves last_seq up without
+    // counting (it contains those messages) and never moves it down (an older
+    // snapshot is stale, or leaves the handler's last_seq where it was). Nothing
+    // is counted before the first delivered message of a session (cold start).
+    // This refines "pending since the last delivered information": a lagging
+    // snapshot contains only the drops up to its own seq, and drops before the
+    // first delivery are never counted.
+    void model(const RawPacket& p, bool delivered) {
+        if (!delivered) {
+            for (const MsgRef& m : p.msgs)
+                if (m.type == 'Q' || m.type == 'D') ++ins[m.id - 1].truth->dropped_both;
+            return;
+        }
+        if (p.session > model_session) {  // a session change resets every instrument
+            for (auto& in : ins) in.known = false, in.last_seq = 0;
+            model_session = p.session;
+        }
+        for (const MsgRef& m : p.msgs) {
+            Instr& in = ins[m.id - 1];
+            switch (m.type) {
+                case 'Q':
+                case 'D':
+                    if (in.known && m.seq > in.last_seq + 1) in.truth->expected_lost += m.seq - in.last_seq - 1;
+                    in.last_seq = in.known ? std::max(in.last_seq, m.seq) : m.seq;
+                    break;
+                case 'H':
+                    if (in.known && m.seq > in.last_seq + 1) in.truth->expected_lost += m.seq - in.last_seq - 1;
+                    in.last_seq = in.known ? std::max(in.last_seq, m.seq - 1) : m.seq - 1;
+                    break;
+                case 'S':  // contains every message up to its seq: those are never counted
+                    in.last_seq = in.known ? std::max(in.last_seq, m.seq) : m.seq;
+                    break;
+                default: continue;
+            }
+            in.known = true;
+        }
+    }
+
+    // ---- faults: one packet from `raw` to `out`
+    void emit(const RawPacket& p, bool a, bool b) {
+        if (a || b) emit_copy({p.bytes, p.t, a, b});
+    }
+    void process_front() {
+        RawPacket p = std::move(raw.front());
+        raw.pop_front();
+        if (p.late) {
+            emit(p, false, true);
+            ++truth.late_old_session;
+            return;
+        }
+        double u[7];
+        for (double& x : u) x = faults.uniform();  // fixed draws per packet: a stable stream
+        bool a = true, b = true;
+        if (!p.exempt) {
+            if (burst_left > 0) {
+                a = b = false;
+                --burst_left;
+            } else if (o.burst_p > 0 && u[0] < o.burst_p) {
+                a = b = false;
+                burst_left = o.burst_len - 1;
+            } else {
+                a = !(u[1] < o.loss_a);
+                b = !(u[2] < o.loss_b);
+            }
+        }
+        truth.dropped_a += !a;
+        truth.dropped_b += !b;
+        truth.dropped_both += !a && !b;
+        model(p, a || b);
+
+        int copies_a = a, copies_b = b;
+        if (!p.exempt && u[3] < o.dup) {
+            if (u[4] < 0.5 && a) copies_a = 2, ++truth.duplicated_a;
+            if (u[4] >= 0.5 && b) copies_b = 2, ++truth.duplicated_b;
+        }
+        bool defer_a = false, defer_b = false;
+        if (!p.exempt && !deferred && u[5] < o.reorder && !raw.empty() && raw.front().session == p.session &&
+            !raw.front().exempt && !raw.front().late) {
+            if (u[6] < 0.5 && a) defer_a = true, ++truth.reordered_a;
+            if (u[6] >= 0.5 && b) defer_b = true, ++truth.reordered_b;
+        }
+        emit(p, copies_a >= 1 && !defer_a, copies_b >= 1 && !defer_b);
+        emit(p, copies_a == 2 && !defer_a, copies_b == 2 && !defer_b);
+        if (deferred) {  // the previous packet, held back on one line, now follows this one
+            deferred->packet.time_ns = p.t;
+            for (int c = 0; c < deferred->copies; ++c) emit_copy(deferred->packet);
+            deferred.reset();
+        }
+        if (defer_a || defer_b)
+            deferred = Deferred{SimPacket{std::move(p.bytes), p.t, defer_a, defer_b}, defer_a ? copies_a : copies_b};
+    }
+    void emit_copy(const SimPacket& p) {
+        out.push_back(p);
+        truth.sent_a += p.line_a;
+        truth.sent_b += p.line_b;
+    }
+
+    void finish() {
+        if (finished) return;
+        finished = true;
+        truth.final_session = session;
+        truth.duration_ns = slot_time(nslots);
+        for (auto& in : ins) in.truth->last_seq = in.seq;
+    }
+};
+
+Simulator::Simulator(const SimOptions& options) {
+    options.validate();
+    impl_ = std::make_unique<Impl>(options, truth_);
+}
+
+Simulator::~Simulator() = default;
+
+bool Simulator::next(SimPacket& p) {
+    Impl& m = *impl_;
+    while (m.out.empty()) {
+        while (m.raw.size() < 2 && !m.done) m.gen_slot();  // one packet of look-ahead for reordering
+        if (m.raw.empty()) {
+            m.finish();
+            return false;
+        }
+        m.process_front();
+    }
+    p = std::move(m.out.front());
+    m.out.pop_front();
+    return true;
+}
+
+// ------------------------------------------------------------------ JSON
+
+namespace {
+
+void append_levels(std::string& out, const std::vector<SimLevel>& levels) {
+    out += '[';
+    for (std::size_t i = 0; i < levels.size(); ++i)
+        out += fmt::format("{}[{}, {}]", i ? ", " : "", levels[i].price, levels[i].qty);
+    out += ']';
+}
+
+std::string json_escape(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        else out += c;
+    }
+    return out;
+}
+
+std::string id_list(const std::vector<std::uint32_t>& ids) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < ids.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", ids[i]);
+    return s + "]";
+}
+
+}  // namespace
+
+std::string GroundTruth::to_json() const {
+    const SimOptions& o = options;
+    std::string out = fmt::format(
+        "{{\n  \"options\": {{\"instruments\": {}, \"rate\": {}, \"duration_s\": {}, \"messages\": {}, "
+        "\"batch\": {}, \"heartbeat_ms\": {}, \"snapshot_ms\": {}, \"definition_ms\": {}, \"seed\": {}, "
+        "\"session\": {}, \"epoch_ns\": {}, \"channel\": {}, \"line_a\": \"{}:{}\", \"line_b\": \"{}:{}\", "
+        "\"interface_a\": \"{}\", \"interface_b\": \"{}\", \"loss_a\": {}, \"loss_b\": {}, \"burst_loss\": {}, "
+        "\"burst_len\": {}, \"dup\": {}, \"reorder\": {}, \"restart_at\": {}, \"lagging_snapshots\": {}, "
+        "\"quiet\": {}, \"silence\": {}}},\n",
+        o.instruments, o.rate, o.duration_s, o.messages, o.batch, o.heartbeat_ms, o.snapshot_ms, o.definition_ms,
+        o.seed, o.session, o.epoch_ns, o.channel, o.group_a, o.port_a, o.group_b, o.port_b, o.interface_a,
+        o.interface_b, o.loss_a, o.loss_b, o.burst_p, o.burst_len, o.dup, o.reorder,
+        o.restart_at ? fmt::format("{}", *o.restart_at) : "null", o.lagging_snapshots, id_list(o.quiet),
+        id_list(o.silence));
+    out += fmt::format(
+        "  \"final_session\": {},\n  \"exact_lost\": {},\n  \"duration_ns\": {},\n  \"messages\": {},\n"
+        "  \"sequenced\": {},\n  \"packets\": {{\"generated\": {}, \"sent_a\": {}, \"sent_b\": {}, "
+        "\"dropped_a\": {}, \"dropped_b\": {}, \"dropped_both\": {}, \"duplicated_a\": {}, \"duplicated_b\": {}, "
+        "\"reordered_a\": {}, \"reordered_b\": {}, \"late_old_session\": {}}},\n"
+        "  \"output\": \"{}\",\n  \"send\": {{\"errors\": {}, \"max_late_ns\": {}}},\n  \"instruments\": [",
+        final_session, exact_lost, duration_ns, messages, sequenced, packets, sent_a, sent_b, dropped_a, dropped_b,
+        dropped_both, duplicated_a, duplicated_b, reordered_a, reordered_b, late_old_session, json_escape(output), send_errors,
+        max_late_ns);
+    for (std::size_t i = 0; i < instruments.size(); ++i) {
+        const InstrumentTruth& t = instruments[i];
+        out += fmt::format(
+            "{}\n    {{\"id\": {}, \"symbol\": \"{}\", \"kind\": \"{}\", \"quiet\": {}, \"silenced\": {}, "
+            "\"messages\": {}, \"last_seq\": {}, \"dropped_both\": {}, \"expected_lost\": {}, \"bids\": ",
+            i ? "," : "", t.id, t.symbol, t.delta ? "delta" : "quote", t.quiet, t.silenced, t.messages, t.last_seq,
+            t.dropped_both, t.expected_lost);
+        append_levels(out, t.bids);
+        out += ", \"asks\": ";
+        append_levels(out, t.asks);
+        out += '}';
+    }
+    out += instruments.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    return out;
+}
+
+// ------------------------------------------------------------------ sinks
+
+GroundTruth run_simulator(const SimOptions& options, const SimSink& sink) {
+    Simulator sim(options);
+    SimPacket p;
+    while (sim.next(p)) sink(p);
+    return sim.truth();
+}
+
+GroundTruth simulate_to_sockets(SimOptions options) {
+    options.validate();
+    // Loopback only: MulticastSender refuses a non-127.x interface and sets TTL 0.
+    MulticastSender a(options.interface_a), b(options.interface_b);
+    const std::uint32_t ga = *parse_ipv4(options.group_a), gb = *parse_ipv4(options.group_b);
+    options.epoch_ns = realtime_ns();
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now();
+    std::uint64_t errors = 0;
+    std::int64_t max_late = 0;
+    GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
+        // Fixed schedule: sleep while far ahead, spin when close, never skip when late.
+        const Clock::time_point due = start + std::chrono::nanoseconds(p.time_ns);
+        Clock::time_point now;
+        while ((now = Clock::now()) < due) {
+            if (due - now > std::chrono::microseconds(200)) std::this_thread::sleep_for(due - now - std::chrono::microseconds(100));
+        }
+        max_late = std::max<std::int64_t>(max_late, std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count());
+        wire::store_le<std::int64_t>(p.bytes.data() + 20, realtime_ns());  // send_time_ns
+        if (p.line_a && !a.send(ga, options.port_a, p.bytes)) ++errors;
+        if (p.line_b && !b.send(gb, options.port_b, p.bytes)) ++errors;
+    });
+    gt.output = "sockets";
+    gt.send_errors = errors;
+    gt.max_late_ns = max_late;
+    return gt;
+}
+
+GroundTruth simulate_to_capture(const SimOptions& options, const std::string& path) {
+    options.validate();
+    const std::uint32_t src = 0x7F000001;  // 127.0.0.1
+    const std::uint32_t ga = *parse_ipv4(options.group_a), gb = *parse_ipv4(options.group_b);
+    CaptureWriter w(path, CaptureFormat::kPcapNano, LinkType::kEthernet);
+    GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
+        const std::int64_t ts = options.epoch_ns + p.time_ns;
+        if (p.line_a) w.write_udp(ts, src, 40001, ga, options.port_a, p.bytes);
+        if (p.line_b) w.write_udp(ts, src, 40002, gb, options.port_b, p.bytes);
+    });
+    w.flush();
+    gt.output = "pcap:" + path;
+    return gt;
+}
+
+}  // namespace tickgate

@@ -1,0 +1,205 @@
+// A/B line arbitration at packet level: merges the two lines of each channel
+// into one stream in packet_seq order. The first copy of a packet wins; the
+// second is dropped whole (a duplicate packet). A packet that arrives ahead
+// of a hole is held for up to `hold_ns` so the other line can fill the hole;
+// then it is released and the sequencer sees (and counts) the gap. Without
+// it, a line running one receive batch ahead of the other would make the
+// sequencer count gaps that the slower line is about to fill.
+// No allocation after construction; one thread (the network thread).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "tickgate/counter.hpp"
+#include "tickgate/wire.hpp"
+
+namespace tickgate {
+
+struct ArbiterCounters {
+    RelaxedCounter duplicate_packets;  // second copies (or older) dropped
+    RelaxedCounter held_packets;       // packets that waited for a hole to fill
+    RelaxedCounter filled_holes;       // holes the other line filled while held
+    RelaxedCounter released_gaps;      // packet seqs given up as lost on both lines
+    RelaxedCounter unarbitrated;       // passed through: bad header or too many channels
+};
+
+class PacketArbiter {
+public:
+    // `channels`: how many channel ids can be tracked; `window`: packets that
+    // can be held per channel (power of two); `hold_ns`: how long.
+    PacketArbiter(std::uint32_t channels, std::uint32_t window, std::int64_t hold_ns)
+        : window_(window), mask_(window - 1), hold_ns_(hold_ns), index_(65536, kNone), states_(channels),
+          slots_(std::size_t{channels} * window) {}
+
+    // Offers one datagram; deliver(span<const std::byte>, recv_ns, line) is
+    // called for it and for every held packet it releases, in order.
+    template <class Deliver>
+    void offer(std::span<const std::byte> d, std::int64_t recv_ns, std::uint8_t line, Deliver&& deliver) noexcept;
+
+    // Releases holds whose time is up at `now_ns`. Call it only with a time
+    // before which every datagram of every line has been offered (for
+    // sockets: Receiver::drained_until()), or a copy still queued on the
+    // other line would be taken for lost.
+    template <class Deliver>
+    void expire(std::int64_t now_ns, Deliver&& deliver) noexcept {
+        for (std::uint32_t i = 0; i < used_; ++i) expire_channel(states_[i], now_ns, deliver);
+    }
+
+    // Earliest deadline of any hold (INT64_MAX when nothing is held).
+    [[nodiscard]] std::int64_t next_deadline() const noexcept {
+        std::int64_t d = INT64_MAX;
+        for (std::uint32_t i = 0; i < used_; ++i)
+            if (states_[i].held > 0 && states_[i].deadline < d) d = states_[i].deadline;
+        return d;
+    }
+    [[nodiscard]] const ArbiterCounters& counters() const noexcept { return counters_; }
+
+private:
+    static constexpr std::uint16_t kNone = 0xFFFF;
+    struct Slot {
+        std::uint64_t packet_seq;
+        std::int64_t recv_ns;
+        std::uint16_t len;
+        std::uint8_t line;
+        bool used;
+        std::byte data[wire::kMaxDatagram];
+    };
+    struct State {
+        std::uint32_t session = 0;
+        std::uint64_t expected = 0;   // next packet_seq to deliver
+        std::int64_t deadline = 0;    // of the oldest hold
+        std::uint32_t held = 0;
+        std::uint32_t first_slot = 0;
+        bool started = false;
+    };
+
+    template <class Deliver>
+    void drain(State& st, Deliver& deliver) noexcept {
+        // Deliver consecutive held packets from `expected` on.
+        while (st.held > 0) {
+            Slot& s = slots_[st.first_slot + (st.expected & mask_)];
+            if (!s.used || s.packet_seq != st.expected) break;
+            s.used = false;
+            --st.held;
+            ++st.expected;
+            deliver(std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line);
+        }
+    }
+
+    // Gives up on the hole at `expected`: skips to the oldest held packet.
+    template <class Deliver>
+    void skip_hole(State& st, Deliver& deliver) noexcept {
+        for (std::uint64_t k = st.expected + 1; k < st.expected + window_; ++k) {
+            const Slot& s = slots_[st.first_slot + (k & mask_)];
+            if (s.used && s.packet_seq == k) {
+                counters_.released_gaps.add(k - st.expected);
+                st.expected = k;
+                break;
+            }
+        }
+        drain(st, deliver);
+        if (st.held > 0) st.deadline = oldest_recv(st) + hold_ns_;
+    }
+
+    [[nodiscard]] std::int64_t oldest_recv(const State& st) const noexcept {
+        std::int64_t t = INT64_MAX;
+        for (std::uint64_t k = st.expected; k < st.expected + window_; ++k) {
+            const Slot& s = slots_[st.first_slot + (k & mask_)];
+            if (s.used && s.packet_seq == k && s.recv_ns < t) t = s.recv_ns;
+        }
+        return t;
+    }
+
+    template <class Deliver>
+    void flush(State& st, Deliver& deliver) noexcept {
+        while (st.held > 0) skip_hole(st, deliver);
+    }
+
+    template <class Deliver>
+    void expire_channel(State& st, std::int64_t now_ns, Deliver& deliver) noexcept {
+        while (st.held > 0 && now_ns >= st.deadline) skip_hole(st, deliver);
+    }
+
+    const std::uint64_t window_;
+    const std::uint64_t mask_;
+    const std::int64_t hold_ns_;
+    std::vector<std::uint16_t> index_;  // channel id -> state index
+    std::vector<State> states_;
+    std::vector<Slot> slots_;
+    std::uint32_t used_ = 0;
+    ArbiterCounters counters_;
+};
+
+template <class Deliver>
+void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, std::uint8_t line,
+                          Deliver&& deliver) noexcept {
+    const wire::PacketHeaderView hdr(d);
+    if (!hdr.valid() || d.size() > wire::kMaxDatagram) {
+        counters_.unarbitrated.add();
+        deliver(d, recv_ns, line);
+        return;
+    }
+    std::uint16_t& idx = index_[hdr.channel_id()];
+    if (idx == kNone) {
+        if (used_ == states_.size()) {
+            counters_.unarbitrated.add();
+            deliver(d, recv_ns, line);
+            return;
+        }
+        idx = static_cast<std::uint16_t>(used_);
+        states_[used_].first_slot = static_cast<std::uint32_t>(used_ * window_);
+        ++used_;
+    }
+    State& st = states_[idx];
+    const std::uint32_t session = hdr.session();
+    const std::uint64_t seq = hdr.packet_seq();
+    if (!st.started || session > st.session) {
+        flush(st, deliver);  // the old session's held packets go first
+        st.started = true;
+        st.session = session;
+        st.expected = seq;
+    } else if (session < st.session) {
+        deliver(d, recv_ns, line);  // the decoder discards and counts it
+        return;
+    }
+    if (seq < st.expected) {
+        counters_.duplicate_packets.add();
+        return;
+    }
+    if (seq == st.expected) {
+        ++st.expected;
+        deliver(d, recv_ns, line);
+        const bool had_holds = st.held > 0;
+        drain(st, deliver);
+        if (had_holds) {
+            counters_.filled_holes.add();
+            if (st.held > 0) st.deadline = oldest_recv(st) + hold_ns_;
+        }
+        return;
+    }
+    if (seq >= st.expected + window_) {
+        flush(st, deliver);  // too far ahead to hold: what is held goes, then this
+        if (seq > st.expected) counters_.released_gaps.add(seq - st.expected);
+        st.expected = seq + 1;
+        deliver(d, recv_ns, line);
+        return;
+    }
+    Slot& s = slots_[st.first_slot + (seq & mask_)];
+    if (s.used && s.packet_seq == seq) {
+        counters_.duplicate_packets.add();
+        return;
+    }
+    s.packet_seq = seq;
+    s.recv_ns = recv_ns;
+    s.line = line;
+    s.len = static_cast<std::uint16_t>(d.size());
+    s.used = true;
+    std::memcpy(s.data, d.data(), d.size());
+    if (st.held++ == 0) st.deadline = recv_ns + hold_ns_;
+    counters_.held_packets.add();
+}
+
+}  // namespace tickgate

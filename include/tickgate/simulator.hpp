@@ -1,0 +1,132 @@
+// Venue simulator (`tickgate sim`): a deterministic QFB/1 publisher for one
+// channel (lines A and B) with injectable faults, and the ground truth a
+// conforming handler must reproduce. The generator is pure (no clock, no
+// sockets); sinks send it on loopback multicast or write a capture.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tickgate/capture.hpp"
+
+namespace tickgate {
+
+struct SimOptions {
+    std::uint32_t instruments = 8;      // ids 1..N, symbols SIM001..
+    double rate = 20000;                // ticks (Q/D) per second
+    double duration_s = 5;              // used when messages == 0
+    std::uint64_t messages = 0;         // total ticks; 0 = rate * duration
+    std::uint32_t batch = 8;            // ticks per packet (1..28: 28 quotes fill 1400 bytes)
+    std::uint32_t heartbeat_ms = 100;
+    std::uint32_t snapshot_ms = 200;
+    std::uint32_t definition_ms = 1000;
+    std::uint64_t seed = 1;
+    std::uint32_t session = 1;          // first session number
+    std::int64_t epoch_ns = 1'704'067'200'000'000'000;  // Unix ns of schedule time 0 (2024-01-01)
+
+    std::uint16_t channel = 1;
+    std::string group_a = "239.255.10.1";
+    std::uint16_t port_a = 31001;
+    std::string group_b = "239.255.10.2";
+    std::uint16_t port_b = 31002;
+    std::string interface_a = "127.0.0.1";
+    std::string interface_b = "127.0.0.1";
+
+    // Faults (all off by default).
+    double loss_a = 0, loss_b = 0;      // per packet, per line, independent
+    double burst_p = 0;                 // start of a burst lost on both lines, per packet
+    std::uint32_t burst_len = 0;
+    double dup = 0;                     // one line sends the packet twice
+    double reorder = 0;                 // one line sends the packet after the next one
+    std::optional<double> restart_at;   // fraction of the run: new session, seqs restart at 1
+    bool lagging_snapshots = false;     // snapshots lag the deltas by 1..3 messages
+    std::vector<std::uint32_t> quiet;   // stop ticking halfway, keep heartbeats
+    std::vector<std::uint32_t> silence; // stop everything halfway
+
+    // Throws std::invalid_argument naming the bad option.
+    void validate() const;
+};
+
+// One datagram to send, in send order: scheduled time (ns after start) and
+// the lines that carry this copy.
+struct SimPacket {
+    std::vector<std::byte> bytes;
+    std::int64_t time_ns = 0;
+    bool line_a = false;
+    bool line_b = false;
+};
+
+using SimLevel = PacketBuilder::SnapLevel;  // raw price, qty
+
+struct InstrumentTruth {
+    std::uint32_t id = 0;
+    std::string symbol;
+    bool delta = false;                 // kind "delta" (D + S) or "quote" (Q)
+    bool quiet = false, silenced = false;
+    std::uint64_t messages = 0;         // sequenced messages sent, all sessions
+    std::uint64_t last_seq = 0;         // in the final session
+    std::uint64_t dropped_both = 0;     // sequenced messages lost on both lines
+    std::uint64_t expected_lost = 0;    // what a conforming handler counts as lost (see simulator.cpp)
+    std::vector<SimLevel> bids, asks;   // publisher's final book, best first
+};
+
+struct GroundTruth {
+    SimOptions options;
+    std::uint32_t final_session = 0;
+    bool exact_lost = true;             // false with reordering (the model assumes order)
+    std::int64_t duration_ns = 0;       // scheduled time of the last packet
+    std::uint64_t packets = 0;          // distinct datagrams generated
+    std::uint64_t sent_a = 0, sent_b = 0;        // datagrams put on each line (copies included)
+    std::uint64_t dropped_a = 0, dropped_b = 0;  // datagrams a line did not carry
+    std::uint64_t dropped_both = 0;
+    std::uint64_t duplicated_a = 0, duplicated_b = 0, reordered_a = 0, reordered_b = 0;
+    std::uint64_t late_old_session = 0;
+    std::uint64_t messages = 0, sequenced = 0;
+    std::string output;                 // "sockets", "pcap:FILE" or "" (run_simulator)
+    // Socket sink only.
+    std::uint64_t send_errors = 0;
+    std::int64_t max_late_ns = 0;       // worst lateness against the schedule
+    std::vector<InstrumentTruth> instruments;
+
+    [[nodiscard]] std::string to_json() const;
+};
+
+// The deterministic packet schedule. Not thread-safe.
+class Simulator {
+public:
+    explicit Simulator(const SimOptions& options);  // validates
+    ~Simulator();
+    Simulator(const Simulator&) = delete;
+    Simulator& operator=(const Simulator&) = delete;
+
+    // Next datagram copy in send order; false when the run is over.
+    bool next(SimPacket& out);
+    // Complete once next() returned false.
+    [[nodiscard]] const GroundTruth& truth() const noexcept { return truth_; }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    GroundTruth truth_;
+};
+
+using SimSink = std::function<void(SimPacket&)>;
+
+// Runs the generator to the end through `sink`; returns the ground truth.
+GroundTruth run_simulator(const SimOptions& options, const SimSink& sink);
+// Paced publishing on loopback multicast (sets epoch_ns to now). Throws
+// std::runtime_error on socket problems or a non-loopback interface.
+GroundTruth simulate_to_sockets(SimOptions options);
+// Both lines' copies as a ns pcap (Ethernet), dst = line group:port, src 127.0.0.1.
+GroundTruth simulate_to_capture(const SimOptions& options, const std::string& path);
+
+// `tickgate sim ...`: 0 ok, 1 runtime failure, 2 bad usage.
+int cmd_sim(const std::vector<std::string_view>& args);
+
+}  // namespace tickgate

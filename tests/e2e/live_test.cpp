@@ -1,0 +1,265 @@
+// End-to-end over real loopback multicast sockets: the simulator publishes
+// lines A and B (interface 127.0.0.1, TTL 0), the FeedHandler receives,
+// sequences and books; results are checked against the simulator's ground
+// truth. Each test uses its own groups/ports so ctest can run them in parallel.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "tickgate/feed_handler.hpp"
+#include "tickgate/replay.hpp"
+#include "tickgate/simulator.hpp"
+
+namespace {
+
+using namespace tickgate;
+using Clock = std::chrono::steady_clock;
+
+struct Lines {
+    std::string group_a, group_b;
+    std::uint16_t port_a, port_b;
+};
+
+Config config_for(const Lines& l, std::uint32_t ring_size = 65536) {
+    Config cfg;
+    ChannelConfig ch;
+    ch.id = 1;
+    ch.a = {l.group_a, l.port_a, "127.0.0.1"};
+    ch.b = {l.group_b, l.port_b, "127.0.0.1"};
+    cfg.channels.push_back(ch);
+    cfg.receiver.ring_size = ring_size;
+    return cfg;
+}
+
+SimOptions sim_for(const Lines& l) {
+    SimOptions o;
+    o.group_a = l.group_a;
+    o.group_b = l.group_b;
+    o.port_a = l.port_a;
+    o.port_b = l.port_b;
+    o.instruments = 8;
+    o.rate = 20000;
+    o.duration_s = 1.5;
+    return o;
+}
+
+struct LiveRun {
+    GroundTruth truth;
+    std::map<std::uint32_t, std::int64_t> last_suspect_ns;  // arrival time of what last made it suspect
+    std::int64_t last_recv_ns = 0;
+};
+
+// Runs the simulator on its own thread while this thread polls the handler;
+// `stall` pauses polling for a while in the middle (to overflow the ring).
+LiveRun run_live(FeedHandler& handler, const SimOptions& opts, std::chrono::milliseconds stall = {}) {
+    LiveRun run;
+    handler.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // joined before the first packet
+    std::atomic<bool> done{false};
+    std::thread sim([&] {
+        run.truth = simulate_to_sockets(opts);
+        done.store(true);
+    });
+    auto on_update = [&](const Update& u, const Event& ev) {
+        run.last_recv_ns = std::max(run.last_recv_ns, ev.recv_ns);
+        if (u.suspect && (u.verdict == Verdict::kGap || u.verdict == Verdict::kHeartbeatGap ||
+                          u.verdict == Verdict::kDataLost))
+            run.last_suspect_ns[u.instrument_id] = ev.recv_ns;
+    };
+    const auto t0 = Clock::now();
+    bool stalled = stall.count() == 0;
+    while (!done.load()) {
+        if (!stalled && Clock::now() - t0 > std::chrono::milliseconds(400)) {
+            std::this_thread::sleep_for(stall);
+            stalled = true;
+        }
+        if (handler.poll(on_update, 1024) == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    sim.join();
+    // Drain: wait until nothing more arrives for 200 ms.
+    auto quiet_since = Clock::now();
+    while (Clock::now() - quiet_since < std::chrono::milliseconds(200)) {
+        if (handler.poll(on_update, 4096) != 0) quiet_since = Clock::now();
+        else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    handler.stop();
+    while (handler.poll(on_update, 4096) != 0) {
+    }
+    return run;
+}
+
+std::vector<Level> levels(const std::vector<SimLevel>& v) {
+    std::vector<Level> out;
+    for (const auto& l : v) out.push_back({l.price, l.qty});
+    return out;
+}
+
+void expect_book_equals_truth(const FeedHandler& h, const InstrumentTruth& t) {
+    const auto bids = h.sequencer().books().side(t.id, Side::kBid);
+    const auto asks = h.sequencer().books().side(t.id, Side::kAsk);
+    const auto want_b = levels(t.bids), want_a = levels(t.asks);
+    ASSERT_EQ(bids.size(), want_b.size()) << "instrument " << t.id << " bids";
+    ASSERT_EQ(asks.size(), want_a.size()) << "instrument " << t.id << " asks";
+    for (std::size_t i = 0; i < bids.size(); ++i) {
+        EXPECT_EQ(bids[i].price, want_b[i].price) << "instrument " << t.id << " bid " << i;
+        EXPECT_EQ(bids[i].qty, want_b[i].qty) << "instrument " << t.id << " bid " << i;
+    }
+    for (std::size_t i = 0; i < asks.size(); ++i) {
+        EXPECT_EQ(asks[i].price, want_a[i].price) << "instrument " << t.id << " ask " << i;
+        EXPECT_EQ(asks[i].qty, want_a[i].qty) << "instrument " << t.id << " ask " << i;
+    }
+}
+
+std::uint64_t kernel_drops(const FeedHandler& h) {
+    std::uint64_t n = 0;
+    for (const auto& l : h.line_stats()) n += l->kernel_drops.get();
+    return n;
+}
+
+// The first seed whose independent per-line loss never hits both lines.
+SimOptions seed_without_double_loss(SimOptions o) {
+    for (o.seed = 1; o.seed < 500; ++o.seed) {
+        const GroundTruth t = run_simulator(o, [](SimPacket&) {});
+        if (t.dropped_both == 0 && t.dropped_a > 0 && t.dropped_b > 0) return o;
+    }
+    ADD_FAILURE() << "no seed without double loss";
+    return o;
+}
+
+TEST(Live, IndependentLossOnEachLineLosesNothingAndBooksMatch) {
+    const Lines l{"239.255.80.1", "239.255.80.2", 39301, 39302};
+    SimOptions o = sim_for(l);
+    o.loss_a = 0.02;
+    o.loss_b = 0.02;
+    o = seed_without_double_loss(o);
+    FeedHandler h(config_for(l));
+    const LiveRun run = run_live(h, o);
+    ASSERT_EQ(kernel_drops(h), 0u);
+    EXPECT_GT(run.truth.dropped_a, 0u);
+    EXPECT_GT(run.truth.dropped_b, 0u);
+    std::uint64_t gaps_a = 0, gaps_b = 0;
+    for (const auto& s : h.line_stats()) (s->line ? gaps_b : gaps_a) += s->seq_gaps.get();
+    EXPECT_EQ(gaps_a, run.truth.dropped_a) << "per-line packet gaps show which line is losing";
+    EXPECT_EQ(gaps_b, run.truth.dropped_b);
+    for (const auto& t : run.truth.instruments) {
+        const InstrumentState& st = h.sequencer().state(t.id);
+        EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
+        EXPECT_FALSE(st.suspect) << "instrument " << t.id;
+        EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
+        expect_book_equals_truth(h, t);
+    }
+}
+
+TEST(Live, LossOnBothLinesCountsExactlyTheGroundTruthAndRepairs) {
+    const Lines l{"239.255.81.1", "239.255.81.2", 39311, 39312};
+    SimOptions o = sim_for(l);
+    o.loss_a = 0.05;
+    o.loss_b = 0.05;
+    o.burst_p = 0.01;
+    o.burst_len = 3;
+    FeedHandler h(config_for(l));
+    const LiveRun run = run_live(h, o);
+    ASSERT_EQ(kernel_drops(h), 0u);
+    ASSERT_TRUE(run.truth.exact_lost);
+    ASSERT_GT(run.truth.dropped_both, 0u);
+    std::uint64_t lost = 0;
+    for (const auto& t : run.truth.instruments) {
+        const InstrumentState& st = h.sequencer().state(t.id);
+        EXPECT_EQ(st.counters.lost, t.expected_lost) << "instrument " << t.id;
+        lost += st.counters.lost;
+        if (st.counters.gap_events > 0) {
+            EXPECT_GT(st.counters.recovered, 0u) << "instrument " << t.id;
+        }
+        if (st.suspect) {
+            // Only a gap in the last snapshot period (no snapshot or full quote
+            // came after it) may be left unrepaired.
+            const auto it = run.last_suspect_ns.find(t.id);
+            ASSERT_NE(it, run.last_suspect_ns.end());
+            const std::int64_t repair_window_ns = (std::int64_t{o.snapshot_ms} + 100) * 1'000'000;
+            EXPECT_GT(it->second, run.last_recv_ns - repair_window_ns) << "instrument " << t.id << " never repaired";
+        } else {
+            expect_book_equals_truth(h, t);
+        }
+    }
+    EXPECT_GT(lost, 0u);
+}
+
+TEST(Live, PublisherRestartIsASessionChange) {
+    const Lines l{"239.255.82.1", "239.255.82.2", 39321, 39322};
+    SimOptions o = sim_for(l);
+    o.restart_at = 0.5;
+    FeedHandler h(config_for(l));
+    const LiveRun run = run_live(h, o);
+    ASSERT_EQ(kernel_drops(h), 0u);
+    EXPECT_EQ(run.truth.final_session, o.session + 1);
+    EXPECT_EQ(h.decoder_counters().session_changes.get(), 1u);
+    EXPECT_EQ(h.decoder_counters().stale_session_packets.get(), run.truth.late_old_session);
+    EXPECT_GT(run.truth.late_old_session, 0u);
+    for (const auto& t : run.truth.instruments) {
+        const InstrumentState& st = h.sequencer().state(t.id);
+        EXPECT_EQ(st.counters.lost, 0u) << "a restart is not a loss: instrument " << t.id;
+        EXPECT_FALSE(st.suspect) << "instrument " << t.id;
+        EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
+        EXPECT_EQ(st.counters.accepted, t.messages) << "counters are cumulative: instrument " << t.id;
+        expect_book_equals_truth(h, t);
+    }
+}
+
+TEST(Live, RingOverflowIsCountedMarksSuspectThenRecovers) {
+    const Lines l{"239.255.83.1", "239.255.83.2", 39331, 39332};
+    SimOptions o = sim_for(l);
+    o.duration_s = 2.5;
+    FeedHandler h(config_for(l, /*ring_size=*/256));
+    const LiveRun run = run_live(h, o, std::chrono::milliseconds(300));
+    const auto& pc = h.publisher_counters();
+    EXPECT_GT(pc.ring_overflow_packets.get(), 0u);
+    EXPECT_GT(pc.data_lost_marks.get(), 0u);
+    for (const auto& t : run.truth.instruments) {
+        const InstrumentState& st = h.sequencer().state(t.id);
+        EXPECT_GT(st.counters.recovered, 1u) << "instrument " << t.id << " was never made suspect and repaired";
+        EXPECT_FALSE(st.suspect) << "instrument " << t.id << " did not recover";
+        expect_book_equals_truth(h, t);
+    }
+}
+
+// A single receiver tees every datagram into a capture and into a handler;
+// replaying the capture must give the identical summary.
+TEST(Live, CaptureReplaysToTheSameSummaryAsTheLiveRun) {
+    const Lines l{"239.255.84.1", "239.255.84.2", 39341, 39342};
+    SimOptions o = sim_for(l);
+    o.loss_a = 0.03;
+    o.loss_b = 0.03;
+    o.restart_at = 0.7;
+    o.lagging_snapshots = true;
+    const Config cfg = config_for(l);
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("tickgate-live-" + std::to_string(::getpid()) + ".pcap")).string();
+    Handler live(cfg.capacity, cfg.gate);
+    {
+        Receiver rx(cfg);
+        CaptureWriter writer(path);
+        std::atomic<bool> done{false};
+        std::thread sim([&] {
+            simulate_to_sockets(o);
+            done.store(true);
+        });
+        auto tee = [&](const RawDatagram& d) {
+            writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
+            live.on_datagram(d.payload, d.recv_ns, d.line);
+        };
+        while (!done.load()) rx.poll_once(20'000'000, tee);
+        sim.join();
+        for (int i = 0; i < 10; ++i) rx.poll_once(20'000'000, tee);
+    }
+    Handler replayed(cfg.capacity, cfg.gate);
+    const ReplayResult r = replay_capture(path, cfg, replayed);
+    std::filesystem::remove(path);
+    ASSERT_GT(live.decoder().counters().packets.get(), 1000u);
+    const SummaryContext ctx{r.last_ts_ns, "", nullptr};
+    EXPECT_EQ(summary_json(summary_source(live), ctx), summary_json(summary_source(replayed), ctx));
+}
+
+}  // namespace

@@ -1,0 +1,153 @@
+// The hot path allocates nothing: this binary replaces the global operator
+// new with a counting one and drives decode -> sequence -> book -> gate, and
+// the live receive -> ring -> poll path over loopback multicast.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "tickgate/capture.hpp"
+#include "tickgate/feed_handler.hpp"
+#include "tickgate/handler.hpp"
+
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, std::align_val_t a) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    const std::size_t al = static_cast<std::size_t>(a);
+    if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n, std::align_val_t a) { return operator new(n, a); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+using namespace tickgate;
+
+// A stream that exercises every path: definitions, quotes, deltas with gaps
+// (suspect + buffering), lagging snapshots, heartbeats with gaps,
+// duplicates, unknown and malformed messages, and a session change.
+std::vector<std::vector<std::byte>> build_stream(std::uint16_t channel) {
+    std::vector<std::vector<std::byte>> out;
+    std::uint64_t pseq = 1;
+    const std::int64_t t = 1'700'000'000'000'000'000;
+    for (std::uint32_t session = 1; session <= 2; ++session) {
+        PacketBuilder defs(channel, session, pseq++, t);
+        for (std::uint32_t id = 1; id <= 20; ++id) defs.definition(id, "SYM" + std::to_string(id));
+        out.emplace_back(defs.bytes().begin(), defs.bytes().end());
+        std::uint64_t seq = 1;
+        for (int round = 0; round < 400; ++round, ++seq) {
+            if (round % 50 == 7) seq += 2;  // a gap on every instrument
+            PacketBuilder p(channel, session, pseq++, t + round);
+            for (std::uint32_t id = 1; id <= 20; ++id) {
+                if (id % 2)
+                    p.quote(id, seq, t, 100 + round, 5, 101 + round, 6);
+                else
+                    p.delta(id, seq, t, 100 + round % 7, static_cast<std::uint32_t>(round), round % 2, round % 5 == 4);
+            }
+            out.emplace_back(p.bytes().begin(), p.bytes().end());
+            if (round % 25 == 10) {
+                PacketBuilder s(channel, session, pseq++, t + round);
+                const PacketBuilder::SnapLevel bids[] = {{99, 1}, {98, 2}}, asks[] = {{101, 1}};
+                for (std::uint32_t id = 2; id <= 20; id += 2) s.snapshot(id, seq - 1, t, bids, asks);  // lags by one
+                for (std::uint32_t id = 1; id <= 20; ++id) s.heartbeat(id, seq + 1 + (round % 100 == 10), t);
+                const std::byte body[8] = {};
+                s.raw_message('Z', body);
+                out.emplace_back(s.bytes().begin(), s.bytes().end());
+                out.push_back(out.back());  // the same packet again (a B-line copy)
+                auto bad = out.back();
+                bad.resize(bad.size() - 3);  // truncated: malformed
+                out.push_back(bad);
+            }
+        }
+    }
+    return out;
+}
+
+TEST(HotPath, DecodeSequenceBookGateAllocateNothing) {
+    const auto stream = build_stream(1);
+    Handler handler(Capacity{}, GateConfig{});
+    std::uint64_t ok = 0;
+    const std::uint64_t before = g_allocations.load();
+    for (const auto& d : stream) handler.on_datagram(d, 1'700'000'000'000'000'000);
+    for (std::uint32_t id = 0; id < 64; ++id) ok += handler.gate().check(id, 1'700'000'000'100'000'000).ok();
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations on the hot path";
+    EXPECT_GT(handler.decoder().counters().messages.get(), 16'000u);
+    EXPECT_GT(handler.decoder().counters().malformed_packets.get(), 0u);
+    EXPECT_EQ(handler.decoder().counters().session_changes.get(), 1u);
+    (void)ok;
+}
+
+TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
+    Config cfg;
+    ChannelConfig ch;
+    ch.id = 3;
+    ch.a = {"239.255.77.1", 39101, "127.0.0.1"};
+    ch.b = {"239.255.77.2", 39102, "127.0.0.1"};
+    cfg.channels.push_back(ch);
+    const auto stream = build_stream(3);
+    FeedHandler handler(cfg);
+    MulticastSender sender;
+    handler.start();
+    const std::uint32_t ga = *parse_ipv4(ch.a.group), gb = *parse_ipv4(ch.b.group);
+
+    // Warm up until the network thread is receiving.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handler.decoder_counters().packets.get() == 0 && std::chrono::steady_clock::now() < deadline) {
+        sender.send(ga, ch.a.port, stream.front());
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        handler.poll(1024);
+    }
+    ASSERT_GT(handler.decoder_counters().packets.get(), 0u);
+    while (handler.poll(4096) != 0) {
+    }
+
+    // Received datagrams are counted per line (arbitration drops second copies before decoding).
+    auto received = [&] {
+        std::uint64_t n = 0;
+        for (const auto& l : handler.line_stats()) n += l->packets.get();
+        return n;
+    };
+    const std::uint64_t packets_before = received();
+    const std::uint64_t before = g_allocations.load();
+    std::size_t sent = 0;
+    for (const auto& d : stream) {
+        sent += sender.send(ga, ch.a.port, d);
+        sent += sender.send(gb, ch.b.port, d);
+        handler.poll(4096);
+        if (sent % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // stay under SO_RCVBUF
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (received() - packets_before < sent && std::chrono::steady_clock::now() < end)
+        handler.poll(4096);
+    while (handler.poll(4096) != 0) {
+    }
+    const std::uint64_t after = g_allocations.load();
+    handler.stop();
+    EXPECT_EQ(after - before, 0u) << "allocations on the live hot path";
+    EXPECT_EQ(received() - packets_before, sent);
+    EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
+}
+
+}  // namespace
