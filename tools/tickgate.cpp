@@ -214,6 +214,10 @@ std::string line_table(const FeedHandler& h) {
                            fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->seq_gaps.get(),
                            l->kernel_drops.get(), l->rejected_source.get());
     const auto& pc = h.publisher_counters();
+    const auto& ac = h.arbiter_counters();
+    out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
+                       ac.duplicate_packets.get(), ac.held_packets.get(), ac.filled_holes.get(),
+                       ac.released_gaps.get());
     out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring_fill(),
                        pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
     return out;
