@@ -124,7 +124,8 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
 }
 
-Receiver::~Receiver() = default;
+// The sockets must go before the io_context (in batch_) they were opened on.
+Receiver::~Receiver() { sockets_.clear(); }
 
 int Receiver::wait(std::int64_t timeout_ns) noexcept {
     const timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};

@@ -271,7 +271,7 @@ Update Sequencer::on_snapshot_levels(const Event& ev) noexcept {
         if (pending_.apply) return finish_snapshot();
         pending_.active = false;
     }
-    return {id, Verdict::kSnapshotLevels, false, false, 0};
+    return {id, Verdict::kSnapshotLevels, false, id < capacity_.max_instruments && states_[id].suspect, 0};
 }
 
 Update Sequencer::finish_snapshot() noexcept {

@@ -87,6 +87,11 @@ void SimOptions::validate() const {
     if (!is_prob(loss_a) || !is_prob(loss_b) || !is_prob(burst_p) || !is_prob(dup) || !is_prob(reorder))
         fail("probabilities must be in [0, 1]");
     if (burst_p > 0 && burst_len < 1) fail("--burst-loss: LEN must be >= 1");
+    for (const auto* outages : {&outage_a, &outage_b})
+        for (const Outage& w : *outages)
+            if (!(w.from >= 0 && w.from < w.to && w.to <= 1)) fail("--outage-a/-b: expected FROM:TO with 0 <= FROM < TO <= 1");
+    if (surge && !(surge->from >= 0 && surge->from < surge->to && surge->to <= 1 && surge->factor >= 1))
+        fail("--surge: expected FROM:TO:FACTOR with 0 <= FROM < TO <= 1 and FACTOR >= 1");
     if (restart_at && !(*restart_at > 0 && *restart_at < 1)) fail("--restart-at: expected a fraction in (0, 1)");
     for (const auto* ids : {&quiet, &silence})
         for (const auto id : *ids)
@@ -189,8 +194,16 @@ struct Simulator::Impl {
         update_ticking();
     }
 
+    // Schedule time of packet slot k: `rate`, times `surge.factor` inside the surge window.
     std::int64_t slot_time(std::uint64_t k) const {
-        return static_cast<std::int64_t>(std::llround(double(k) * o.batch * 1e9 / o.rate));
+        const double per_slot = o.batch * 1e9 / o.rate;
+        double in_surge = 0;
+        if (o.surge) {
+            const double a = o.surge->from * double(nslots), b = o.surge->to * double(nslots);
+            in_surge = std::clamp(double(k), a, b) - a;
+        }
+        return static_cast<std::int64_t>(
+            std::llround((double(k) - in_surge) * per_slot + in_surge * per_slot / (o.surge ? o.surge->factor : 1.0)));
     }
     std::uint32_t qty() { return static_cast<std::uint32_t>(1 + content.below(100)) * 100; }
     bool active(const Instr& in) const { return !(past_half && in.truth->silenced); }
@@ -412,6 +425,12 @@ struct Simulator::Impl {
     }
 
     // ---- faults: one packet from `raw` to `out`
+    [[nodiscard]] bool in_outage(const std::vector<SimOptions::Outage>& ws, std::int64_t t) const {
+        const double f = static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(2 * half_ns, 1));
+        for (const auto& w : ws)
+            if (f >= w.from && f < w.to) return true;
+        return false;
+    }
     void emit(const RawPacket& p, bool a, bool b) {
         if (a || b) emit_copy({p.bytes, p.t, a, b});
     }
@@ -437,6 +456,8 @@ struct Simulator::Impl {
                 a = !(u[1] < o.loss_a);
                 b = !(u[2] < o.loss_b);
             }
+            a = a && !in_outage(o.outage_a, p.t);
+            b = b && !in_outage(o.outage_b, p.t);
         }
         truth.dropped_a += !a;
         truth.dropped_b += !b;
@@ -530,6 +551,14 @@ std::string id_list(const std::vector<std::uint32_t>& ids) {
 
 }  // namespace
 
+namespace {
+std::string outage_list(const std::vector<SimOptions::Outage>& ws) {
+    std::string out = "[";
+    for (const auto& w : ws) out += fmt::format("{}[{}, {}]", out.size() > 1 ? ", " : "", w.from, w.to);
+    return out + "]";
+}
+}  // namespace
+
 std::string GroundTruth::to_json() const {
     const SimOptions& o = options;
     std::string out = fmt::format(
@@ -538,12 +567,12 @@ std::string GroundTruth::to_json() const {
         "\"session\": {}, \"epoch_ns\": {}, \"channel\": {}, \"line_a\": \"{}:{}\", \"line_b\": \"{}:{}\", "
         "\"interface_a\": \"{}\", \"interface_b\": \"{}\", \"loss_a\": {}, \"loss_b\": {}, \"burst_loss\": {}, "
         "\"burst_len\": {}, \"dup\": {}, \"reorder\": {}, \"restart_at\": {}, \"lagging_snapshots\": {}, "
-        "\"quiet\": {}, \"silence\": {}}},\n",
+        "\"quiet\": {}, \"silence\": {}, \"outage_a\": {}, \"outage_b\": {}}},\n",
         o.instruments, o.rate, o.duration_s, o.messages, o.batch, o.heartbeat_ms, o.snapshot_ms, o.definition_ms,
         o.seed, o.session, o.epoch_ns, o.channel, o.group_a, o.port_a, o.group_b, o.port_b, o.interface_a,
         o.interface_b, o.loss_a, o.loss_b, o.burst_p, o.burst_len, o.dup, o.reorder,
         o.restart_at ? fmt::format("{}", *o.restart_at) : "null", o.lagging_snapshots, id_list(o.quiet),
-        id_list(o.silence));
+        id_list(o.silence), outage_list(o.outage_a), outage_list(o.outage_b));
     out += fmt::format(
         "  \"final_session\": {},\n  \"exact_lost\": {},\n  \"duration_ns\": {},\n  \"messages\": {},\n"
         "  \"sequenced\": {},\n  \"packets\": {{\"generated\": {}, \"sent_a\": {}, \"sent_b\": {}, "

@@ -9,6 +9,7 @@ scripts/setup.sh build
 seconds=${1:-10}
 bin=build/tickgate
 cfg=configs/demo.toml
+rm -f build/demo-state.log
 
 "$bin" run --config "$cfg" --duration "$((seconds + 2))" &
 handler=$!
@@ -20,3 +21,5 @@ sleep 1
 wait $handler
 trap - EXIT
 echo "simulator ground truth: build/demo-truth.json"
+echo "state changes logged by the handler (last 10 of $(wc -l < build/demo-state.log)), full log in build/demo-state.log:"
+tail -n 10 build/demo-state.log

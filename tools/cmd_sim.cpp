@@ -53,6 +53,9 @@ faults (all off by default):
   --loss-a P             per-packet loss probability on line A (default 0)
   --loss-b P             per-packet loss probability on line B (default 0)
   --burst-loss P:LEN     with probability P per packet, LEN packets lost on both lines (default off)
+  --outage-a FROM:TO     line A carries nothing from fraction FROM to TO of the run (repeatable; default none)
+  --outage-b FROM:TO     the same for line B
+  --surge F:T:X          overload: ticks between fractions F and T of the run go out X times faster (default off)
   --dup P                a line sends the packet twice (default 0)
   --reorder P            a line sends the packet after the next one (default 0)
   --restart-at F         publisher restart at fraction F of the run: session + 1, seqs restart
@@ -132,6 +135,21 @@ int run(const std::vector<std::string_view>& args) {
             if (colon == std::string_view::npos) throw SimUsage{fmt::format("--burst-loss: expected P:LEN, got '{}'", v)};
             o.burst_p = to_double(a, v.substr(0, colon), 0, 1);
             o.burst_len = static_cast<std::uint32_t>(to_int(a, v.substr(colon + 1), 1, 1'000'000));
+        } else if (a == "--outage-a" || a == "--outage-b") {
+            const std::string_view v = value();
+            const auto colon = v.find(':');
+            if (colon == std::string_view::npos) throw SimUsage{fmt::format("{}: expected FROM:TO, got '{}'", a, v)};
+            const SimOptions::Outage w{to_double(a, v.substr(0, colon), 0, 1), to_double(a, v.substr(colon + 1), 0, 1)};
+            if (!(w.from < w.to)) throw SimUsage{fmt::format("{}: expected FROM < TO, got '{}'", a, v)};
+            (a == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
+        } else if (a == "--surge") {
+            const std::string_view v = value();
+            const auto c1 = v.find(':'), c2 = v.find(':', c1 == std::string_view::npos ? c1 : c1 + 1);
+            if (c1 == std::string_view::npos || c2 == std::string_view::npos)
+                throw SimUsage{fmt::format("--surge: expected FROM:TO:FACTOR, got '{}'", v)};
+            o.surge = SimOptions::Surge{to_double(a, v.substr(0, c1), 0, 1), to_double(a, v.substr(c1 + 1, c2 - c1 - 1), 0, 1),
+                                        to_double(a, v.substr(c2 + 1), 1, 1e6)};
+            if (!(o.surge->from < o.surge->to)) throw SimUsage{fmt::format("--surge: expected FROM < TO, got '{}'", v)};
         } else if (a == "--dup") o.dup = prob();
         else if (a == "--reorder") o.reorder = prob();
         else if (a == "--restart-at") {

@@ -20,6 +20,8 @@
 #include <thread>
 
 #include "tickgate/feed_handler.hpp"
+#include "tickgate/metrics.hpp"
+#include "tickgate/state_log.hpp"
 #include "tickgate/replay.hpp"
 #include "tickgate/simulator.hpp"
 
@@ -84,6 +86,8 @@ options:
   --json               print the JSON summary on stdout at exit; the live view goes to stderr
   --refresh-ms N       live view refresh period on a terminal (default 250)
   --quiet              no live view
+  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics (loopback only,
+                       e.g. 127.0.0.1:9108; default: off)
   -h, --help           this text
 )";
 
@@ -224,7 +228,8 @@ std::string line_table(const FeedHandler& h) {
 }
 
 int cmd_run(const std::vector<std::string_view>& args) {
-    const Args a = parse_args(args, {"--json", "--quiet"}, {"--config", "--duration", "--refresh-ms"}, "run");
+    const Args a =
+        parse_args(args, {"--json", "--quiet"}, {"--config", "--duration", "--refresh-ms", "--metrics"}, "run");
     if (a.help) {
         fmt::print("{}", kRunHelp);
         return kExitOk;
@@ -239,18 +244,36 @@ int cmd_run(const std::vector<std::string_view>& args) {
     const bool tty = ::isatty(::fileno(view)) != 0;
 
     FeedHandler handler(cfg);
+    // State changes (gaps, suspect, recovered, session change, line down/up,
+    // overload) go through a ring to the logger thread: nothing is formatted here.
+    StateLog state_log(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler.sequencer());
+    MetricsRegistry metrics(handler);
+    std::optional<MetricsServer> server;
+    if (const auto listen = a.get("--metrics")) {
+        server.emplace(metrics, parse_metrics_listen(*listen));
+        server->start();
+        fmt::print(stderr, "metrics: http://{}:{}/metrics\n", parse_metrics_listen(*listen).address, server->port());
+    }
+    const GateRejections rejections;  // the run loop prices no orders: it only displays the gate
+    auto on_update = [&](const Update& u, const Event& ev) { state_log.on_update(u, ev); };
     install_signal_handlers();
     pin_current_thread(cfg.threading.engine_cpu);
     handler.start();
     const auto t0 = std::chrono::steady_clock::now();
     auto next_view = t0 + refresh;
+    auto next_publish = t0;
     auto summary = [&] {
         return SummarySource{handler.decoder_counters(), handler.sequencer(), handler.gate(), handler.gate_config()};
     };
     while (!g_stop.load(std::memory_order_relaxed)) {
-        const std::size_t n = handler.poll(1024);
+        const std::size_t n = handler.poll(on_update, 1024);
         const auto now = std::chrono::steady_clock::now();
         if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
+        if (now >= next_publish) {
+            next_publish = now + std::chrono::milliseconds(250);
+            metrics.publish(handler, rejections);
+            state_log.on_line_activity(handler.line_stats(), realtime_ns());
+        }
         if (!quiet && now >= next_view) {
             next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
             const std::int64_t wall = realtime_ns();
@@ -267,8 +290,11 @@ int cmd_run(const std::vector<std::string_view>& args) {
             std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     handler.stop();
-    while (handler.poll(4096) != 0) {
+    while (handler.poll(on_update, 4096) != 0) {
     }
+    metrics.publish(handler, rejections);
+    if (server) server->stop();
+    state_log.stop();
     const std::int64_t wall = realtime_ns();
     if (json) {
         std::string out = summary_json(summary(), {wall, "", nullptr});

@@ -48,6 +48,18 @@ struct SimOptions {
     bool lagging_snapshots = false;     // snapshots lag the deltas by 1..3 messages
     std::vector<std::uint32_t> quiet;   // stop ticking halfway, keep heartbeats
     std::vector<std::uint32_t> silence; // stop everything halfway
+    // Line outages: [from, to) as fractions of the run; the line carries
+    // nothing then (a line going silent, e.g. a dead switch port).
+    struct Outage {
+        double from, to;
+    };
+    std::vector<Outage> outage_a, outage_b;
+    // Overload: between fractions `from` and `to` of the ticks, the rate is
+    // multiplied by `factor`.
+    struct Surge {
+        double from, to, factor;
+    };
+    std::optional<Surge> surge;
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;

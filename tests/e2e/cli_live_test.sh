@@ -18,6 +18,9 @@ ns=tickgate-test-$$
 work=$(mktemp -d)
 cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
+# The demo config, with its state log in the scratch directory.
+sed "s|^sink = .*|sink = \"$work/state.log\"|" "$cfg" > "$work/config.toml"
+cfg=$work/config.toml
 ip netns add "$ns"
 inns() { ip netns exec "$ns" "$@"; }
 inns ip link set lo up
@@ -50,25 +53,31 @@ sys.exit(1 if errors else 0)
 PY
 }
 
+# The handler and the recorder run until told to stop (SIGINT), after the
+# traffic is over: no fixed duration, so a loaded machine cannot cut a run short.
+# They are started with `ip netns exec` directly (not through a shell
+# function) so that $! is their own pid and gets the signal.
+stop() { sleep 1; kill -INT "$@"; wait "$@"; }
+
 echo "== 1. live run + capture vs replay of the capture"
-inns "$bin" run --config "$cfg" --duration 5 --json --quiet > "$work/live.json" &
+ip netns exec "$ns" "$bin" run --config "$cfg" --json --quiet > "$work/live.json" &
 run_pid=$!
-inns "$bin" capture --config "$cfg" --duration 5 --out "$work/live.pcap" &
+ip netns exec "$ns" "$bin" capture --config "$cfg" --out "$work/live.pcap" &
 cap_pid=$!
 sleep 1
 inns "$bin" sim --config "$cfg" --duration 2 --rate 20000 --seed 11 --loss-a 0.05 --dup 0.01 --reorder 0.01 \
   --restart-at 0.5 --lagging-snapshots > "$work/truth.json"
-wait "$run_pid" "$cap_pid"
+stop "$run_pid" "$cap_pid"
 "$bin" replay --arbitrate --config "$cfg" --json "$work/live.pcap" > "$work/replay.json"
 compare "$work/live.json" "$work/replay.json"
 
 echo "== 2. tcpreplay of a simulator capture into the live handler"
 "$bin" sim --config "$cfg" --duration 2 --rate 20000 --seed 3 --loss-a 0.03 --loss-b 0.03 --restart-at 0.6 \
   --pcap "$work/sim.pcap" > /dev/null
-inns "$bin" run --config "$cfg" --duration 4 --json --quiet > "$work/live2.json" &
+ip netns exec "$ns" "$bin" run --config "$cfg" --json --quiet > "$work/live2.json" &
 run_pid=$!
 sleep 1
-inns tcpreplay -q -i lo "$work/sim.pcap" > /dev/null
-wait "$run_pid"
+inns tcpreplay -q -i lo "$work/sim.pcap" > /dev/null 2>&1
+stop "$run_pid"
 "$bin" replay --arbitrate --config "$cfg" --json "$work/sim.pcap" > "$work/replay2.json"
 compare "$work/live2.json" "$work/replay2.json"

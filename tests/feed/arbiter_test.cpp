@@ -240,6 +240,17 @@ TEST_F(ArbiterTest, TwoHolesExpireReleasesOnlyUpToHoleWhoseDeadlineHasNotPassed)
     EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
 }
 
+TEST_F(ArbiterTest, ExpireLongAfterEveryDeadlineReleasesEveryHole) {
+    offer(1, 0, kA);
+    offer(3, 10, kA);  // hole at 2
+    offer(6, 50, kA);  // hole at 4..5
+    offer(8, 60, kA);  // hole at 7
+    expire(60 + kHold + 500);  // one call: every hold has waited long enough
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 6, 8}));
+    EXPECT_EQ(counts(), (Counts{0, 3, 0, 4, 0}));
+    EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
+}
+
 TEST_F(ArbiterTest, TwoHolesSecondFilledWhileFirstStillOpen) {
     offer(1, 0, kA);
     offer(3, 10, kA);  // hole at 2
@@ -417,6 +428,21 @@ TEST_F(ArbiterTest, ChannelsAreIndependent) {
     EXPECT_EQ(rec_.seqs_of(kCh), (Seqs{1, 3}));
     EXPECT_EQ(rec_.seqs_of(kCh2), (Seqs{1, 2, 3, 4, 5}));
     EXPECT_EQ(counts(), (Counts{2, 2, 1, 1, 0}));
+    EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
+}
+
+TEST_F(ArbiterTest, ExpireReleasesHoldsOfEveryChannel) {
+    offer(1, 0, kA, kCh);  // channel 1 first, no hole
+    offer(1, 1, kA, kCh2);
+    offer(3, 10, kA, kCh2);  // hole on the second channel only
+    offer(2, 11, kA, kCh);
+    EXPECT_EQ(arb_.next_deadline(), 10 + kHold);
+    expire(10 + kHold - 1);
+    EXPECT_EQ(rec_.seqs_of(kCh2), (Seqs{1}));
+    expire(10 + kHold);
+    EXPECT_EQ(rec_.seqs_of(kCh2), (Seqs{1, 3}));
+    EXPECT_EQ(rec_.seqs_of(kCh), (Seqs{1, 2}));
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 1u);
     EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
 }
 

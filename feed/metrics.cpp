@@ -1,0 +1,545 @@
+#include "tickgate/metrics.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+#include "tickgate/feed_handler.hpp"
+
+namespace tickgate {
+
+// ---------------------------------------------------------------- registry
+
+namespace {
+
+void size_snapshot(MetricsRegistry::Snapshot& s, std::uint32_t max_instruments, std::size_t max_lines) {
+    s.instruments.resize(max_instruments);
+    s.lines.resize(max_lines);
+}
+
+// Pins the front buffer for the lifetime of the guard (see the header).
+class ReadGuard {
+public:
+    ReadGuard(const std::atomic<std::uint32_t>& front, std::array<std::atomic<std::uint32_t>, 2>& readers)
+        : readers_(readers) {
+        for (;;) {
+            index_ = front.load(std::memory_order_seq_cst);
+            readers_[index_].fetch_add(1, std::memory_order_seq_cst);
+            // Still the front after the pin: the writer will see the pin
+            // before it targets this buffer again.
+            if (front.load(std::memory_order_seq_cst) == index_) return;
+            readers_[index_].fetch_sub(1, std::memory_order_release);
+        }
+    }
+    ~ReadGuard() { readers_[index_].fetch_sub(1, std::memory_order_release); }
+    ReadGuard(const ReadGuard&) = delete;
+    ReadGuard& operator=(const ReadGuard&) = delete;
+    [[nodiscard]] std::uint32_t index() const noexcept { return index_; }
+
+private:
+    std::array<std::atomic<std::uint32_t>, 2>& readers_;
+    std::uint32_t index_ = 0;
+};
+
+}  // namespace
+
+MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines) {
+    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines);
+}
+
+MetricsRegistry::MetricsRegistry(const FeedHandler& h)
+    : MetricsRegistry(h.sequencer().max_instruments(), h.line_stats().size()) {}
+
+void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
+                              const LatencySummary* latency) noexcept {
+    const std::uint32_t back = front_.load(std::memory_order_relaxed) ^ 1u;  // only this thread writes front_
+    if (readers_[back].load(std::memory_order_seq_cst) != 0) {
+        // A reader still copies the previous snapshot: skip, never wait.
+        skipped_.store(skipped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return;
+    }
+    Snapshot& s = buffers_[back];
+    const std::uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+    s.generation = gen;
+    s.published_ns = realtime_ns();
+
+    const wire::DecoderCounters& dc = h.decoder_counters();
+    s.packets = dc.packets.get();
+    s.messages = dc.messages.get();
+    s.malformed_packets = dc.malformed_packets.get();
+    s.unknown_messages = dc.unknown_messages.get();
+    s.stale_session_packets = dc.stale_session_packets.get();
+    s.session_changes = dc.session_changes.get();
+
+    const Sequencer& seq = h.sequencer();
+    s.out_of_range = seq.counters().out_of_range;
+    s.session_resets = seq.counters().session_resets;
+
+    const ArbiterCounters& ac = h.arbiter_counters();
+    s.ab_duplicate_packets = ac.duplicate_packets.get();
+    s.ab_held_packets = ac.held_packets.get();
+    s.ab_filled_holes = ac.filled_holes.get();
+    s.ab_lost_both = ac.released_gaps.get();
+    s.ab_unarbitrated = ac.unarbitrated.get();
+
+    const PublisherCounters& pc = h.publisher_counters();
+    s.ring_overflow_packets = pc.ring_overflow_packets.get();
+    s.ring_overflow_events = pc.ring_overflow_events.get();
+    s.data_lost_marks = pc.data_lost_marks.get();
+    s.ring_fill = h.ring_fill();
+    s.ring_capacity = h.config().receiver.ring_size;
+
+    s.gate = gate;
+    s.has_latency = latency != nullptr;
+    s.latency = latency ? *latency : LatencySummary{};
+
+    std::size_t n = 0;
+    for (const std::uint32_t id : seq.seen_ids()) {
+        if (n == s.instruments.size()) break;
+        if (id >= seq.max_instruments()) continue;
+        const InstrumentState& st = seq.state(id);
+        InstrumentSample& out = s.instruments[n++];
+        out.id = id;
+        std::memcpy(out.symbol, st.symbol, sizeof out.symbol);
+        out.symbol[sizeof out.symbol - 1] = '\0';
+        out.suspect = st.suspect;
+        out.last_seq = st.last_seq;
+        out.counters = st.counters;
+    }
+    s.instrument_count = n;
+
+    std::size_t l = 0;
+    for (const auto& ls : h.line_stats()) {
+        if (l == s.lines.size()) break;
+        LineSample& out = s.lines[l++];
+        out.channel = ls->channel_id;
+        out.line = ls->line;
+        out.packets = ls->packets.get();
+        out.bytes = ls->bytes.get();
+        out.seq_gaps = ls->seq_gaps.get();
+        out.kernel_drops = ls->kernel_drops.get();
+        out.rejected_source = ls->rejected_source.get();
+    }
+    s.line_count = l;
+
+    front_.store(back, std::memory_order_seq_cst);
+    generation_.store(gen, std::memory_order_relaxed);
+}
+
+MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
+    Snapshot out;
+    const ReadGuard guard(front_, readers_);
+    const Snapshot& s = buffers_[guard.index()];
+    // Scalars by copy; only the valid part of the per-instrument/line arrays.
+    out.generation = s.generation;
+    out.published_ns = s.published_ns;
+    out.packets = s.packets;
+    out.messages = s.messages;
+    out.malformed_packets = s.malformed_packets;
+    out.unknown_messages = s.unknown_messages;
+    out.stale_session_packets = s.stale_session_packets;
+    out.session_changes = s.session_changes;
+    out.out_of_range = s.out_of_range;
+    out.session_resets = s.session_resets;
+    out.ab_duplicate_packets = s.ab_duplicate_packets;
+    out.ab_held_packets = s.ab_held_packets;
+    out.ab_filled_holes = s.ab_filled_holes;
+    out.ab_lost_both = s.ab_lost_both;
+    out.ab_unarbitrated = s.ab_unarbitrated;
+    out.ring_overflow_packets = s.ring_overflow_packets;
+    out.ring_overflow_events = s.ring_overflow_events;
+    out.data_lost_marks = s.data_lost_marks;
+    out.ring_fill = s.ring_fill;
+    out.ring_capacity = s.ring_capacity;
+    out.gate = s.gate;
+    out.has_latency = s.has_latency;
+    out.latency = s.latency;
+    out.instrument_count = s.instrument_count;
+    out.instruments.assign(s.instruments.begin(),
+                           s.instruments.begin() + static_cast<std::ptrdiff_t>(s.instrument_count));
+    out.line_count = s.line_count;
+    out.lines.assign(s.lines.begin(), s.lines.begin() + static_cast<std::ptrdiff_t>(s.line_count));
+    return out;
+}
+
+std::string MetricsRegistry::render() const { return render_prometheus(snapshot()); }
+
+std::array<MetricsRegistry::Storage, 2> MetricsRegistry::storage() const noexcept {
+    std::array<Storage, 2> out{};
+    for (std::size_t i = 0; i < 2; ++i)
+        out[i] = {buffers_[i].instruments.data(), buffers_[i].instruments.capacity(), buffers_[i].lines.data(),
+                  buffers_[i].lines.capacity()};
+    return out;
+}
+
+// ---------------------------------------------------------------- text format
+
+namespace {
+
+// Label values: escape \ " and newline; bytes outside printable ASCII
+// (symbols come off the wire) become '?' so the output stays valid UTF-8.
+void append_label_value(std::string& out, const char* s) {
+    for (; *s != '\0'; ++s) {
+        const auto c = static_cast<unsigned char>(*s);
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else if (c < 0x20 || c > 0x7E) out += '?';
+        else out += static_cast<char>(c);
+    }
+}
+
+class Writer {
+public:
+    explicit Writer(std::string& out) : out_(out) {}
+
+    void family(std::string_view name, std::string_view type, std::string_view help) {
+        fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    }
+    void sample(std::string_view name, std::string_view labels, std::uint64_t v) {
+        if (labels.empty()) fmt::format_to(std::back_inserter(out_), "{} {}\n", name, v);
+        else fmt::format_to(std::back_inserter(out_), "{}{{{}}} {}\n", name, labels, v);
+    }
+    void sample(std::string_view name, std::string_view labels, double v) {
+        if (labels.empty()) fmt::format_to(std::back_inserter(out_), "{} {}\n", name, v);
+        else fmt::format_to(std::back_inserter(out_), "{}{{{}}} {}\n", name, labels, v);
+    }
+    // A family with one unlabelled sample.
+    void single(std::string_view name, std::string_view type, std::string_view help, std::uint64_t v) {
+        family(name, type, help);
+        sample(name, {}, v);
+    }
+
+private:
+    std::string& out_;
+};
+
+}  // namespace
+
+std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
+    std::string out;
+    out.reserve(4096 + s.instrument_count * 1600 + s.line_count * 600);
+    Writer w(out);
+    constexpr std::string_view C = "counter", G = "gauge";
+
+    // Decoder / global.
+    w.single("tickgate_packets_total", C, "QFB/1 datagrams handed to the decoder (after A/B arbitration).", s.packets);
+    w.single("tickgate_messages_total", C, "QFB/1 messages read (known and unknown types).", s.messages);
+    w.single("tickgate_malformed_packets_total", C, "Datagrams rejected as malformed.", s.malformed_packets);
+    w.single("tickgate_unknown_messages_total", C, "Messages of an unknown type, skipped.", s.unknown_messages);
+    w.single("tickgate_stale_session_packets_total", C, "Datagrams of an older session, discarded.",
+             s.stale_session_packets);
+    w.single("tickgate_session_changes_total", C, "Newer sessions seen on a channel (publisher restarts).",
+             s.session_changes);
+    w.single("tickgate_out_of_range_messages_total", C, "Messages for instrument ids beyond max_instruments, ignored.",
+             s.out_of_range);
+
+    // Per instrument.
+    std::vector<std::string> labels;
+    labels.reserve(s.instrument_count);
+    for (std::size_t i = 0; i < s.instrument_count; ++i) {
+        std::string l = fmt::format("instrument=\"{}\",symbol=\"", s.instruments[i].id);
+        append_label_value(l, s.instruments[i].symbol);
+        l += '"';
+        labels.push_back(std::move(l));
+    }
+    auto per_instrument = [&](std::string_view name, std::string_view type, std::string_view help, auto get) {
+        w.family(name, type, help);
+        for (std::size_t i = 0; i < s.instrument_count; ++i)
+            w.sample(name, labels[i], static_cast<std::uint64_t>(get(s.instruments[i])));
+    };
+    using I = MetricsRegistry::InstrumentSample;
+    per_instrument("tickgate_instrument_accepted_total", C, "Sequenced messages accepted.",
+                   [](const I& x) { return x.counters.accepted; });
+    per_instrument("tickgate_instrument_duplicates_total", C, "Messages with seq <= last seq, dropped.",
+                   [](const I& x) { return x.counters.duplicates; });
+    per_instrument("tickgate_instrument_lost_messages_total", C, "Messages known missing (sequence gaps).",
+                   [](const I& x) { return x.counters.lost; });
+    per_instrument("tickgate_instrument_gap_events_total", C, "Times a sequence gap was opened.",
+                   [](const I& x) { return x.counters.gap_events; });
+    per_instrument("tickgate_instrument_heartbeats_total", C, "Heartbeats received.",
+                   [](const I& x) { return x.counters.heartbeats; });
+    per_instrument("tickgate_instrument_snapshots_applied_total", C, "Snapshots applied to the book.",
+                   [](const I& x) { return x.counters.snapshots_applied; });
+    per_instrument("tickgate_instrument_stale_snapshots_total", C, "Snapshots older than the book, ignored.",
+                   [](const I& x) { return x.counters.stale_snapshots; });
+    per_instrument("tickgate_instrument_recoveries_total", C, "Suspect to clean transitions.",
+                   [](const I& x) { return x.counters.recovered; });
+    per_instrument("tickgate_instrument_unbuffered_deltas_total", C,
+                   "Deltas not kept for replay while suspect (recovery pool empty or full).",
+                   [](const I& x) { return x.counters.unbuffered_deltas; });
+    per_instrument("tickgate_instrument_book_overflows_total", C, "Price levels dropped beyond the book depth.",
+                   [](const I& x) { return x.counters.book_overflows; });
+    per_instrument("tickgate_instrument_suspect", G, "1 while the instrument's book is suspect (gap not repaired).",
+                   [](const I& x) { return x.suspect ? 1u : 0u; });
+    per_instrument("tickgate_instrument_last_seq", G, "Last accepted instrument sequence number.",
+                   [](const I& x) { return x.last_seq; });
+
+    // Per line.
+    std::vector<std::string> line_labels;
+    line_labels.reserve(s.line_count);
+    for (std::size_t i = 0; i < s.line_count; ++i)
+        line_labels.push_back(
+            fmt::format("channel=\"{}\",line=\"{}\"", s.lines[i].channel, s.lines[i].line == 0 ? 'A' : 'B'));
+    auto per_line = [&](std::string_view name, std::string_view help, auto get) {
+        w.family(name, C, help);
+        for (std::size_t i = 0; i < s.line_count; ++i) w.sample(name, line_labels[i], get(s.lines[i]));
+    };
+    using L = MetricsRegistry::LineSample;
+    per_line("tickgate_line_packets_total", "Datagrams received on the line.", [](const L& x) { return x.packets; });
+    per_line("tickgate_line_bytes_total", "Payload bytes received on the line.", [](const L& x) { return x.bytes; });
+    per_line("tickgate_line_seq_gaps_total", "Packets missing on the line (packet_seq gaps).",
+             [](const L& x) { return x.seq_gaps; });
+    per_line("tickgate_line_kernel_drops_total", "Datagrams dropped by the socket receive buffer (SO_RXQ_OVFL).",
+             [](const L& x) { return x.kernel_drops; });
+    per_line("tickgate_line_rejected_source_total", "Datagrams from a source address not allowed for the channel.",
+             [](const L& x) { return x.rejected_source; });
+
+    // A/B arbitration.
+    w.single("tickgate_ab_duplicate_packets_total", C, "Second copies of packets (other line) dropped.",
+             s.ab_duplicate_packets);
+    w.single("tickgate_ab_lost_both_total", C, "Packets lost on both lines (holes given up).", s.ab_lost_both);
+    w.single("tickgate_ab_held_packets_total", C, "Packets held waiting for the other line to fill a hole.",
+             s.ab_held_packets);
+    w.single("tickgate_ab_filled_holes_total", C, "Holes filled by the other line while held.", s.ab_filled_holes);
+    w.single("tickgate_ab_unarbitrated_packets_total", C, "Packets passed through without arbitration.",
+             s.ab_unarbitrated);
+
+    // Ring between the network and engine threads.
+    w.single("tickgate_ring_overflow_packets_total", C, "Datagrams dropped because the event ring was full.",
+             s.ring_overflow_packets);
+    w.single("tickgate_ring_overflow_events_total", C, "Events dropped because the event ring was full.",
+             s.ring_overflow_events);
+    w.single("tickgate_ring_data_lost_marks_total", C, "DataLost marks delivered after ring overflows.",
+             s.data_lost_marks);
+    w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
+    w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);
+
+    // Gate.
+    w.family("tickgate_gate_rejections_total", C, "Pre-trade gate checks that refused the price, by reason.");
+    for (const GateReason r : {GateReason::kStale, GateReason::kStaleAtSource, GateReason::kSuspect,
+                               GateReason::kUnknown}) {
+        const std::string l = fmt::format("reason=\"{}\"", to_string(r));
+        w.sample("tickgate_gate_rejections_total", l, s.gate.get(r));
+    }
+
+    if (s.has_latency) {
+        // Quantiles only (no _sum/_count): a summary, since promtool rejects a
+        // quantile label on a gauge.
+        w.family("tickgate_latency_seconds", "summary", "Engine latency quantiles over the last publish period.");
+        w.sample("tickgate_latency_seconds", "quantile=\"0.5\"", static_cast<double>(s.latency.p50_ns) / 1e9);
+        w.sample("tickgate_latency_seconds", "quantile=\"0.99\"", static_cast<double>(s.latency.p99_ns) / 1e9);
+        w.sample("tickgate_latency_seconds", "quantile=\"0.999\"", static_cast<double>(s.latency.p999_ns) / 1e9);
+    }
+
+    w.single("tickgate_instruments_seen", G, "Instruments seen in any message (listed above).", s.instrument_count);
+    w.single("tickgate_metrics_publish_generation", G, "Snapshots published by the engine thread (0: none yet).",
+             s.generation);
+    w.family("tickgate_metrics_publish_timestamp_seconds", G, "Unix time of the last publish by the engine thread.");
+    w.sample("tickgate_metrics_publish_timestamp_seconds", {}, static_cast<double>(s.published_ns) / 1e9);
+    return out;
+}
+
+// ---------------------------------------------------------------- HTTP server
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+constexpr std::size_t kMaxConnections = 32;
+constexpr auto kIoTimeout = std::chrono::seconds(10);
+
+struct ServerShared {
+    const MetricsRegistry* registry;
+    std::atomic<std::uint64_t>* requests;
+    std::size_t connections = 0;  // server thread only
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(tcp::socket socket, ServerShared& shared) : stream_(std::move(socket)), shared_(shared) {
+        ++shared_.connections;
+    }
+    ~Session() { --shared_.connections; }
+
+    void read() {
+        parser_.emplace();
+        parser_->header_limit(8192);
+        parser_->body_limit(4096);
+        stream_.expires_after(kIoTimeout);
+        http::async_read(stream_, buffer_, *parser_,
+                         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    }
+
+private:
+    void on_read(beast::error_code ec) {
+        if (ec) {
+            // end_of_stream, timeout, bad request or shutdown: drop the connection.
+            beast::error_code ignored;
+            stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+            return;
+        }
+        const auto& req = parser_->get();
+        auto res = std::make_shared<http::response<http::string_body>>();
+        res->version(req.version());
+        res->keep_alive(req.keep_alive());
+        res->set(http::field::server, "tickgate");
+        std::string_view target(req.target().data(), req.target().size());
+        if (const auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+        if ((req.method() == http::verb::get || req.method() == http::verb::head) && target == "/metrics") {
+            try {
+                res->result(http::status::ok);
+                res->set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+                res->body() = shared_.registry->render();
+            } catch (const std::exception& e) {
+                res->result(http::status::internal_server_error);
+                res->set(http::field::content_type, "text/plain; charset=utf-8");
+                res->body() = std::string("render failed: ") + e.what() + "\n";
+            }
+        } else {
+            res->result(http::status::not_found);
+            res->set(http::field::content_type, "text/plain; charset=utf-8");
+            res->body() = "not found: try GET /metrics\n";
+        }
+        res->prepare_payload();
+        if (req.method() == http::verb::head) res->body().clear();  // Content-Length stays
+        shared_.requests->fetch_add(1, std::memory_order_relaxed);
+        res_ = res;
+        stream_.expires_after(kIoTimeout);
+        http::async_write(stream_, *res_, [self = shared_from_this()](beast::error_code wec, std::size_t) {
+            self->on_write(wec);
+        });
+    }
+
+    void on_write(beast::error_code ec) {
+        const bool keep = res_ && res_->keep_alive();
+        res_.reset();
+        if (ec || !keep) {
+            beast::error_code ignored;
+            stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+            return;
+        }
+        read();
+    }
+
+    beast::tcp_stream stream_;
+    beast::flat_buffer buffer_{8192};
+    std::optional<http::request_parser<http::string_body>> parser_;
+    std::shared_ptr<http::response<http::string_body>> res_;
+    ServerShared& shared_;
+};
+
+}  // namespace
+
+struct MetricsServer::Impl {
+    // Destroyed bottom-up: the thread is joined, the acceptor closed, then
+    // the io_context destroys pending handlers (and sessions, which still
+    // touch `shared`).
+    ServerShared shared{};
+    net::io_context io{1};
+    tcp::acceptor acceptor{io};
+    std::thread thread;
+
+    void accept() {
+        acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+            if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+            if (!ec) {
+                if (shared.connections >= kMaxConnections) {
+                    beast::error_code ignored;
+                    socket.close(ignored);
+                } else {
+                    std::make_shared<Session>(std::move(socket), shared)->read();
+                }
+            }
+            accept();
+        });
+    }
+};
+
+MetricsServerOptions parse_metrics_listen(std::string_view text) {
+    MetricsServerOptions o;
+    std::string_view port_text = text;
+    if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
+        const std::string_view addr = text.substr(0, colon);
+        if (!addr.empty()) o.address = std::string(addr);
+        port_text = text.substr(colon + 1);
+    }
+    unsigned port = 0;
+    const auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (port_text.empty() || ec != std::errc{} || p != port_text.data() + port_text.size() || port > 65535)
+        throw std::invalid_argument("metrics listen address: expected ADDRESS:PORT, got '" + std::string(text) + "'");
+    o.port = static_cast<std::uint16_t>(port);
+    return o;
+}
+
+MetricsServer::MetricsServer(const MetricsRegistry& registry, MetricsServerOptions options)
+    : registry_(registry), options_(std::move(options)) {}
+
+MetricsServer::~MetricsServer() { stop(); }
+
+void MetricsServer::start() {
+    if (impl_) return;
+    beast::error_code ec;
+    const net::ip::address addr = net::ip::make_address(options_.address, ec);
+    if (ec) throw std::invalid_argument("metrics: bad listen address '" + options_.address + "'");
+    const bool loopback_v4 = addr.is_v4() && (addr.to_v4().to_uint() >> 24) == 127;
+    if (!loopback_v4 && !options_.allow_non_loopback)
+        throw std::invalid_argument("metrics: refusing to listen on " + options_.address +
+                                    " (not a 127.x address; set allow_non_loopback to expose metrics)");
+    auto impl = std::make_unique<Impl>();
+    impl->shared.registry = &registry_;
+    impl->shared.requests = &requests_;
+    const tcp::endpoint ep(addr, options_.port);
+    auto fail = [&](const char* what) {
+        throw std::runtime_error(fmt::format("metrics: cannot {} {}:{}: {}", what, options_.address, options_.port,
+                                             ec.message()));
+    };
+    impl->acceptor.open(ep.protocol(), ec);
+    if (ec) fail("open");
+    impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+    if (ec) fail("set SO_REUSEADDR on");
+    impl->acceptor.bind(ep, ec);
+    if (ec) fail("bind");
+    impl->acceptor.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) fail("listen on");
+    port_.store(impl->acceptor.local_endpoint().port(), std::memory_order_relaxed);
+    impl->accept();
+    Impl* raw = impl.get();
+    impl->thread = std::thread([raw] {
+        for (;;) {
+            try {
+                raw->io.run();
+                return;
+            } catch (...) {
+                // A handler threw: keep serving.
+            }
+        }
+    });
+    impl_ = std::move(impl);
+}
+
+void MetricsServer::stop() {
+    if (!impl_) return;
+    impl_->io.stop();
+    if (impl_->thread.joinable()) impl_->thread.join();
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+    impl_.reset();  // destroys pending handlers and with them the sessions
+}
+
+}  // namespace tickgate

@@ -1,0 +1,180 @@
+// Prometheus metrics without touching the hot path.
+//
+// The engine thread calls MetricsRegistry::publish() every few hundred ms:
+// it copies counters and per-instrument state into the back one of two
+// snapshot buffers (pre-sized at construction: no allocation, no lock, no
+// formatting) and flips the front index with a store. Any thread may call
+// render(), which copies the front buffer out and formats the Prometheus
+// text exposition (format 0.0.4). A reader pins the front buffer while it
+// copies it; if the engine finds the back buffer still pinned by a slow
+// reader, that publish is skipped (counted), never waited for.
+//
+// MetricsServer serves render() as `GET /metrics` over HTTP/1.1 (Boost.Beast)
+// on a thread of its own, on a loopback address unless told otherwise.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tickgate/gate.hpp"
+#include "tickgate/sequencer.hpp"
+
+namespace tickgate {
+
+class FeedHandler;
+
+// Gate decisions that were not ok, counted by the engine where it calls the
+// gate: `rejections.count(gate.check(id, now).reason)`. Engine thread only.
+struct GateRejections {
+    static constexpr std::size_t kReasons = 5;  // GateReason kOk .. kSuspect
+    std::array<std::uint64_t, kReasons> by_reason{};
+
+    void count(GateReason r) noexcept {
+        const auto i = static_cast<std::size_t>(r);
+        if (i < kReasons) ++by_reason[i];
+    }
+    [[nodiscard]] std::uint64_t get(GateReason r) const noexcept {
+        const auto i = static_cast<std::size_t>(r);
+        return i < kReasons ? by_reason[i] : 0;
+    }
+};
+
+// Latency quantiles in ns (e.g. receive -> engine), from whatever the
+// engine measures them with; exported as tickgate_latency_seconds.
+struct LatencySummary {
+    std::uint64_t p50_ns = 0;
+    std::uint64_t p99_ns = 0;
+    std::uint64_t p999_ns = 0;
+};
+
+class MetricsRegistry {
+public:
+    struct InstrumentSample {
+        std::uint32_t id = 0;
+        char symbol[17] = {};
+        bool suspect = false;
+        std::uint64_t last_seq = 0;
+        InstrumentCounters counters;
+    };
+    struct LineSample {
+        std::uint16_t channel = 0;
+        std::uint8_t line = 0;  // 0 = A, 1 = B
+        std::uint64_t packets = 0, bytes = 0, seq_gaps = 0, kernel_drops = 0, rejected_source = 0;
+    };
+    struct Snapshot {
+        std::uint64_t generation = 0;  // 0: nothing published yet
+        std::int64_t published_ns = 0; // realtime of the publish
+        // Decoder.
+        std::uint64_t packets = 0, messages = 0, malformed_packets = 0, unknown_messages = 0,
+                      stale_session_packets = 0, session_changes = 0;
+        // Sequencer.
+        std::uint64_t out_of_range = 0, session_resets = 0;
+        // Arbiter.
+        std::uint64_t ab_duplicate_packets = 0, ab_held_packets = 0, ab_filled_holes = 0, ab_lost_both = 0,
+                      ab_unarbitrated = 0;
+        // Ring.
+        std::uint64_t ring_overflow_packets = 0, ring_overflow_events = 0, data_lost_marks = 0;
+        std::uint64_t ring_fill = 0, ring_capacity = 0;
+        GateRejections gate;
+        bool has_latency = false;
+        LatencySummary latency;
+        // Pre-sized at construction; the first *_count entries are valid.
+        std::size_t instrument_count = 0;
+        std::vector<InstrumentSample> instruments;
+        std::size_t line_count = 0;
+        std::vector<LineSample> lines;
+    };
+
+    // Sized for `h`: every instrument id its capacity allows and its lines.
+    explicit MetricsRegistry(const FeedHandler& h);
+    // Sized explicitly (instruments beyond `max_instruments` seen, or lines
+    // beyond `max_lines`, are left out of the snapshot).
+    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines);
+    MetricsRegistry(const MetricsRegistry&) = delete;
+    MetricsRegistry& operator=(const MetricsRegistry&) = delete;
+
+    // Engine thread (the one that polls `h`). Copies counters and the state
+    // of every instrument seen, then makes the copy current. No allocation,
+    // no lock, no formatting; O(instruments seen + lines).
+    void publish(const FeedHandler& h, const GateRejections& gate, const LatencySummary* latency = nullptr) noexcept;
+
+    // Any thread: the latest published snapshot as Prometheus text 0.0.4.
+    [[nodiscard]] std::string render() const;
+    // Any thread: a copy of the latest published snapshot.
+    [[nodiscard]] Snapshot snapshot() const;
+
+    // Publishes skipped because a reader still held the back buffer.
+    [[nodiscard]] std::uint64_t skipped_publishes() const noexcept {
+        return skipped_.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_relaxed); }
+
+    // For tests: where each buffer's per-instrument/per-line storage lives
+    // and how large it is (publish() must never change them).
+    struct Storage {
+        const void* instruments;
+        std::size_t instrument_capacity;
+        const void* lines;
+        std::size_t line_capacity;
+        friend bool operator==(const Storage&, const Storage&) = default;
+    };
+    [[nodiscard]] std::array<Storage, 2> storage() const noexcept;
+
+private:
+    std::array<Snapshot, 2> buffers_;
+    std::atomic<std::uint32_t> front_{0};
+    mutable std::array<std::atomic<std::uint32_t>, 2> readers_{};
+    std::atomic<std::uint64_t> generation_{0};
+    std::atomic<std::uint64_t> skipped_{0};
+};
+
+// Formats a snapshot as Prometheus text 0.0.4 (render() = this on the latest).
+[[nodiscard]] std::string render_prometheus(const MetricsRegistry::Snapshot& s);
+
+struct MetricsServerOptions {
+    std::string address = "127.0.0.1";  // IPv4 literal; 127.0.0.0/8 unless allow_non_loopback
+    std::uint16_t port = 9108;          // 0: ephemeral, see MetricsServer::port()
+    bool allow_non_loopback = false;
+};
+
+// Parses "ADDRESS:PORT" or ":PORT" (address 127.0.0.1) or "PORT", e.g. for
+// a --metrics option. Throws std::invalid_argument with the reason.
+[[nodiscard]] MetricsServerOptions parse_metrics_listen(std::string_view text);
+
+// HTTP/1.1 on a thread of its own: `GET /metrics` answers render() with
+// Content-Type "text/plain; version=0.0.4"; anything else gets 404.
+class MetricsServer {
+public:
+    MetricsServer(const MetricsRegistry& registry, MetricsServerOptions options = {});
+    ~MetricsServer();  // stop()
+    MetricsServer(const MetricsServer&) = delete;
+    MetricsServer& operator=(const MetricsServer&) = delete;
+
+    // Binds and listens (synchronously, so errors surface here), then
+    // launches the server thread. Throws std::invalid_argument for a
+    // non-loopback address without allow_non_loopback or a bad address,
+    // std::runtime_error if the bind fails. No-op if already started.
+    void start();
+    // Closes the listener and every connection, joins the thread. Idempotent.
+    void stop();
+
+    // The bound port (the ephemeral one for port 0); valid after start().
+    [[nodiscard]] std::uint16_t port() const noexcept { return port_.load(std::memory_order_relaxed); }
+    // Requests answered (any path).
+    [[nodiscard]] std::uint64_t requests() const noexcept { return requests_.load(std::memory_order_relaxed); }
+
+private:
+    struct Impl;
+    const MetricsRegistry& registry_;
+    MetricsServerOptions options_;
+    std::unique_ptr<Impl> impl_;
+    std::atomic<std::uint16_t> port_{0};
+    std::atomic<std::uint64_t> requests_{0};
+};
+
+}  // namespace tickgate

@@ -1,0 +1,305 @@
+// State logging: sequencer updates become the right log lines (file sink),
+// non-changes log nothing, rate limiting (N lines, then "suppressed K
+// similar"), a full ring drops and counts, line down/up from line stats.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tickgate/receiver.hpp"
+#include "tickgate/state_log.hpp"
+
+namespace tickgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StateLogTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        path_ = fs::temp_directory_path() /
+                ("tickgate_state_log_" + std::to_string(::getpid()) + "_" + info->name() + ".log");
+        fs::remove(path_);
+    }
+    void TearDown() override { fs::remove(path_); }
+
+    LoggingConfig config(const std::string& level = "info") const { return {level, path_.string()}; }
+
+    std::vector<std::string> lines() const {
+        std::ifstream f(path_);
+        std::vector<std::string> out;
+        for (std::string l; std::getline(f, l);) out.push_back(l);
+        return out;
+    }
+    std::string text() const {
+        std::ostringstream s;
+        for (const auto& l : lines()) s << l << '\n';
+        return s.str();
+    }
+    static bool contains(const std::string& line, const std::string& part) {
+        return line.find(part) != std::string::npos;
+    }
+
+    fs::path path_;
+};
+
+constexpr std::int64_t kT0 = 1'700'000'000'000'000'000;
+
+Event quote(std::uint32_t id, std::uint64_t seq, std::int64_t t = kT0) {
+    Event e{};
+    e.kind = EventKind::kQuote;
+    e.instrument_id = id;
+    e.channel_id = 1;
+    e.line = 0;
+    e.recv_ns = t;
+    e.u.quote = {seq, t, 100, 101, 1, 1};
+    return e;
+}
+Event delta(std::uint32_t id, std::uint64_t seq) {
+    Event e{};
+    e.kind = EventKind::kDelta;
+    e.instrument_id = id;
+    e.channel_id = 1;
+    e.line = 1;
+    e.recv_ns = kT0;
+    e.u.delta = {seq, kT0, 100, 5, 0, 0};
+    return e;
+}
+Event snapshot(std::uint32_t id, std::uint64_t seq) {
+    Event e{};
+    e.kind = EventKind::kSnapshotBegin;
+    e.instrument_id = id;
+    e.channel_id = 1;
+    e.recv_ns = kT0;
+    e.u.snapshot = {seq, kT0, 0, 0};
+    return e;
+}
+Event heartbeat(std::uint32_t id, std::uint64_t next) {
+    Event e{};
+    e.kind = EventKind::kHeartbeat;
+    e.instrument_id = id;
+    e.channel_id = 1;
+    e.recv_ns = kT0;
+    e.u.heartbeat = {next, kT0};
+    return e;
+}
+Event session_change(std::uint16_t channel, std::uint32_t session) {
+    Event e{};
+    e.kind = EventKind::kSessionChange;
+    e.channel_id = channel;
+    e.recv_ns = kT0;
+    e.u.session.session = session;
+    return e;
+}
+Event data_lost(std::uint32_t id) {
+    Event e{};
+    e.kind = EventKind::kDataLost;
+    e.instrument_id = id;
+    e.channel_id = 1;
+    e.recv_ns = kT0;
+    return e;
+}
+
+TEST_F(StateLogTest, SequencerUpdatesBecomeTheRightLinesInOrder) {
+    Capacity cap;
+    cap.max_instruments = 64;
+    Sequencer seq(cap);
+    seq.define(7, "ESZ5", -2);
+    StateLog log(config(), {.max_instruments = 64}, &seq);
+    auto apply = [&](const Event& e) { log.on_update(seq.apply(e), e); };
+
+    apply(quote(7, 1));       // cold start: nothing
+    apply(quote(7, 2));       // in sequence: nothing
+    apply(delta(7, 5));       // gap of 2, suspect
+    apply(delta(7, 6));       // still suspect: nothing
+    apply(snapshot(7, 6));    // repaired: recovered
+    apply(snapshot(7, 3));    // behind the book: stale snapshot
+    apply(heartbeat(7, 10));  // heartbeat reveals 3 lost: gap + suspect
+    apply(quote(7, 10));      // a full quote: recovered
+    apply(session_change(1, 2));
+    apply(data_lost(7));      // overload
+    apply(quote(7, 1));       // after the reset: clean again -> recovered
+    log.stop();
+
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 10u) << text();
+    EXPECT_TRUE(contains(l[0], "[warning] gap opened: instrument 7 ESZ5 channel 1: 2 message(s) lost")) << l[0];
+    EXPECT_TRUE(contains(l[1], "[warning] suspect: instrument 7 ESZ5 channel 1")) << l[1];
+    EXPECT_TRUE(contains(l[2], "[info] recovered: instrument 7 ESZ5 channel 1")) << l[2];
+    EXPECT_TRUE(contains(l[3], "[info] stale snapshot: instrument 7 ESZ5 channel 1: snapshot seq 3")) << l[3];
+    EXPECT_TRUE(contains(l[4], "[warning] gap opened: instrument 7 ESZ5 channel 1: 3 message(s) lost")) << l[4];
+    EXPECT_TRUE(contains(l[5], "[warning] suspect: instrument 7")) << l[5];
+    EXPECT_TRUE(contains(l[6], "[info] recovered: instrument 7")) << l[6];
+    EXPECT_TRUE(contains(l[7], "[warning] session change: channel 1: new session 2")) << l[7];
+    EXPECT_TRUE(contains(l[8], "[error] overload: instrument 7 ESZ5 channel 1")) << l[8];
+    EXPECT_TRUE(contains(l[9], "[info] recovered: instrument 7 ESZ5 channel 1")) << l[9];
+    // The time stamp of a line is the event's arrival time.
+    EXPECT_TRUE(contains(l[0], "2023-11-1")) << l[0];
+    EXPECT_EQ(log.pushed(), 10u);
+    EXPECT_EQ(log.dropped(), 0u);
+}
+
+TEST_F(StateLogTest, NonChangesLogNothing) {
+    Capacity cap;
+    cap.max_instruments = 16;
+    Sequencer seq(cap);
+    StateLog log(config("trace"), {.max_instruments = 16}, &seq);
+    auto apply = [&](const Event& e) { log.on_update(seq.apply(e), e); };
+    for (std::uint64_t s = 1; s <= 100; ++s) apply(quote(3, s));
+    apply(quote(3, 50));      // duplicate
+    apply(heartbeat(3, 101));  // in step
+    apply(snapshot(3, 100));  // at the book: applied, was clean
+    apply(quote(99, 1));      // out of range
+    for (std::uint64_t s = 1; s <= 10; ++s) apply(delta(4, s));
+    EXPECT_TRUE(log.flush());
+    log.stop();
+    EXPECT_EQ(log.pushed(), 0u);
+    EXPECT_EQ(lines().size(), 0u) << text();
+}
+
+TEST_F(StateLogTest, RateLimitAllowsNLinesThenOneSuppressionLine) {
+    StateLogOptions o;
+    o.max_lines_per_window = 3;
+    o.window_ms = 60'000;  // nothing expires during the test: the suppression line comes at stop()
+    StateLog log(config(), o);
+    StateChange c;
+    c.kind = StateChangeKind::kGapOpened;
+    c.instrument_id = 7;
+    c.channel = 1;
+    c.value = 1;
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(log.push(c));
+    c.instrument_id = 8;  // another instrument has a window of its own
+    EXPECT_TRUE(log.push(c));
+    ASSERT_TRUE(log.flush());
+    {
+        const auto l = lines();
+        ASSERT_EQ(l.size(), 4u) << text();
+        for (int i = 0; i < 3; ++i) EXPECT_TRUE(contains(l[i], "gap opened: instrument 7 channel 1")) << l[i];
+        EXPECT_TRUE(contains(l[3], "gap opened: instrument 8 channel 1")) << l[3];
+    }
+    log.stop();
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 5u) << text();
+    EXPECT_TRUE(contains(l[4], "gap_opened: instrument 7 channel 1: suppressed 7 similar in the last 60000 ms")) << l[4];
+    EXPECT_EQ(log.suppressed(), 7u);
+    EXPECT_EQ(log.logged(), 5u);
+}
+
+TEST_F(StateLogTest, SuppressionLineComesWhenTheWindowEnds) {
+    StateLogOptions o;
+    o.max_lines_per_window = 2;
+    o.window_ms = 150;
+    StateLog log(config(), o);
+    StateChange c;
+    c.kind = StateChangeKind::kOverload;
+    c.instrument_id = 3;
+    for (int i = 0; i < 6; ++i) log.push(c);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (lines().size() < 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 3u) << text();
+    EXPECT_TRUE(contains(l[2], "overload: instrument 3 channel 0: suppressed 4 similar in the last 150 ms")) << l[2];
+    // A new window: logged again.
+    log.push(c);
+    ASSERT_TRUE(log.flush());
+    EXPECT_EQ(lines().size(), 4u) << text();
+    log.stop();
+}
+
+TEST_F(StateLogTest, FullRingDropsAndCountsWithoutBlocking) {
+    StateLogOptions o;
+    o.ring_capacity = 4;
+    o.autostart = false;  // nobody consumes yet
+    StateLog log(config(), o);
+    StateChange c;
+    c.kind = StateChangeKind::kSuspect;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        c.instrument_id = i;
+        EXPECT_TRUE(log.push(c));
+    }
+    c.instrument_id = 4;
+    EXPECT_FALSE(log.push(c));
+    EXPECT_FALSE(log.push(c));
+    EXPECT_EQ(log.pushed(), 4u);
+    EXPECT_EQ(log.dropped(), 2u);
+    log.start();
+    ASSERT_TRUE(log.flush());
+    log.stop();
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 5u) << text();
+    for (std::uint32_t i = 0; i < 4; ++i)
+        EXPECT_TRUE(contains(l[i], "suspect: instrument " + std::to_string(i))) << l[i];
+    EXPECT_TRUE(contains(l[4], "[error] state log overflow: 2 state change(s) dropped, ring full (2 in total)")) << l[4];
+}
+
+TEST_F(StateLogTest, LevelFiltersAndBadLevelOrSinkThrow) {
+    {
+        StateLog log(config("warn"));
+        StateChange c;
+        c.kind = StateChangeKind::kRecovered;  // info: filtered
+        c.instrument_id = 1;
+        log.push(c);
+        c.kind = StateChangeKind::kSuspect;    // warning: kept
+        log.push(c);
+        ASSERT_TRUE(log.flush());
+        log.stop();
+    }
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 1u) << text();
+    EXPECT_TRUE(contains(l[0], "suspect: instrument 1"));
+    EXPECT_THROW(StateLog(LoggingConfig{"loud", path_.string()}), std::invalid_argument);
+    // A sink under a regular file cannot be created.
+    EXPECT_THROW(StateLog(LoggingConfig{"info", (path_ / "sub" / "state.log").string()}), std::runtime_error);
+    StateLog to_stderr(LoggingConfig{"info", "stderr"});
+}
+
+TEST_F(StateLogTest, LineDownWhileTheOtherLineHasTrafficThenLineUp) {
+    std::vector<std::unique_ptr<LineStats>> stats;
+    for (std::uint8_t line = 0; line < 2; ++line) {
+        auto s = std::make_unique<LineStats>();
+        s->channel_id = 4;
+        s->line = line;
+        stats.push_back(std::move(s));
+    }
+    LineStats& a = *stats[0];
+    LineStats& b = *stats[1];
+    StateLog log(config());
+    constexpr std::int64_t ms = 1'000'000;
+    const std::int64_t t = kT0;
+    log.on_line_activity(stats, t);  // initial view
+    a.packets.add(10);
+    b.packets.add(10);
+    log.on_line_activity(stats, t + 500 * ms);
+    a.packets.add(10);                            // only A moves
+    log.on_line_activity(stats, t + 1200 * ms);   // B silent 700 ms: not yet
+    a.packets.add(10);
+    log.on_line_activity(stats, t + 1600 * ms);   // B silent 1100 ms, A active: down
+    a.packets.add(10);
+    log.on_line_activity(stats, t + 1800 * ms);   // still down: no repeat
+    b.packets.add(1);
+    log.on_line_activity(stats, t + 2500 * ms);   // B back: up
+    // Both silent (a quiet market): nothing.
+    log.on_line_activity(stats, t + 9000 * ms);
+    // Kernel drops on A: overload.
+    a.kernel_drops.add(3);
+    log.on_line_activity(stats, t + 9100 * ms);
+    ASSERT_TRUE(log.flush());
+    log.stop();
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 3u) << text();
+    EXPECT_TRUE(contains(l[0], "[error] line down: channel 4 line B: no packets for 1100 ms while line A has traffic"))
+        << l[0];
+    EXPECT_TRUE(contains(l[1], "[info] line up: channel 4 line B: packets again after 2000 ms")) << l[1];
+    EXPECT_TRUE(contains(l[2], "[error] overload: channel 4 line A: the socket buffer dropped 3 datagram(s)")) << l[2];
+}
+
+}  // namespace
+}  // namespace tickgate
