@@ -46,22 +46,26 @@ Update Sequencer::apply(const Event& ev) noexcept {
         (void)finish_snapshot();
     }
     switch (ev.kind) {
-        case EventKind::kQuote: return on_quote(ev);
-        case EventKind::kDelta: return on_delta(ev);
-        case EventKind::kHeartbeat: return on_heartbeat(ev);
-        case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);
-        case EventKind::kSnapshotLevels: return on_snapshot_levels(ev);
-        case EventKind::kDefinition: return on_definition(ev);
         case EventKind::kSessionChange: return on_session_change(ev);
-        case EventKind::kDataLost: {
-            if (ev.instrument_id >= capacity_.max_instruments) break;
-            InstrumentState& st = touch(ev);
+        case EventKind::kSnapshotLevels: return on_snapshot_levels(ev);
+        case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);  // also skips the levels of an out-of-range id
+        default: break;
+    }
+    if (ev.instrument_id >= capacity_.max_instruments) [[unlikely]] {
+        ++counters_.out_of_range;
+        return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
+    }
+    InstrumentState& st = touch(ev);
+    switch (ev.kind) {
+        case EventKind::kQuote: return on_quote(st, ev);
+        case EventKind::kDelta: return on_delta(st, ev);
+        case EventKind::kHeartbeat: return on_heartbeat(st, ev);
+        case EventKind::kDefinition: return on_definition(st, ev);
+        case EventKind::kDataLost:
             st.suspect = true;
             return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
-        }
+        default: return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};  // unreachable
     }
-    ++counters_.out_of_range;
-    return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
 }
 
 InstrumentState& Sequencer::touch(const Event& ev) noexcept {
@@ -75,21 +79,17 @@ InstrumentState& Sequencer::touch(const Event& ev) noexcept {
     return st;
 }
 
-Update Sequencer::on_quote(const Event& ev) noexcept {
-    const std::uint32_t id = ev.instrument_id;
-    if (id >= capacity_.max_instruments) [[unlikely]] {
-        ++counters_.out_of_range;
-        return {id, Verdict::kOutOfRange, false, false, 0};
-    }
-    InstrumentState& st = touch(ev);
-    const std::uint64_t seq = ev.u.quote.seq;
+// Rule 1, common to Q and D: false for a duplicate (counted); otherwise the
+// tick is taken (gap counted, last_seq, liveness, source time) and `lost`
+// holds the messages the gap says are missing.
+bool Sequencer::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
+                          std::uint64_t& lost) noexcept {
     if (st.known && seq <= st.last_seq) {
         ++st.counters.duplicates;
-        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+        return false;
     }
-    std::uint64_t lost = 0;
-    if (st.known && seq > st.last_seq + 1) {
-        lost = seq - st.last_seq - 1;
+    lost = st.known && seq > st.last_seq + 1 ? seq - st.last_seq - 1 : 0;
+    if (lost) {
         st.counters.lost += lost;
         ++st.counters.gap_events;
     }
@@ -97,9 +97,17 @@ Update Sequencer::on_quote(const Event& ev) noexcept {
     st.last_seq = seq;
     st.last_alive_ns = ev.recv_ns;
     st.alive = true;
-    st.last_source_ns = ev.u.quote.source_ns;
+    st.last_source_ns = source_ns;
     st.has_source = true;
     ++st.counters.accepted;
+    return true;
+}
+
+Update Sequencer::on_quote(InstrumentState& st, const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    std::uint64_t lost;
+    if (!take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost))
+        return {id, Verdict::kDuplicate, false, st.suspect, 0};
     if (st.suspect) {
         // A full quote is the current price whatever was lost.
         st.suspect = false;
@@ -118,32 +126,12 @@ void Sequencer::apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::ui
     if (r == LevelResult::kDroppedDeep) ++states_[id].counters.book_overflows;
 }
 
-Update Sequencer::on_delta(const Event& ev) noexcept {
+Update Sequencer::on_delta(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
-    if (id >= capacity_.max_instruments) [[unlikely]] {
-        ++counters_.out_of_range;
-        return {id, Verdict::kOutOfRange, false, false, 0};
-    }
-    InstrumentState& st = touch(ev);
-    const std::uint64_t seq = ev.u.delta.seq;
-    if (st.known && seq <= st.last_seq) {
-        ++st.counters.duplicates;
+    std::uint64_t lost;
+    if (!take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost))
         return {id, Verdict::kDuplicate, false, st.suspect, 0};
-    }
-    std::uint64_t lost = 0;
-    if (st.known && seq > st.last_seq + 1) {
-        lost = seq - st.last_seq - 1;
-        st.counters.lost += lost;
-        ++st.counters.gap_events;
-        st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
-    }
-    st.known = true;
-    st.last_seq = seq;
-    st.last_alive_ns = ev.recv_ns;
-    st.alive = true;
-    st.last_source_ns = ev.u.delta.source_ns;
-    st.has_source = true;
-    ++st.counters.accepted;
+    if (lost) st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
     if (st.suspect) buffer_delta(st, ev);
     apply_delta_to_book(id, ev.u.delta.side, ev.u.delta.action, ev.u.delta.price, ev.u.delta.qty);
     return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, st.suspect, lost};
@@ -186,13 +174,8 @@ void Sequencer::release_block(InstrumentState& st) noexcept {
     st.recovery_block = kNoBlock;
 }
 
-Update Sequencer::on_heartbeat(const Event& ev) noexcept {
+Update Sequencer::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
-    if (id >= capacity_.max_instruments) [[unlikely]] {
-        ++counters_.out_of_range;
-        return {id, Verdict::kOutOfRange, false, false, 0};
-    }
-    InstrumentState& st = touch(ev);
     ++st.counters.heartbeats;
     const std::uint64_t next = ev.u.heartbeat.next_seq;
     if (!st.known) {
@@ -312,13 +295,8 @@ Update Sequencer::finish_snapshot() noexcept {
     return {p.id, Verdict::kSnapshotApplied, true, st.suspect, 0};
 }
 
-Update Sequencer::on_definition(const Event& ev) noexcept {
+Update Sequencer::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
-    if (id >= capacity_.max_instruments) [[unlikely]] {
-        ++counters_.out_of_range;
-        return {id, Verdict::kOutOfRange, false, false, 0};
-    }
-    InstrumentState& st = touch(ev);
     if (learn_definitions_) {
         std::memcpy(st.symbol, ev.u.definition.symbol, 16);
         st.symbol[16] = '\0';

@@ -133,12 +133,14 @@ private:
     };
 
     InstrumentState& touch(const Event& ev) noexcept;
-    Update on_quote(const Event& ev) noexcept;
-    Update on_delta(const Event& ev) noexcept;
-    Update on_heartbeat(const Event& ev) noexcept;
+    bool take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
+                   std::uint64_t& lost) noexcept;
+    Update on_quote(InstrumentState& st, const Event& ev) noexcept;
+    Update on_delta(InstrumentState& st, const Event& ev) noexcept;
+    Update on_heartbeat(InstrumentState& st, const Event& ev) noexcept;
     Update on_snapshot_begin(const Event& ev) noexcept;
     Update on_snapshot_levels(const Event& ev) noexcept;
-    Update on_definition(const Event& ev) noexcept;
+    Update on_definition(InstrumentState& st, const Event& ev) noexcept;
     Update on_session_change(const Event& ev) noexcept;
     Update finish_snapshot() noexcept;
     void apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::uint8_t action,
