@@ -111,6 +111,15 @@ inline void expect_book_equals_truth(const FeedHandler& h, const InstrumentTruth
     }
 }
 
+// Whether the transport itself lost data (socket buffer or ring overflow):
+// then the ground truth cannot hold and the machine was too loaded to judge.
+#define ASSERT_NO_TRANSPORT_LOSS(h)                                                          \
+    do {                                                                                     \
+        ASSERT_EQ(kernel_drops(h), 0u) << "socket buffer overflow: the machine is overloaded"; \
+        ASSERT_EQ((h).publisher_counters().ring_overflow_packets.get(), 0u)                   \
+            << "ring overflow: the engine thread was starved";                               \
+    } while (0)
+
 inline std::uint64_t kernel_drops(const FeedHandler& h) {
     std::uint64_t n = 0;
     for (const auto& l : h.line_stats()) n += l->kernel_drops.get();

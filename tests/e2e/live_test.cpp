@@ -35,7 +35,7 @@ TEST(Live, IndependentLossOnEachLineLosesNothingAndBooksMatch) {
     o = seed_without_double_loss(o);
     FeedHandler h(config_for(l));
     const LiveRun run = run_live(h, o);
-    ASSERT_EQ(kernel_drops(h), 0u);
+    ASSERT_NO_TRANSPORT_LOSS(h);
     EXPECT_GT(run.truth.dropped_a, 0u);
     EXPECT_GT(run.truth.dropped_b, 0u);
     std::uint64_t gaps_a = 0, gaps_b = 0;
@@ -60,7 +60,7 @@ TEST(Live, LossOnBothLinesCountsExactlyTheGroundTruthAndRepairs) {
     o.burst_len = 3;
     FeedHandler h(config_for(l));
     const LiveRun run = run_live(h, o);
-    ASSERT_EQ(kernel_drops(h), 0u);
+    ASSERT_NO_TRANSPORT_LOSS(h);
     ASSERT_TRUE(run.truth.exact_lost);
     ASSERT_GT(run.truth.dropped_both, 0u);
     std::uint64_t lost = 0;
@@ -91,7 +91,7 @@ TEST(Live, PublisherRestartIsASessionChange) {
     o.restart_at = 0.5;
     FeedHandler h(config_for(l));
     const LiveRun run = run_live(h, o);
-    ASSERT_EQ(kernel_drops(h), 0u);
+    ASSERT_NO_TRANSPORT_LOSS(h);
     EXPECT_EQ(run.truth.final_session, o.session + 1);
     EXPECT_EQ(h.decoder_counters().session_changes.get(), 1u);
     // At least the publisher's late packet; line B's copies of the last old
