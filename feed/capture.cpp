@@ -167,7 +167,13 @@ std::optional<CaptureRecord> CaptureReader::next() {
     if (rc != 1) throw CaptureError(path_ + ": record " + std::to_string(records_ + 1) + ": " + pcap_geterr(impl_->pcap));
     ++records_;
     bytes_read_ += 16 + hdr->caplen;
-    const std::int64_t ts = static_cast<std::int64_t>(hdr->ts.tv_sec) * 1'000'000'000 + hdr->ts.tv_usec;
+    // pcapng can carry 64-bit timestamps beyond what Unix ns in an int64 holds (year 2262).
+    constexpr std::int64_t kMaxSec = INT64_MAX / 1'000'000'000 - 1;
+    const std::int64_t sec = static_cast<std::int64_t>(hdr->ts.tv_sec);
+    if (sec < 0 || sec > kMaxSec || hdr->ts.tv_usec < 0 || hdr->ts.tv_usec >= 1'000'000'000)
+        throw CaptureError(path_ + ": record " + std::to_string(records_) + ": timestamp out of range (" +
+                           std::to_string(sec) + " s), expected 1970..2262");
+    const std::int64_t ts = sec * 1'000'000'000 + hdr->ts.tv_usec;
     return CaptureRecord{ts, {reinterpret_cast<const std::byte*>(data), hdr->caplen}};
 }
 

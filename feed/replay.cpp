@@ -201,8 +201,10 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
         const GateDecision g = h.gate.check(id, ctx.now_ns);
         std::string reason(to_string(g.reason));
         if (g.reason == GateReason::kStale) reason = fmt::format("stale quote: {} ms", g.silence_ms);
-        const std::string age =
-            st.has_source ? fmt::format("{}", (ctx.now_ns - st.last_source_ns - st.clock_offset_ns) / 1'000'000) : "-";
+        std::int64_t age_ns = 0;
+        const bool age_known = st.has_source && !__builtin_sub_overflow(ctx.now_ns, st.last_source_ns, &age_ns) &&
+                               !__builtin_sub_overflow(age_ns, st.clock_offset_ns, &age_ns);
+        const std::string age = age_known ? fmt::format("{}", age_ns / 1'000'000) : "-";
         out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n",
                            st.symbol[0] ? st.symbol : "?", id,
                            bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),

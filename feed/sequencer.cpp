@@ -185,7 +185,7 @@ Update Sequencer::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
         st.alive = true;
         return {id, Verdict::kHeartbeat, false, st.suspect, 0};
     }
-    if (next > st.last_seq + 1) {
+    if (next > 0 && next - 1 > st.last_seq) {  // not `next > last_seq + 1`: last_seq may be 2^64-1
         const std::uint64_t lost = next - st.last_seq - 1;
         st.counters.lost += lost;
         ++st.counters.gap_events;

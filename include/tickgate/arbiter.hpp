@@ -92,7 +92,8 @@ private:
     // Gives up on the hole at `expected`: skips to the oldest held packet.
     template <class Deliver>
     void skip_hole(State& st, Deliver& deliver) noexcept {
-        for (std::uint64_t k = st.expected + 1; k < st.expected + window_; ++k) {
+        for (std::uint64_t d = 1; d < window_; ++d) {  // offsets: packet_seq may wrap near 2^64
+            const std::uint64_t k = st.expected + d;
             const Slot& s = slots_[st.first_slot + (k & mask_)];
             if (s.used && s.packet_seq == k) {
                 counters_.released_gaps.add(k - st.expected);
@@ -101,12 +102,18 @@ private:
             }
         }
         drain(st, deliver);
-        if (st.held > 0) st.deadline = oldest_recv(st) + hold_ns_;
+        if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
+    }
+
+    // A hold's deadline, saturating (arrival times come from the wire/capture).
+    [[nodiscard]] std::int64_t deadline_after(std::int64_t t) const noexcept {
+        return t > INT64_MAX - hold_ns_ ? INT64_MAX : t + hold_ns_;
     }
 
     [[nodiscard]] std::int64_t oldest_recv(const State& st) const noexcept {
         std::int64_t t = INT64_MAX;
-        for (std::uint64_t k = st.expected; k < st.expected + window_; ++k) {
+        for (std::uint64_t d = 0; d < window_; ++d) {
+            const std::uint64_t k = st.expected + d;
             const Slot& s = slots_[st.first_slot + (k & mask_)];
             if (s.used && s.packet_seq == k && s.recv_ns < t) t = s.recv_ns;
         }
@@ -176,11 +183,11 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         drain(st, deliver);
         if (had_holds) {
             counters_.filled_holes.add();
-            if (st.held > 0) st.deadline = oldest_recv(st) + hold_ns_;
+            if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
         }
         return;
     }
-    if (seq >= st.expected + window_) {
+    if (seq - st.expected >= window_) {  // seq > expected here; the difference cannot wrap
         flush(st, deliver);  // too far ahead to hold: what is held goes, then this
         if (seq > st.expected) counters_.released_gaps.add(seq - st.expected);
         st.expected = seq + 1;
@@ -198,7 +205,7 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
     s.len = static_cast<std::uint16_t>(d.size());
     s.used = true;
     std::memcpy(s.data, d.data(), d.size());
-    if (st.held++ == 0) st.deadline = recv_ns + hold_ns_;
+    if (st.held++ == 0) st.deadline = deadline_after(recv_ns);
     counters_.held_packets.add();
 }
 
