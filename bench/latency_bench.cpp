@@ -1,0 +1,930 @@
+// Tick-to-book latency of the live path, on loopback multicast.
+//
+// A sender thread (core 0) publishes QFB/1 datagrams (Q and D messages for
+// instruments 1..64, every seq in order) on a fixed schedule at --rate
+// messages/s; send_time_ns is patched with CLOCK_REALTIME just before each
+// sendto. A FeedHandler (network thread + this engine thread, core 1, which
+// spins on poll()) applies them; for every applied Q/D message the engine
+// takes realtime_ns() inside the update callback and records
+//   tick-to-book = book time - send_time_ns      (sender -> book, one host clock)
+//   own share    = book time - Event::recv_ns    (kernel receive stamp -> book)
+//   kernel tx    = recv_ns  - send_time_ns       (sendto -> kernel stamp)
+//   from schedule= book time - scheduled send time (carried in source_ns)
+// in log-linear histograms (1 ns .. 10 s, 3 significant digits). The
+// coordinated-omission corrected histograms (HdrHistogram's
+// recordValueWithExpectedInterval, applied after the run as Hdr's
+// copyCorrectedForCoordinatedOmission does) use the expected interval between
+// datagrams (batch / rate).
+//
+//   latency_bench [--rate N | --rates A,B,C] [--seconds S] [--warmup S]
+//                 [--mode blocking|busy_poll|both] [--batch N] [--lines a|ab]
+//                 [--json FILE] [--hist-out PREFIX]
+//                 [--max-rate [--start-rate N] [--confirm-seconds S] [--tolerance F]]
+//                 [--sender-cpu N] [--engine-cpu N] [--net-cpu N]
+//                 [--spin-us N] [--nice N] [--engine-idle spin|yield]
+//                 [--tag NAME] [--group-a G] [--group-b G] [--port P]
+//
+// --engine-idle yield: the engine calls sched_yield() whenever poll() finds
+// nothing, so a network thread pinned to the engine's core (--net-cpu 1)
+// runs as soon as it is woken (blocking mode: core 0 is left to the sender).
+//
+// Threads: sender on --sender-cpu (0); engine = main thread on --engine-cpu
+// (1), spinning on poll(); network thread on --net-cpu (default: the
+// sender's core; -1 = unpinned). --spin-us: the sender sleeps until that
+// long before each scheduled send, then spins (VM timer wake-ups are ~50 us
+// late; a large value gives exact pacing but burns the sender's core).
+//
+// --nice N: the process starts its own session (so sched_autogroup weighs it
+// against the rest of the machine; run it under `setsid` from an interactive
+// shell), sets that autogroup's nice and its own; every thread inherits it.
+// On a shared, loaded machine -20 keeps other work from time-slicing the
+// measured threads.
+//
+// --max-rate: doubling from --start-rate until a point fails, then geometric
+// bisection to --tolerance; a point passes with zero loss (every message
+// sent was applied, no kernel drop, no packet_seq gap, no ring overflow, no
+// sequencer loss) AND the sender really offered >= 98% of the rate. The
+// found rate is confirmed for --confirm-seconds (10% lower on failure).
+//
+// Safety: every datagram goes through tickgate::MulticastSender (loopback
+// interface, TTL 0) to 239.255.x.x groups joined on 127.0.0.1 only.
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+#include "tickgate/capture.hpp"
+#include "tickgate/feed_handler.hpp"
+#include "tickgate/receiver.hpp"
+#include "tickgate/wire.hpp"
+
+namespace {
+
+using tickgate::wire::store_le;
+
+// ------------------------------------------------------------------ histogram
+// Log-linear histogram with HdrHistogram's bucket layout: values 1 ns .. 10 s
+// at 3 significant digits (sub-buckets of 2048, relative error < 0.1%).
+class Histogram {
+public:
+    explicit Histogram(std::int64_t highest = 10'000'000'000LL, int digits = 3) : highest_(highest) {
+        const std::int64_t largest_single_unit = 2 * static_cast<std::int64_t>(std::pow(10, digits));
+        const int sub_bucket_count_mag = static_cast<int>(std::ceil(std::log2(static_cast<double>(largest_single_unit))));
+        half_mag_ = sub_bucket_count_mag - 1;
+        sub_count_ = std::int64_t{1} << sub_bucket_count_mag;
+        half_count_ = sub_count_ / 2;
+        mask_ = sub_count_ - 1;
+        std::int64_t untrackable = sub_count_;
+        int buckets = 1;
+        while (untrackable <= highest) {
+            untrackable <<= 1;
+            ++buckets;
+        }
+        buckets_ = buckets;
+        counts_.assign(static_cast<std::size_t>((buckets + 1) * half_count_), 0);
+    }
+
+    void record(std::int64_t v, std::uint64_t n = 1) noexcept {
+        if (v < 0) {
+            negatives_ += n;
+            v = 0;
+        }
+        if (v > highest_) {
+            clipped_ += n;
+            v = highest_;
+        }
+        counts_[index(v)] += n;
+        total_ += n;
+        sum_ += static_cast<double>(v) * static_cast<double>(n);
+        if (v > max_) max_ = v;
+        if (v < min_) min_ = v;
+    }
+
+    // HdrHistogram recordValueWithExpectedInterval: also the values the
+    // samples that "should" have been taken while this one was stuck would
+    // have shown.
+    void record_corrected(std::int64_t v, std::uint64_t n, std::int64_t interval) noexcept {
+        record(v, n);
+        if (interval <= 0 || v <= interval) return;
+        for (std::int64_t missing = v - interval; missing >= interval; missing -= interval) record(missing, n);
+    }
+
+    // Hdr copyCorrectedForCoordinatedOmission: done after the run so the
+    // engine thread only ever pays for one record() per sample.
+    [[nodiscard]] Histogram corrected(std::int64_t interval) const {
+        Histogram h(highest_);
+        for (std::size_t i = 0; i < counts_.size(); ++i)
+            if (counts_[i]) h.record_corrected(std::min(highest_equivalent(value_from_index(i)), max_), counts_[i], interval);
+        h.negatives_ = negatives_;
+        h.clipped_ = clipped_;
+        return h;
+    }
+
+    [[nodiscard]] std::uint64_t count() const noexcept { return total_; }
+    [[nodiscard]] std::int64_t max() const noexcept { return total_ ? max_ : 0; }
+    [[nodiscard]] std::int64_t min() const noexcept { return total_ ? min_ : 0; }
+    [[nodiscard]] double mean() const noexcept { return total_ ? sum_ / static_cast<double>(total_) : 0; }
+    [[nodiscard]] std::uint64_t negatives() const noexcept { return negatives_; }
+
+    // Value at percentile p (0..100): the highest value equivalent to the
+    // bucket that holds the ceil(p% * count)-th sample (Hdr's definition),
+    // never above the exact maximum.
+    [[nodiscard]] std::int64_t at(double p) const noexcept {
+        if (total_ == 0) return 0;
+        const std::uint64_t want = rank(p);
+        std::uint64_t acc = 0;
+        for (std::size_t i = 0; i < counts_.size(); ++i) {
+            acc += counts_[i];
+            if (acc >= want) return std::min(highest_equivalent(value_from_index(i)), max_);
+        }
+        return max_;
+    }
+
+    [[nodiscard]] std::uint64_t rank(double p) const noexcept {
+        const double r = std::ceil(std::min(100.0, std::max(0.0, p)) / 100.0 * static_cast<double>(total_));
+        return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(r), 1, total_);
+    }
+
+    // HdrHistogram "percentile distribution" (5 ticks per half distance):
+    // columns percentile, 1/(1-percentile), latency_us, total count. The
+    // 100% line has no finite 1/(1-p) and is written as a comment.
+    void write_distribution(std::FILE* f, const std::string& title) const {
+        std::fprintf(f, "# %s\n", title.c_str());
+        std::fprintf(f, "# percentile  inv_one_minus_p  latency_us  total_count\n");
+        if (total_ == 0) return;
+        double p = 0;
+        for (;;) {
+            const std::uint64_t r = rank(p);
+            if (r >= total_ || p >= 100.0) break;
+            std::fprintf(f, "%.12f %14.2f %12.3f %12" PRIu64 "\n", p / 100.0, 1.0 / (1.0 - p / 100.0),
+                         static_cast<double>(at(p)) / 1000.0, r);
+            const double half_distance = std::floor(std::log2(100.0 / (100.0 - p))) + 1;
+            p += 100.0 / (5.0 * std::pow(2.0, half_distance));
+        }
+        // Last finite tick: the percentile of the last sample, 1 - 1/count.
+        const double plast = 1.0 - 1.0 / static_cast<double>(total_);
+        std::fprintf(f, "%.12f %14.2f %12.3f %12" PRIu64 "\n", plast, 1.0 / (1.0 - plast),
+                     static_cast<double>(max()) / 1000.0, total_);
+        std::fprintf(f, "#[Mean = %.3f us, Max = %.3f us, Total count = %" PRIu64 "]\n", mean() / 1000.0,
+                     static_cast<double>(max()) / 1000.0, total_);
+        std::fprintf(f, "#[Buckets = %d, SubBuckets = %lld]\n", buckets_, static_cast<long long>(sub_count_));
+    }
+
+private:
+    [[nodiscard]] std::size_t index(std::int64_t v) const noexcept {
+        const int pow2ceiling = 64 - std::countl_zero(static_cast<std::uint64_t>(v | mask_));
+        const int bucket = pow2ceiling - (half_mag_ + 1);
+        const std::int64_t sub = v >> bucket;
+        return static_cast<std::size_t>(((std::int64_t{bucket} + 1) << half_mag_) + (sub - half_count_));
+    }
+    [[nodiscard]] std::int64_t value_from_index(std::size_t i) const noexcept {
+        std::int64_t bucket = (static_cast<std::int64_t>(i) >> half_mag_) - 1;
+        std::int64_t sub = (static_cast<std::int64_t>(i) & (half_count_ - 1)) + half_count_;
+        if (bucket < 0) {
+            sub -= half_count_;
+            bucket = 0;
+        }
+        return sub << bucket;
+    }
+    [[nodiscard]] std::int64_t highest_equivalent(std::int64_t v) const noexcept {
+        const int pow2ceiling = 64 - std::countl_zero(static_cast<std::uint64_t>(v | mask_));
+        const int bucket = pow2ceiling - (half_mag_ + 1);
+        const std::int64_t sub = v >> bucket;
+        const int adjusted = sub >= sub_count_ ? bucket + 1 : bucket;
+        const std::int64_t lowest = sub << bucket;
+        return lowest + (std::int64_t{1} << adjusted) - 1;
+    }
+
+    std::int64_t highest_;
+    int half_mag_ = 0, buckets_ = 0;
+    std::int64_t sub_count_ = 0, half_count_ = 0, mask_ = 0;
+    std::vector<std::uint64_t> counts_;
+    std::uint64_t total_ = 0, negatives_ = 0, clipped_ = 0;
+    double sum_ = 0;
+    std::int64_t max_ = 0, min_ = INT64_MAX;
+};
+
+constexpr double kPcts[] = {50, 90, 99, 99.9, 99.99};
+
+// ------------------------------------------------------------------ clocks
+std::int64_t mono_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Sleeps until `spin_ns` before `t` (CLOCK_MONOTONIC), then spins to `t`.
+void wait_until(std::int64_t t, std::int64_t spin_ns) noexcept {
+    std::int64_t now = mono_ns();
+    if (t - now > spin_ns) {
+        const std::int64_t wake = t - spin_ns;
+        const timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
+        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+        }
+        now = mono_ns();
+    }
+    while (now < t) {
+        _mm_pause();
+        now = mono_ns();
+    }
+}
+
+// ------------------------------------------------------------------ options
+enum class Mode { kBlocking, kBusy };
+const char* mode_name(Mode m) { return m == Mode::kBusy ? "busy_poll" : "blocking"; }
+
+struct Options {
+    std::vector<double> rates{10'000, 100'000};
+    double seconds = 5;
+    double warmup = 0.5;
+    std::vector<Mode> modes{Mode::kBlocking, Mode::kBusy};
+    std::uint32_t batch = 1;
+    bool both_lines = false;
+    std::string json, hist_out;
+    bool max_rate = false;
+    double start_rate = 50'000;
+    double confirm_seconds = 30;
+    double tolerance = 0.05;  // binary search stops when hi/lo <= 1 + tolerance
+    double max_search_rate = 8'000'000;
+    int sender_cpu = 0, engine_cpu = 1;
+    std::optional<int> net_cpu;  // default: see net_cpu_for()
+    double spin_us = 2;
+    std::string tag;  // --tag: appended to .dat names and shown with each result (e.g. a thread placement)
+    bool engine_yield = false;  // --engine-idle yield: sched_yield() when poll() finds nothing
+    std::optional<int> nice;  // applied to every thread of the run (they inherit it)
+    std::string group_a = "239.255.42.1", group_b = "239.255.42.2";
+    std::uint16_t port = 42401;  // line A; B = port + 1
+    std::uint16_t channel = 42;
+    std::uint32_t instruments = 64;
+    std::uint32_t ring_size = 65536;
+    std::string argv_line;
+};
+
+[[noreturn]] void usage(const char* msg) {
+    std::fprintf(stderr,
+                 "latency_bench: %s\n"
+                 "usage: latency_bench [--rate N | --rates A,B,C] [--seconds S] [--warmup S]\n"
+                 "                     [--mode blocking|busy_poll|both] [--batch N] [--lines a|ab]\n"
+                 "                     [--json FILE] [--hist-out PREFIX]\n"
+                 "                     [--max-rate [--start-rate N] [--confirm-seconds S] [--tolerance F]]\n"
+                 "                     [--sender-cpu N] [--engine-cpu N] [--net-cpu N|-1]\n"
+                 "                     [--spin-us N] [--nice N] [--engine-idle spin|yield]\n"
+                 "                     [--tag NAME] [--group-a G] [--group-b G] [--port P]\n",
+                 msg);
+    std::exit(2);
+}
+
+double parse_rate(std::string_view s) {
+    char* end = nullptr;
+    const std::string t(s);
+    double v = std::strtod(t.c_str(), &end);
+    if (end && (*end == 'k' || *end == 'K')) v *= 1e3, ++end;
+    else if (end && (*end == 'm' || *end == 'M')) v *= 1e6, ++end;
+    if (!end || *end != '\0' || !(v > 0)) usage(("bad rate: " + t).c_str());
+    return v;
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 0; i < argc; ++i) o.argv_line += (i ? " " : "") + std::string(argv[i]);
+    auto need = [&](int& i) -> std::string {
+        if (i + 1 >= argc) usage((std::string(argv[i]) + " needs a value").c_str());
+        return argv[++i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--rate") o.rates = {parse_rate(need(i))};
+        else if (a == "--rates") {
+            o.rates.clear();
+            std::stringstream ss(need(i));
+            for (std::string t; std::getline(ss, t, ',');) o.rates.push_back(parse_rate(t));
+        } else if (a == "--seconds") o.seconds = std::stod(need(i));
+        else if (a == "--warmup") o.warmup = std::stod(need(i));
+        else if (a == "--mode") {
+            const std::string m = need(i);
+            if (m == "blocking") o.modes = {Mode::kBlocking};
+            else if (m == "busy_poll" || m == "busy") o.modes = {Mode::kBusy};
+            else if (m == "both") o.modes = {Mode::kBlocking, Mode::kBusy};
+            else usage("--mode: blocking, busy_poll or both");
+        } else if (a == "--batch") o.batch = static_cast<std::uint32_t>(std::stoul(need(i)));
+        else if (a == "--lines") {
+            const std::string l = need(i);
+            if (l != "a" && l != "ab") usage("--lines: a or ab");
+            o.both_lines = l == "ab";
+        } else if (a == "--json") o.json = need(i);
+        else if (a == "--hist-out") o.hist_out = need(i);
+        else if (a == "--max-rate") o.max_rate = true;
+        else if (a == "--start-rate") o.start_rate = parse_rate(need(i));
+        else if (a == "--max-search-rate") o.max_search_rate = parse_rate(need(i));
+        else if (a == "--confirm-seconds") o.confirm_seconds = std::stod(need(i));
+        else if (a == "--tolerance") o.tolerance = std::stod(need(i));
+        else if (a == "--sender-cpu") o.sender_cpu = std::stoi(need(i));
+        else if (a == "--engine-cpu") o.engine_cpu = std::stoi(need(i));
+        else if (a == "--net-cpu") o.net_cpu = std::stoi(need(i));
+        else if (a == "--spin-us") o.spin_us = std::stod(need(i));
+        else if (a == "--nice") o.nice = std::stoi(need(i));
+        else if (a == "--tag") o.tag = need(i);
+        else if (a == "--engine-idle") {
+            const std::string e = need(i);
+            if (e != "spin" && e != "yield") usage("--engine-idle: spin or yield");
+            o.engine_yield = e == "yield";
+        }
+        else if (a == "--group-a") o.group_a = need(i);
+        else if (a == "--group-b") o.group_b = need(i);
+        else if (a == "--port") o.port = static_cast<std::uint16_t>(std::stoul(need(i)));
+        else if (a == "--ring-size") o.ring_size = static_cast<std::uint32_t>(std::stoul(need(i)));
+        else if (a == "-h" || a == "--help") usage("help");
+        else usage(("unknown option " + a).c_str());
+    }
+    if (o.batch < 1 || o.batch > 28) usage("--batch: 1..28 (28 quotes fill 1400 bytes)");
+    if (o.seconds <= 0) usage("--seconds must be > 0");
+    for (const auto* g : {&o.group_a, &o.group_b}) {
+        const auto ip = tickgate::parse_ipv4(*g);
+        if (!ip || (*ip >> 16) != 0xEFFF) usage("groups must be 239.255.x.x (loopback-only test traffic)");
+    }
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (static_cast<unsigned>(std::max(o.sender_cpu, o.engine_cpu)) >= cores) {
+        o.sender_cpu = 0;
+        o.engine_cpu = cores > 1 ? 1 : 0;
+    }
+    return o;
+}
+
+// Where the network thread goes (default: next to the sender, core 0; the
+// engine owns core 1). Blocking: it sleeps in ppoll and is woken by the
+// sender's sendto on core 0, running as soon as the sender sleeps again —
+// measured much better than leaving it to the scheduler (which often queued
+// it behind the spinning engine). Busy-poll: it spins there and the sender
+// preempts it for each send: 3 threads on 2 cores.
+int net_cpu_for(const Options& o, Mode m) {
+    if (o.net_cpu) return *o.net_cpu;
+    (void)m;
+    return o.sender_cpu;
+}
+
+// ------------------------------------------------------------------ traffic
+// One QFB/1 datagram of `batch` messages, written in place (same layout as
+// tickgate::PacketBuilder, checked against it at start-up). Instruments
+// 1..32 publish Q, 33..64 D (set/delete on a 10-level grid per side).
+class Traffic {
+public:
+    Traffic(std::uint16_t channel, std::uint32_t instruments, std::uint32_t batch)
+        : channel_(channel), n_(instruments), batch_(batch), seq_(instruments + 1, 0), rng_(7) {}
+
+    // Next datagram; scheduled time (realtime ns) goes into each message's source_ns.
+    std::span<const std::byte> next(std::int64_t sched_rt_ns) {
+        std::byte* h = buf_;
+        std::size_t off = tickgate::wire::kPacketHeaderSize;
+        store_le<std::uint16_t>(h + 0, tickgate::wire::kMagic);
+        store_le<std::uint8_t>(h + 2, tickgate::wire::kVersion);
+        store_le<std::uint8_t>(h + 3, 0);
+        store_le<std::uint16_t>(h + 4, static_cast<std::uint16_t>(batch_));
+        store_le<std::uint16_t>(h + 6, channel_);
+        store_le<std::uint32_t>(h + 8, 1);
+        store_le<std::uint64_t>(h + 12, ++packet_seq_);
+        store_le<std::int64_t>(h + 20, 0);  // send_time_ns: patched just before sendto
+        for (std::uint32_t k = 0; k < batch_; ++k) {
+            const std::uint32_t id = 1 + rng_.below(n_);
+            const std::uint64_t seq = ++seq_[id];
+            std::byte* m = buf_ + off;
+            const std::int64_t mid = 100'000'000 + std::int64_t{id} * 1'000'000;
+            if (id <= n_ / 2) {
+                std::memset(m, 0, tickgate::wire::kQuoteSize);
+                store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(tickgate::wire::kQuoteSize));
+                store_le<std::uint8_t>(m + 2, 'Q');
+                store_le<std::uint32_t>(m + 4, id);
+                store_le<std::uint64_t>(m + 8, seq);
+                store_le<std::int64_t>(m + 16, sched_rt_ns);
+                const std::int64_t drift = (static_cast<std::int64_t>(rng_.below(5)) - 2) * 1000;
+                store_le<std::int64_t>(m + 24, mid - 1000 + drift);
+                store_le<std::int64_t>(m + 32, mid + 1000 + drift);
+                store_le<std::uint32_t>(m + 40, 100 * (1 + rng_.below(100)));
+                store_le<std::uint32_t>(m + 44, 100 * (1 + rng_.below(100)));
+                off += tickgate::wire::kQuoteSize;
+            } else {
+                std::memset(m, 0, tickgate::wire::kDeltaSize);
+                const std::uint8_t side = static_cast<std::uint8_t>(rng_.below(2));
+                const std::int64_t lvl = 1 + rng_.below(10);
+                const std::uint8_t action = rng_.below(5) == 0 ? 1 : 0;
+                store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(tickgate::wire::kDeltaSize));
+                store_le<std::uint8_t>(m + 2, 'D');
+                store_le<std::uint32_t>(m + 4, id);
+                store_le<std::uint64_t>(m + 8, seq);
+                store_le<std::int64_t>(m + 16, sched_rt_ns);
+                store_le<std::int64_t>(m + 24, side == 0 ? mid - lvl * 1000 : mid + lvl * 1000);
+                store_le<std::uint32_t>(m + 32, action ? 0 : 100 * (1 + rng_.below(100)));
+                store_le<std::uint8_t>(m + 36, side);
+                store_le<std::uint8_t>(m + 37, action);
+                off += tickgate::wire::kDeltaSize;
+            }
+        }
+        return {buf_, off};
+    }
+    std::byte* data() noexcept { return buf_; }
+
+private:
+    std::uint16_t channel_;
+    std::uint32_t n_, batch_;
+    std::vector<std::uint64_t> seq_;
+    bench::Rng rng_;
+    std::uint64_t packet_seq_ = 0;
+    alignas(64) std::byte buf_[tickgate::wire::kMaxDatagram]{};
+};
+
+// The hand-written layout must equal PacketBuilder's.
+void self_check_layout() {
+    Traffic t(9, 64, 1);
+    for (int i = 0; i < 200; ++i) {
+        const auto d = t.next(123456789);
+        const tickgate::wire::PacketHeaderView h(d);
+        const std::byte* m = d.data() + tickgate::wire::kPacketHeaderSize;
+        tickgate::PacketBuilder b(9, 1, h.packet_seq(), 0);
+        const auto id = tickgate::wire::load_le<std::uint32_t>(m + 4);
+        const auto seq = tickgate::wire::load_le<std::uint64_t>(m + 8);
+        if (static_cast<char>(m[2]) == 'Q')
+            b.quote(id, seq, 123456789, tickgate::wire::load_le<std::int64_t>(m + 24),
+                    tickgate::wire::load_le<std::uint32_t>(m + 40), tickgate::wire::load_le<std::int64_t>(m + 32),
+                    tickgate::wire::load_le<std::uint32_t>(m + 44));
+        else
+            b.delta(id, seq, 123456789, tickgate::wire::load_le<std::int64_t>(m + 24),
+                    tickgate::wire::load_le<std::uint32_t>(m + 32), tickgate::wire::load_le<std::uint8_t>(m + 36),
+                    tickgate::wire::load_le<std::uint8_t>(m + 37));
+        if (b.bytes().size() != d.size() || std::memcmp(b.bytes().data(), d.data(), d.size()) != 0)
+            throw std::runtime_error("latency_bench: datagram layout differs from tickgate::PacketBuilder");
+    }
+}
+
+// ------------------------------------------------------------------ one run
+struct Result {
+    Mode mode{};
+    double rate = 0, seconds = 0, achieved_rate = 0;
+    std::uint32_t batch = 1;
+    bool both_lines = false;
+    int sender_cpu = -1, engine_cpu = -1, net_cpu = -1;
+    bool engine_yield = false;
+    std::string tag;
+    std::uint64_t sent_msgs = 0, sent_dgrams = 0, send_errors = 0, applied = 0, timed = 0;
+    std::uint64_t kernel_drops = 0, seq_gaps = 0, ring_overflow = 0, seq_lost = 0, arb_gaps = 0, negatives = 0;
+    std::int64_t interval_ns = 0;
+    Histogram t2b, t2b_co, own, own_co, sched, ktx, late;
+    std::string load_before, load_after;
+    [[nodiscard]] std::uint64_t missing() const { return sent_msgs > applied ? sent_msgs - applied : 0; }
+    [[nodiscard]] bool zero_loss() const {
+        return send_errors == 0 && missing() == 0 && kernel_drops == 0 && seq_gaps == 0 && ring_overflow == 0 &&
+               seq_lost == 0 && arb_gaps == 0;
+    }
+    // The sender really offered the rate (it never skips; a slow sender stretches the run).
+    [[nodiscard]] bool rate_held() const { return achieved_rate >= 0.98 * rate; }
+};
+
+std::string loadavg() {
+    std::ifstream f("/proc/loadavg");
+    std::string a, b, c;
+    f >> a >> b >> c;
+    return a + " " + b + " " + c;
+}
+
+Result run_point(const Options& o, Mode mode, double rate, double seconds) {
+    Result r;
+    r.mode = mode;
+    r.rate = rate;
+    r.seconds = seconds;
+    r.batch = o.batch;
+    r.both_lines = o.both_lines;
+    r.sender_cpu = o.sender_cpu;
+    r.engine_cpu = o.engine_cpu;
+    r.net_cpu = net_cpu_for(o, mode);
+    r.engine_yield = o.engine_yield;
+    r.tag = o.tag;
+    r.load_before = loadavg();
+
+    tickgate::Config cfg;
+    tickgate::ChannelConfig ch;
+    ch.id = o.channel;
+    ch.a = {o.group_a, o.port, "127.0.0.1"};
+    ch.b = {o.group_b, static_cast<std::uint16_t>(o.port + 1), "127.0.0.1"};
+    cfg.channels.push_back(ch);
+    cfg.receiver.ring_size = o.ring_size;
+    cfg.threading.mode = mode == Mode::kBusy ? tickgate::ThreadMode::kBusyPoll : tickgate::ThreadMode::kBlocking;
+    cfg.threading.receiver_cpu = r.net_cpu;
+    cfg.threading.engine_cpu = o.engine_cpu;
+
+    tickgate::FeedHandler feed(cfg);
+    tickgate::pin_current_thread(o.engine_cpu);
+    feed.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // joined before the first packet
+
+    const double dgram_rate = rate / o.batch;
+    const auto total_dgrams = static_cast<std::uint64_t>(std::llround(dgram_rate * (o.warmup + seconds)));
+    const auto warm_dgrams = static_cast<std::uint64_t>(std::llround(dgram_rate * o.warmup));
+    r.interval_ns = static_cast<std::int64_t>(std::llround(1e9 / dgram_rate));
+
+    // Schedule: datagram k at base + k * 1e9 / dgram_rate (CLOCK_MONOTONIC),
+    // its realtime twin in source_ns.
+    const std::int64_t mono0 = mono_ns(), rt0 = tickgate::realtime_ns();
+    const std::int64_t base = mono0 + 20'000'000;
+    auto sched_mono = [&](std::uint64_t k) {
+        return base + static_cast<std::int64_t>(static_cast<long double>(k) * 1e9L / dgram_rate);
+    };
+    const std::int64_t measure_from_rt = rt0 + (sched_mono(warm_dgrams) - mono0);
+
+    std::atomic<bool> sender_done{false};
+    std::atomic<std::uint64_t> sent_msgs{0};
+    std::int64_t send_first = 0, send_last = 0;
+    const std::int64_t spin_ns = static_cast<std::int64_t>(o.spin_us * 1000);
+    std::thread sender([&] {
+        bench::pin_to(o.sender_cpu);
+        ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        tickgate::MulticastSender tx("127.0.0.1");
+        const std::uint32_t ga = *tickgate::parse_ipv4(o.group_a), gb = *tickgate::parse_ipv4(o.group_b);
+        const std::uint16_t pa = o.port, pb = static_cast<std::uint16_t>(o.port + 1);
+        Traffic traffic(o.channel, o.instruments, o.batch);
+        std::uint64_t msgs = 0, errors = 0;
+        for (std::uint64_t k = 0; k < total_dgrams; ++k) {
+            const std::int64_t t = sched_mono(k);
+            const std::int64_t t_rt = rt0 + (t - mono0);
+            const auto d = traffic.next(t_rt);
+            wait_until(t, spin_ns);  // late: no wait, send now; the schedule itself never moves
+            const std::int64_t now = tickgate::realtime_ns();
+            store_le<std::int64_t>(traffic.data() + 20, now);
+            const bool ok = tx.send(ga, pa, d);
+            if (o.both_lines) tx.send(gb, pb, d);
+            if (k == 0) send_first = now;
+            send_last = now;
+            if (ok) msgs += o.batch;
+            else ++errors;
+            if (k >= warm_dgrams) r.late.record(now - t_rt);
+            if ((k & 63) == 0) sent_msgs.store(msgs, std::memory_order_relaxed);
+        }
+        sent_msgs.store(msgs, std::memory_order_relaxed);
+        r.sent_dgrams = total_dgrams;
+        r.send_errors = errors;
+        sender_done.store(true, std::memory_order_release);
+    });
+
+    // Engine: spin on poll(); time each applied Q/D message inside the callback.
+    const std::uint16_t channel = o.channel;
+    std::uint64_t applied = 0, timed = 0;
+    auto on_update = [&](const tickgate::Update& u, const tickgate::Event& ev) {
+        const std::int64_t book = tickgate::realtime_ns();
+        if (ev.channel_id != channel) return;
+        if (ev.kind != tickgate::EventKind::kQuote && ev.kind != tickgate::EventKind::kDelta) return;
+        if (u.verdict != tickgate::Verdict::kAccepted && u.verdict != tickgate::Verdict::kGap) return;
+        ++applied;
+        const std::int64_t sched =
+            ev.kind == tickgate::EventKind::kQuote ? ev.u.quote.source_ns : ev.u.delta.source_ns;
+        if (sched < measure_from_rt) return;  // warm-up
+        ++timed;
+        r.t2b.record(book - ev.send_ns);
+        r.own.record(book - ev.recv_ns);
+        r.ktx.record(ev.recv_ns - ev.send_ns);
+        r.sched.record(book - sched);
+    };
+    std::int64_t idle_since = 0;
+    for (;;) {
+        if (feed.poll(on_update, 256) != 0) {
+            idle_since = 0;
+            continue;
+        }
+        if (o.engine_yield) ::sched_yield();
+        if (!sender_done.load(std::memory_order_acquire)) continue;
+        if (applied >= sent_msgs.load(std::memory_order_relaxed)) break;
+        const std::int64_t now = mono_ns();
+        if (idle_since == 0) idle_since = now;
+        else if (now - idle_since > 300'000'000) break;  // 300 ms without anything: the rest is lost
+    }
+    sender.join();
+    feed.stop();
+    while (feed.poll(on_update, 4096) != 0) {
+    }
+
+    r.sent_msgs = sent_msgs.load();
+    r.applied = applied;
+    r.timed = timed;
+    r.achieved_rate = send_last > send_first
+                          ? static_cast<double>(r.sent_dgrams - 1) * o.batch * 1e9 / static_cast<double>(send_last - send_first)
+                          : 0;
+    for (const auto& l : feed.line_stats()) {
+        r.kernel_drops += l->kernel_drops.get();
+        r.seq_gaps += l->seq_gaps.get();
+    }
+    r.ring_overflow = feed.publisher_counters().ring_overflow_packets.get();
+    r.arb_gaps = feed.arbiter_counters().released_gaps.get();
+    r.seq_lost = bench::health_of(feed.sequencer()).lost;
+    r.t2b_co = r.t2b.corrected(r.interval_ns);
+    r.own_co = r.own.corrected(r.interval_ns);
+    r.negatives = r.t2b.negatives() + r.own.negatives() + r.ktx.negatives();
+    r.load_after = loadavg();
+    return r;
+}
+
+// ------------------------------------------------------------------ output
+std::string fmt_rate(double r) {
+    char b[32];
+    if (r >= 1e6 && std::fmod(r, 1e5) == 0) std::snprintf(b, sizeof b, "%gM", r / 1e6);
+    else if (r >= 1e3 && std::fmod(r, 1e2) == 0) std::snprintf(b, sizeof b, "%gk", r / 1e3);
+    else std::snprintf(b, sizeof b, "%.0f", r);
+    return b;
+}
+
+std::string us(std::int64_t ns) {
+    char b[32];
+    std::snprintf(b, sizeof b, ns < 10'000 ? "%.2f" : ns < 1'000'000 ? "%.1f" : "%.0f", static_cast<double>(ns) / 1000.0);
+    return b;
+}
+
+void print_hist_row(const char* what, const Histogram& h) {
+    std::printf("    %-28s", what);
+    for (double p : kPcts) std::printf(" %9s", us(h.at(p)).c_str());
+    std::printf(" %9s %11" PRIu64 "\n", us(h.max()).c_str(), h.count());
+}
+
+void print_result(const Result& r) {
+    if (!r.tag.empty()) std::printf("\n== [%s]", r.tag.c_str());
+    std::printf("\n== %s  rate %s msg/s  (%s dgram/s, batch %u, line%s)  %.1f s  [sender cpu %d, engine cpu %d%s, net cpu %s]\n",
+                mode_name(r.mode), fmt_rate(r.rate).c_str(), fmt_rate(r.rate / r.batch).c_str(), r.batch,
+                r.both_lines ? "s A+B" : " A", r.seconds, r.sender_cpu, r.engine_cpu,
+                r.engine_yield ? " (yields when idle)" : "", r.net_cpu < 0 ? "unpinned" : std::to_string(r.net_cpu).c_str());
+    std::printf("    %-28s %9s %9s %9s %9s %9s %9s %11s\n", "latency (us)", "p50", "p90", "p99", "p99.9", "p99.99",
+                "max", "count");
+    print_hist_row("tick-to-book (CO-corrected)", r.t2b_co);
+    print_hist_row("tick-to-book (raw)", r.t2b);
+    print_hist_row("from schedule (raw)", r.sched);
+    print_hist_row("recv stamp->book (CO-corr)", r.own_co);
+    print_hist_row("recv stamp->book (raw)", r.own);
+    print_hist_row("sendto->recv stamp (raw)", r.ktx);
+    print_hist_row("sender lateness (raw)", r.late);
+    std::printf("    sent %" PRIu64 " msgs (%" PRIu64 " dgrams, %" PRIu64 " send errors), applied %" PRIu64
+                ", missing %" PRIu64 "; kernel drops %" PRIu64 ", seq gaps %" PRIu64 ", ring overflows %" PRIu64
+                ", sequencer lost %" PRIu64 "; achieved %s msg/s%s -> %s\n",
+                r.sent_msgs, r.sent_dgrams, r.send_errors, r.applied, r.missing(), r.kernel_drops, r.seq_gaps,
+                r.ring_overflow, r.seq_lost, fmt_rate(std::round(r.achieved_rate)).c_str(),
+                r.rate_held() ? "" : " (SENDER COULD NOT HOLD THE RATE)", r.zero_loss() ? "zero loss" : "LOSS");
+    if (r.negatives) std::printf("    note: %" PRIu64 " negative intervals clamped to 0 (clock step?)\n", r.negatives);
+    std::printf("    load avg before/after: %s / %s\n", r.load_before.c_str(), r.load_after.c_str());
+    std::fflush(stdout);
+}
+
+std::string hist_json(const Histogram& h) {
+    std::ostringstream o;
+    o << "{\"count\": " << h.count() << ", \"mean_ns\": " << std::llround(h.mean()) << ", \"min_ns\": " << h.min();
+    const char* names[] = {"p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns"};
+    for (std::size_t i = 0; i < std::size(kPcts); ++i) o << ", \"" << names[i] << "\": " << h.at(kPcts[i]);
+    o << ", \"max_ns\": " << h.max() << "}";
+    return o.str();
+}
+
+std::string result_json(const Result& r) {
+    std::ostringstream o;
+    o << "{\"mode\": \"" << mode_name(r.mode) << "\", \"rate\": " << r.rate << ", \"batch\": " << r.batch
+      << ", \"lines\": \"" << (r.both_lines ? "ab" : "a") << "\", \"seconds\": " << r.seconds
+      << ", \"sender_cpu\": " << r.sender_cpu << ", \"engine_cpu\": " << r.engine_cpu << ", \"net_cpu\": " << r.net_cpu
+      << ", \"engine_idle\": \"" << (r.engine_yield ? "yield" : "spin") << "\", \"tag\": \"" << r.tag << "\""
+      << ", \"expected_interval_ns\": " << r.interval_ns << ", \"achieved_rate\": " << std::llround(r.achieved_rate)
+      << ", \"rate_held\": " << (r.rate_held() ? "true" : "false") << ", \"sent_msgs\": " << r.sent_msgs
+      << ", \"sent_dgrams\": " << r.sent_dgrams << ", \"send_errors\": " << r.send_errors
+      << ", \"applied\": " << r.applied << ", \"timed\": " << r.timed << ", \"missing\": " << r.missing()
+      << ", \"kernel_drops\": " << r.kernel_drops << ", \"seq_gaps\": " << r.seq_gaps
+      << ", \"ring_overflow_packets\": " << r.ring_overflow << ", \"sequencer_lost\": " << r.seq_lost
+      << ", \"zero_loss\": " << (r.zero_loss() ? "true" : "false") << ", \"load_before\": \"" << r.load_before
+      << "\", \"load_after\": \"" << r.load_after << "\""
+      << ",\n     \"tick_to_book_corrected\": " << hist_json(r.t2b_co)
+      << ",\n     \"tick_to_book_raw\": " << hist_json(r.t2b)
+      << ",\n     \"from_schedule_raw\": " << hist_json(r.sched)
+      << ",\n     \"recv_to_book_corrected\": " << hist_json(r.own_co)
+      << ",\n     \"recv_to_book_raw\": " << hist_json(r.own)
+      << ",\n     \"send_to_recv_raw\": " << hist_json(r.ktx)
+      << ",\n     \"sender_lateness\": " << hist_json(r.late) << "}";
+    return o.str();
+}
+
+void write_dat(const Options& o, const Result& r) {
+    if (o.hist_out.empty()) return;
+    std::string suffix = std::string(mode_name(r.mode)) + "-" + fmt_rate(r.rate);
+    if (r.batch != 1) suffix += "-b" + std::to_string(r.batch);
+    if (r.both_lines) suffix += "-ab";
+    if (!o.tag.empty()) suffix += "-" + o.tag;
+    const struct {
+        const char* tag;
+        const Histogram* h;
+        const char* what;
+    } files[] = {{"", &r.t2b_co, "tick-to-book, CO-corrected"}, {"-own", &r.own_co, "kernel recv stamp -> book, CO-corrected"}};
+    for (const auto& f : files) {
+        const std::string path = o.hist_out + "-" + suffix + f.tag + ".dat";
+        std::FILE* fp = std::fopen(path.c_str(), "w");
+        if (!fp) {
+            std::fprintf(stderr, "cannot write %s\n", path.c_str());
+            continue;
+        }
+        f.h->write_distribution(fp, std::string(f.what) + ": " + mode_name(r.mode) + " " + fmt_rate(r.rate) +
+                                        " msg/s, batch " + std::to_string(r.batch));
+        std::fclose(fp);
+        std::printf("    wrote %s\n", path.c_str());
+    }
+}
+
+std::string command_for(const Options& o, Mode m, double rate, double seconds) {
+    std::ostringstream c;
+    c << "latency_bench --mode " << mode_name(m) << " --rate " << std::llround(rate) << " --seconds " << seconds
+      << " --batch " << o.batch << " --lines " << (o.both_lines ? "ab" : "a")
+      << " --net-cpu " << net_cpu_for(o, m) << (o.engine_yield ? " --engine-idle yield" : "");
+    if (o.nice) c << " --nice " << *o.nice;
+    if (o.spin_us != 2) c << " --spin-us " << o.spin_us;
+    return c.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse(argc, argv);
+    if (o.nice) {
+        // With sched_autogroup, nice only orders threads inside one session;
+        // a new session of our own (setsid: works unless we lead a process
+        // group, as under an interactive shell — then use `setsid latency_bench`)
+        // lets the same nice apply to our group against the rest of the machine.
+        ::setsid();
+        if (::getsid(0) == ::getpid()) {
+            std::ofstream ag("/proc/self/autogroup");
+            ag << *o.nice << std::flush;
+            if (!ag) std::fprintf(stderr, "latency_bench: could not set the autogroup nice\n");
+        } else {
+            std::fprintf(stderr, "latency_bench: not a session leader: --nice acts only inside this session's autogroup\n");
+        }
+        if (::setpriority(PRIO_PROCESS, 0, *o.nice) != 0)
+            std::fprintf(stderr, "latency_bench: setpriority(%d) failed: %s\n", *o.nice, std::strerror(errno));
+    }
+    try {
+        self_check_layout();
+        const auto mi = bench::machine_info();
+        std::printf("== machine: %s, %u cores, %s, governor %s, load %s\n", mi.cpu.c_str(), mi.cores,
+                    mi.kernel.c_str(), mi.governor.c_str(), loadavg().c_str());
+        std::ifstream agf("/proc/self/autogroup");
+        std::string ag;
+        std::getline(agf, ag);
+        std::printf("== nice %d (inherited by every thread of the run), %s\n", ::getpriority(PRIO_PROCESS, 0),
+                    ag.empty() ? "no autogroup" : ag.c_str());
+        std::printf("== threads: sender pinned to core %d (sleeps to %.1f us before each send, then spins), "
+                    "engine = main thread pinned to core %d (spins on FeedHandler::poll), network thread: "
+                    "blocking -> %s, busy_poll -> %s\n",
+                    o.sender_cpu, o.spin_us, o.engine_cpu,
+                    net_cpu_for(o, Mode::kBlocking) < 0 ? "unpinned (sleeps in ppoll)" : ("core " + std::to_string(net_cpu_for(o, Mode::kBlocking)) + " (sleeps in ppoll)").c_str(),
+                    ("core " + std::to_string(net_cpu_for(o, Mode::kBusy)) + " (spins on recvmmsg)").c_str());
+        if (mi.cores <= 2)
+            std::printf("== note: %u cores. busy_poll means 3 runnable threads (sender + spinning network thread + "
+                        "spinning engine) on %u cores: the sender and the network thread share core %d and "
+                        "time-slice; only rates whose sends leave the network thread enough of that core hold.\n",
+                        mi.cores, mi.cores, o.sender_cpu);
+        std::printf("== CO correction: HdrHistogram recordValueWithExpectedInterval with the datagram interval "
+                    "(batch/rate); 'from schedule' = book time - scheduled send time (open-loop, CO-free).\n");
+        std::fflush(stdout);
+
+        std::vector<Result> results;
+        struct Search {
+            Mode mode;
+            double max_rate;
+            bool confirmed;
+            std::string command;
+            std::vector<std::pair<double, bool>> steps;
+        };
+        std::vector<Search> searches;
+
+        if (!o.max_rate) {
+            for (const Mode m : o.modes)
+                for (const double rate : o.rates) {
+                    Result r = run_point(o, m, rate, o.seconds);
+                    print_result(r);
+                    write_dat(o, r);
+                    results.push_back(std::move(r));
+                }
+        } else {
+            for (const Mode m : o.modes) {
+                Search s{m, 0, false, "", {}};
+                auto pass = [&](double rate, double secs) {
+                    Result r = run_point(o, m, rate, secs);
+                    print_result(r);
+                    const bool ok = r.zero_loss() && r.rate_held();
+                    std::printf("    -> %s at %s msg/s: %s\n", mode_name(m), fmt_rate(rate).c_str(),
+                                ok ? "PASS" : r.rate_held() ? "FAIL (loss)" : "FAIL (sender could not offer the rate)");
+                    s.steps.emplace_back(rate, ok);
+                    results.push_back(std::move(r));
+                    return ok;
+                };
+                double lo = 0, hi = 0, rate = o.start_rate;
+                while (rate <= o.max_search_rate) {  // doubling until the first failure
+                    if (pass(rate, o.seconds)) {
+                        lo = rate;
+                        rate *= 2;
+                    } else {
+                        hi = rate;
+                        break;
+                    }
+                }
+                if (hi == 0) hi = rate;
+                if (lo == 0) {  // even the start rate fails: search below it
+                    lo = o.start_rate / 64;
+                }
+                while (hi / lo > 1 + o.tolerance) {  // geometric bisection
+                    double mid = std::sqrt(lo * hi);
+                    const double unit = mid >= 1e5 ? 1000 : 100;
+                    mid = std::round(mid / unit) * unit;
+                    if (mid <= lo || mid >= hi) break;
+                    (pass(mid, o.seconds) ? lo : hi) = mid;
+                }
+                // Confirmation at the found rate; step down 10% on failure (3 tries).
+                double found = lo;
+                for (int t = 0; t < 3 && o.confirm_seconds > 0; ++t) {
+                    std::printf("\n== confirmation: %s at %s msg/s for %.0f s\n", mode_name(m), fmt_rate(found).c_str(),
+                                o.confirm_seconds);
+                    if (pass(found, o.confirm_seconds)) {
+                        s.confirmed = true;
+                        break;
+                    }
+                    found = std::round(found * 0.9 / 100) * 100;
+                }
+                s.max_rate = found;
+                s.command = command_for(o, m, found, o.confirm_seconds > 0 ? o.confirm_seconds : o.seconds);
+                searches.push_back(s);
+            }
+        }
+
+        // Summary tables.
+        std::printf("\n== summary: tick-to-book (CO-corrected), us\n");
+        std::printf("%-10s %9s %5s %9s %9s %9s %9s %9s %9s %11s %9s %8s %8s\n", "mode", "rate", "batch", "p50", "p90",
+                    "p99", "p99.9", "p99.99", "max", "count", "missing", "kdrops", "ok");
+        for (const auto& r : results) {
+            std::printf("%-10s %9s %5u", (std::string(mode_name(r.mode)) + (r.tag.empty() ? "" : "/" + r.tag)).c_str(),
+                        fmt_rate(r.rate).c_str(), r.batch);
+            for (double p : kPcts) std::printf(" %9s", us(r.t2b_co.at(p)).c_str());
+            std::printf(" %9s %11" PRIu64 " %9" PRIu64 " %8" PRIu64 " %8s\n", us(r.t2b_co.max()).c_str(), r.t2b_co.count(),
+                        r.missing(), r.kernel_drops, r.zero_loss() && r.rate_held() ? "yes" : "NO");
+        }
+        std::printf("\n== summary: raw (uncorrected) p50 / p99 / p99.9 / max, us\n");
+        std::printf("%-10s %9s %5s %31s %31s %31s\n", "mode", "rate", "batch", "tick-to-book", "recv stamp->book",
+                    "from schedule");
+        for (const auto& r : results) {
+            auto cell = [](const Histogram& h) {
+                return us(h.at(50)) + "/" + us(h.at(99)) + "/" + us(h.at(99.9)) + "/" + us(h.max());
+            };
+            std::printf("%-10s %9s %5u %31s %31s %31s\n",
+                        (std::string(mode_name(r.mode)) + (r.tag.empty() ? "" : "/" + r.tag)).c_str(), fmt_rate(r.rate).c_str(), r.batch,
+                        cell(r.t2b).c_str(), cell(r.own).c_str(), cell(r.sched).c_str());
+        }
+        for (const auto& s : searches) {
+            std::printf("\n== max zero-loss rate, %s, batch %u, line%s: %s msg/s (%s dgram/s) %s\n   steps:",
+                        mode_name(s.mode), o.batch, o.both_lines ? "s A+B" : " A", fmt_rate(s.max_rate).c_str(),
+                        fmt_rate(std::round(s.max_rate / o.batch)).c_str(),
+                        s.confirmed ? "(confirmed)" : "(NOT confirmed)");
+            for (const auto& [rate, ok] : s.steps) std::printf(" %s:%s", fmt_rate(rate).c_str(), ok ? "ok" : "fail");
+            std::printf("\n   command: %s\n", s.command.c_str());
+        }
+
+        if (!o.json.empty()) {
+            std::ofstream j(o.json);
+            j << "{\"tool\": \"latency_bench\", \"command\": \"" << bench::json_escape(o.argv_line)
+              << "\", \"machine\": " << bench::machine_json(mi) << ",\n \"results\": [\n";
+            for (std::size_t i = 0; i < results.size(); ++i)
+                j << "    " << result_json(results[i]) << (i + 1 < results.size() ? ",\n" : "\n");
+            j << " ]";
+            if (!searches.empty()) {
+                j << ",\n \"max_rate\": [";
+                for (std::size_t i = 0; i < searches.size(); ++i) {
+                    const auto& s = searches[i];
+                    j << (i ? ", " : "") << "{\"mode\": \"" << mode_name(s.mode) << "\", \"batch\": " << o.batch
+                      << ", \"max_rate\": " << s.max_rate << ", \"confirmed\": " << (s.confirmed ? "true" : "false")
+                      << ", \"confirm_seconds\": " << o.confirm_seconds << ", \"command\": \"" << s.command
+                      << "\", \"steps\": [";
+                    for (std::size_t k = 0; k < s.steps.size(); ++k)
+                        j << (k ? ", " : "") << "{\"rate\": " << s.steps[k].first
+                          << ", \"pass\": " << (s.steps[k].second ? "true" : "false") << "}";
+                    j << "]}";
+                }
+                j << "]";
+            }
+            j << "\n}\n";
+            std::printf("\n== wrote %s\n", o.json.c_str());
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "latency_bench: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds and runs every benchmark (Release), then writes
+#   bench/results/<YYYY-MM-DD>-<host>.json  (stages = Google Benchmark JSON, ring, replay)
+#   bench/results/<YYYY-MM-DD>-<host>.md    (key figures, goals)
+# Env: BUILD (default build-bench), CAPTURE (default /tmp/tickgate-bench-10M.pcap),
+#      STAGES_FILTER (a --benchmark_filter regex), REPS (default 5).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build-bench}
+CAPTURE=${CAPTURE:-/tmp/tickgate-bench-10M.pcap}
+REPS=${REPS:-5}
+OUT=$ROOT/bench/results
+STAMP=$(date +%F)-$(hostname -s)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" --target stages_bench ring_bench replay_bench -j2
+mkdir -p "$OUT"
+
+PIN=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then PIN=(taskset -c 1); fi
+
+echo "== machine"
+grep -m1 'model name' /proc/cpuinfo || true
+echo "cores: $(nproc)  kernel: $(uname -sr)  governor: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo n/a)"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "== stages_bench"
+"${PIN[@]}" "$BUILD/bench/stages_bench" \
+  --benchmark_repetitions="$REPS" --benchmark_report_aggregates_only=true \
+  ${STAGES_FILTER:+--benchmark_filter="$STAGES_FILTER"} \
+  --benchmark_out="$TMP/stages.json" --benchmark_out_format=json
+
+echo "== ring_bench"
+"$BUILD/bench/ring_bench" --json "$TMP/ring.json"
+
+echo "== replay_bench"
+"${PIN[@]}" "$BUILD/bench/replay_bench" --capture "$CAPTURE" --json "$TMP/replay.json"
+
+echo "== latency_bench (tick-to-book over loopback multicast, CO-corrected histograms)"
+cmake --build "$BUILD" --target latency_bench rx_bench -j2
+"$BUILD/bench/latency_bench" --rates 10000,100000 --mode both --seconds 5 ${LAT_NICE:+--nice $LAT_NICE} \
+  --json "$TMP/latency.json" --hist-out "$TMP/lat"
+"$BUILD/bench/latency_bench" --rate 1000000 --batch 16 --mode both --seconds 5 ${LAT_NICE:+--nice $LAT_NICE} \
+  --json "$TMP/latency-1M.json" --hist-out "$TMP/lat"
+echo "== rx_bench (recvmmsg vs one datagram per Boost.Asio call)"
+"$BUILD/bench/rx_bench" --rates 50k,100k,150k,200k,flat ${LAT_NICE:+--nice $LAT_NICE} --json "$TMP/rx.json"
+cp "$TMP"/latency*.json "$TMP/rx.json" "$OUT/" 2>/dev/null || true
+if command -v gnuplot >/dev/null; then
+  gnuplot -e "files='$(ls "$TMP"/lat-*.dat | grep -v -- -own | tr '\n' ' ')'; out='$OUT/latency.png'; strip='lat-'" \
+    "$ROOT/bench/plot_latency.gp"
+fi
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 "$ROOT/bench/report.py" --stages "$TMP/stages.json" --ring "$TMP/ring.json" --replay "$TMP/replay.json" \
+  --host "$(hostname -s)" --load "$LOAD_BEFORE / $LOAD_AFTER" \
+  --json "$OUT/$STAMP.json" --md "$OUT/$STAMP.md"
+echo "== wrote $OUT/$STAMP.json and $OUT/$STAMP.md"
+cat "$OUT/$STAMP.md"

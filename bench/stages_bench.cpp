@@ -1,0 +1,375 @@
+// Per-stage micro-benchmarks of the hot path (decode, sequencer, books,
+// gate) and the whole in-process pipeline Handler::on_datagram, with a
+// memcpy of the same bytes as the physical-limit baseline. Times are per
+// message: items_per_second and the user counter ns_per_msg.
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <memory>
+
+#include "common.hpp"
+
+using namespace tickgate;
+using bench::Market;
+using bench::MixSpec;
+using bench::Msg;
+using bench::Stream;
+
+namespace {
+
+constexpr std::int64_t kT0 = 1'704'067'200'000'000'000;
+
+void set_msgs(benchmark::State& state, std::uint64_t msgs) {
+    state.SetItemsProcessed(static_cast<std::int64_t>(msgs));
+    state.counters["ns_per_msg"] =
+        benchmark::Counter(static_cast<double>(msgs) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// ------------------------------------------------------------------ data sets
+const Stream& mix_stream() {  // 100 instruments, 60% D / 25% Q / 10% H / 5% S, 10-level books
+    static const Stream s = bench::build_stream(MixSpec{});
+    return s;
+}
+const Stream& q_stream() {
+    static const Stream s = bench::build_stream(MixSpec{.d = 0, .q = 1, .h = 0, .s = 0});
+    return s;
+}
+const Stream& d20_stream() {
+    static const Stream s = bench::build_stream(MixSpec{.d = 1, .q = 0, .h = 0, .s = 0, .depth = 20});
+    return s;
+}
+
+// `count` datagrams of `per` messages each from `gen`.
+template <class Gen>
+std::vector<std::vector<std::byte>> datagrams(Gen&& gen, std::uint32_t per, int count = 16) {
+    std::vector<std::vector<std::byte>> out;
+    bench::Packer p(per, [&](std::span<const std::byte> b, std::uint16_t, std::int64_t) { out.emplace_back(b.begin(), b.end()); });
+    for (int i = 0; i < count * static_cast<int>(per); ++i) p.add(gen());
+    p.flush();
+    return out;
+}
+
+std::vector<Event> decode_all(const std::vector<std::vector<std::byte>>& dgs) {
+    std::vector<Event> ev;
+    wire::PacketDecoder dec;
+    for (auto& d : dgs) (void)dec.decode(d, kT0, 0, [&](const Event& e) { ev.push_back(e); });
+    return ev;
+}
+std::vector<Event> decode_range(const Stream& s, std::size_t from, std::size_t to) {
+    std::vector<Event> ev;
+    wire::PacketDecoder dec;
+    for (std::size_t i = from; i < to; ++i) (void)dec.decode(s.dgram(i), kT0 + std::int64_t(i) * 1000, 0, [&](const Event& e) { ev.push_back(e); });
+    return ev;
+}
+
+// ------------------------------------------------------------------ decode
+void BM_Decode(benchmark::State& state, char type) {
+    const auto per = static_cast<std::uint32_t>(state.range(0));
+    std::vector<std::vector<std::byte>> dgs;
+    if (type == 'S') {
+        Market mk(MixSpec{.d = 1, .q = 0, .h = 0, .s = 0, .depth = 5});
+        std::size_t i = 0;
+        dgs = datagrams([&] { return mk.snapshot_of(i++ % 100, 5); }, per);
+    } else {
+        Market mk(type == 'Q'   ? MixSpec{.d = 0, .q = 1, .h = 0, .s = 0}
+                  : type == 'D' ? MixSpec{.d = 1, .q = 0, .h = 0, .s = 0}
+                                : MixSpec{.d = 0, .q = 0, .h = 1, .s = 0});
+        dgs = datagrams([&] { return mk.next(); }, per);
+    }
+    wire::PacketDecoder dec;
+    std::size_t i = 0;
+    std::uint64_t msgs = 0;
+    for (auto _ : state) {
+        const auto& d = dgs[i++ & 15];
+        auto r = dec.decode(d, kT0, 0, [](const Event& e) { benchmark::DoNotOptimize(e); });
+        benchmark::DoNotOptimize(r);
+        msgs += r.messages;
+    }
+    if (dec.counters().malformed_packets.get() != 0) state.SkipWithError("malformed datagrams");
+    set_msgs(state, msgs);
+}
+BENCHMARK_CAPTURE(BM_Decode, Q, 'Q')->Arg(1)->Arg(8)->ArgName("msgs_per_dgram");
+BENCHMARK_CAPTURE(BM_Decode, D, 'D')->Arg(1)->Arg(8)->ArgName("msgs_per_dgram");
+BENCHMARK_CAPTURE(BM_Decode, S_5x5, 'S')->Arg(1)->Arg(6)->ArgName("msgs_per_dgram");
+BENCHMARK_CAPTURE(BM_Decode, H, 'H')->Arg(1)->Arg(8)->ArgName("msgs_per_dgram");
+
+// ------------------------------------------------------------------ sequencer
+// In-sequence D (10-level books) and Q events of 100 instruments, 8192 per
+// pass; between passes (untimed) seqs are advanced and books re-snapshotted
+// so that every event stays in sequence and the books stay at their depth.
+struct SeqData {
+    std::vector<Event> warm, timed;
+    std::vector<std::uint64_t> count;  // sequenced events per instrument in `timed`
+};
+const SeqData& seq_data() {
+    static const SeqData d = [] {
+        const Stream s = bench::build_stream(MixSpec{.d = 0.6, .q = 0.25, .h = 0, .s = 0, .messages = 8192});
+        SeqData r{decode_range(s, 0, s.warm), decode_range(s, s.warm, s.size()), std::vector<std::uint64_t>(4096)};
+        for (auto& e : r.timed) ++r.count[e.instrument_id];
+        return r;
+    }();
+    return d;
+}
+void resnap(Sequencer& seq, const std::vector<Event>& warm) {
+    for (Event e : warm) {
+        if (e.kind == EventKind::kSnapshotBegin) e.u.snapshot.seq = seq.state(e.instrument_id).last_seq;
+        if (e.kind == EventKind::kSnapshotBegin || e.kind == EventKind::kSnapshotLevels) (void)seq.apply(e);
+    }
+}
+
+void BM_SequencerVerdict_DQ(benchmark::State& state) {
+    const SeqData& d = seq_data();
+    std::vector<Event> ev = d.timed;
+    Sequencer seq{Capacity{}};
+    for (auto& e : d.warm) (void)seq.apply(e);
+    std::size_t i = 0;
+    std::uint64_t msgs = 0, passes = 0;
+    for (auto _ : state) {
+        if (i == ev.size()) {
+            state.PauseTiming();
+            for (auto& e : ev) {
+                if (e.kind == EventKind::kQuote) e.u.quote.seq += d.count[e.instrument_id];
+                else e.u.delta.seq += d.count[e.instrument_id];
+            }
+            resnap(seq, d.warm);
+            i = 0;
+            ++passes;
+            state.ResumeTiming();
+        }
+        for (std::size_t k = 0; k < 64; ++k) {
+            auto u = seq.apply(ev[i + k]);
+            benchmark::DoNotOptimize(u);
+        }
+        i += 64;
+        msgs += 64;
+    }
+    const auto h = bench::health_of(seq);
+    if (!h.clean()) state.SkipWithError(("not all in sequence: " + h.str()).c_str());
+    set_msgs(state, msgs);
+}
+BENCHMARK(BM_SequencerVerdict_DQ);
+
+// Gap-free heartbeats (pure verdict, no book work).
+void BM_SequencerVerdict_H(benchmark::State& state) {
+    const SeqData& d = seq_data();
+    Sequencer seq{Capacity{}};
+    for (auto& e : d.warm) (void)seq.apply(e);
+    std::vector<Event> hb;
+    for (std::uint32_t id = 1; id <= 100; ++id) {
+        Event e{};
+        e.kind = EventKind::kHeartbeat;
+        e.channel_id = 1;
+        e.instrument_id = id;
+        e.recv_ns = kT0;
+        e.u.heartbeat.next_seq = seq.state(id).last_seq + 1;
+        hb.push_back(e);
+    }
+    std::uint64_t msgs = 0;
+    for (auto _ : state) {
+        for (auto& e : hb) {
+            auto u = seq.apply(e);
+            benchmark::DoNotOptimize(u);
+        }
+        msgs += hb.size();
+    }
+    if (!bench::health_of(seq).clean()) state.SkipWithError("heartbeat gaps");
+    set_msgs(state, msgs);
+}
+BENCHMARK(BM_SequencerVerdict_H);
+
+// ------------------------------------------------------------------ books
+void BM_L1_SetTop_Q(benchmark::State& state) {
+    Market mk(MixSpec{.d = 0, .q = 1, .h = 0, .s = 0});
+    std::vector<Msg> q;
+    for (int i = 0; i < 4096; ++i) q.push_back(mk.next());
+    BookStore books(4096, 32);
+    std::size_t i = 0;
+    std::uint64_t msgs = 0;
+    for (auto _ : state) {
+        for (std::size_t k = 0; k < 64; ++k) {
+            const Msg& m = q[(i + k) & 4095];
+            books.set_top(m.id, m.px, m.qty, m.px2, m.qty2);
+        }
+        benchmark::ClobberMemory();
+        i += 64;
+        msgs += 64;
+    }
+    set_msgs(state, msgs);
+}
+BENCHMARK(BM_L1_SetTop_Q);
+
+struct L2Data {
+    struct Op {
+        std::uint32_t id;
+        std::uint8_t side, action;
+        std::int64_t px;
+        std::uint32_t qty;
+    };
+    std::vector<Msg> init;  // snapshots
+    std::vector<Op> ops;
+    std::uint64_t set_new = 0, set_replace = 0, del = 0;
+};
+L2Data make_l2(std::uint32_t depth) {
+    Market mk(MixSpec{.d = 1, .q = 0, .h = 0, .s = 0, .depth = depth});
+    L2Data d;
+    d.init = mk.warmup();
+    BookStore check(4096, 32);
+    for (auto& m : d.init)
+        for (int s = 0; s < 2; ++s)
+            for (auto& l : s == 0 ? m.bids : m.asks) check.append_level(m.id, Side(s), l.price, l.qty);
+    for (int i = 0; i < 8192; ++i) {
+        Msg m = mk.next();
+        d.ops.push_back({m.id, m.side, m.action, m.px, m.qty});
+        const LevelResult r = m.action == 0 ? check.set_level(m.id, Side(m.side), m.px, m.qty)
+                                            : check.delete_level(m.id, Side(m.side), m.px);
+        if (r == LevelResult::kMissing || r == LevelResult::kDroppedDeep) throw std::runtime_error("L2 model mismatch");
+        (r == LevelResult::kInserted ? d.set_new : r == LevelResult::kReplaced ? d.set_replace : d.del)++;
+    }
+    return d;
+}
+
+void BM_L2_Level_D(benchmark::State& state) {
+    const auto depth = static_cast<std::uint32_t>(state.range(0));
+    const L2Data d = make_l2(depth);
+    BookStore books(4096, 32);
+    std::size_t i = d.ops.size();
+    std::uint64_t msgs = 0;
+    for (auto _ : state) {
+        if (i == d.ops.size()) {
+            state.PauseTiming();
+            for (auto& m : d.init) {
+                books.clear(m.id);
+                for (int s = 0; s < 2; ++s)
+                    for (auto& l : s == 0 ? m.bids : m.asks) books.append_level(m.id, Side(s), l.price, l.qty);
+            }
+            i = 0;
+            state.ResumeTiming();
+        }
+        for (std::size_t k = 0; k < 64; ++k) {
+            const auto& op = d.ops[i + k];
+            const Side s = op.side == 0 ? Side::kBid : Side::kAsk;
+            auto r = op.action == 0 ? books.set_level(op.id, s, op.px, op.qty) : books.delete_level(op.id, s, op.px);
+            benchmark::DoNotOptimize(r);
+        }
+        i += 64;
+        msgs += 64;
+    }
+    const double n = static_cast<double>(d.ops.size());
+    state.counters["pct_insert"] = 100.0 * static_cast<double>(d.set_new) / n;
+    state.counters["pct_replace"] = 100.0 * static_cast<double>(d.set_replace) / n;
+    state.counters["pct_delete"] = 100.0 * static_cast<double>(d.del) / n;
+    set_msgs(state, msgs);
+}
+BENCHMARK(BM_L2_Level_D)->Arg(5)->Arg(20)->Arg(32)->ArgName("book_levels");
+
+// Snapshot apply through the sequencer (begin + level events), n+n levels.
+void BM_SnapshotApply(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    Market mk(MixSpec{.d = 1, .q = 0, .h = 0, .s = 0, .depth = 10});
+    Sequencer seq{Capacity{}};
+    std::vector<std::vector<std::byte>> warm;
+    warm = datagrams([&, w = mk.warmup(), k = std::size_t{0}]() mutable { return w[k++]; }, 1, 100);
+    for (auto& e : decode_all(warm)) (void)seq.apply(e);
+    std::vector<std::vector<Event>> snaps;  // seq 0 == last_seq: always applied
+    for (std::size_t i = 0; i < 100; ++i) {
+        std::size_t k = i;
+        snaps.push_back(decode_all(datagrams([&] { return mk.snapshot_of(k, n); }, 1, 1)));
+    }
+    std::size_t i = 0;
+    std::uint64_t msgs = 0;
+    for (auto _ : state) {
+        for (const Event& e : snaps[i]) {
+            auto u = seq.apply(e);
+            benchmark::DoNotOptimize(u);
+        }
+        i = i == 99 ? 0 : i + 1;
+        ++msgs;
+    }
+    const auto h = bench::health_of(seq);
+    if (!h.clean() || seq.books().side(1, Side::kBid).size() != n) state.SkipWithError(("snapshots not applied: " + h.str()).c_str());
+    state.counters["levels"] = static_cast<double>(2 * n);
+    set_msgs(state, msgs);
+}
+BENCHMARK(BM_SnapshotApply)->Arg(5)->Arg(10)->ArgName("levels_per_side");
+
+// ------------------------------------------------------------------ gate
+void BM_GateCheck(benchmark::State& state) {
+    const Stream& s = mix_stream();
+    Handler h(Capacity{}, GateConfig{});
+    for (std::size_t i = 0; i < s.size(); ++i) h.on_datagram(s.dgram(i), kT0 + std::int64_t(i) * 1000, 0);
+    const std::int64_t now = kT0 + std::int64_t(s.size()) * 1000 + 1'000'000;
+    const Gate& gate = h.gate();
+    std::uint64_t checks = 0, ok = 0;
+    for (std::uint32_t id = 1; id <= 100; ++id) ok += gate.check(id, now).ok();
+    for (auto _ : state) {
+        for (std::uint32_t id = 1; id <= 100; ++id) {
+            auto d = gate.check(id, now);
+            benchmark::DoNotOptimize(d);
+        }
+        checks += 100;
+    }
+    state.counters["ok_pct"] = static_cast<double>(ok);
+    set_msgs(state, checks);
+}
+BENCHMARK(BM_GateCheck);
+
+// ------------------------------------------------------------------ pipeline
+// Handler::on_datagram over a pre-built stream (8 messages a datagram); a
+// fresh Handler, warmed with the session-start snapshots/quotes, per pass.
+void BM_Pipeline(benchmark::State& state, const Stream& (*get)()) {
+    const Stream& s = get();
+    std::unique_ptr<Handler> h;
+    auto fresh = [&] {
+        h.reset();
+        h = std::make_unique<Handler>(Capacity{}, GateConfig{});
+        for (std::size_t i = 0; i < s.warm; ++i) h->on_datagram(s.dgram(i), kT0, 0);
+    };
+    fresh();
+    std::size_t i = s.warm;
+    std::uint64_t msgs = 0;
+    std::int64_t now = kT0;
+    for (auto _ : state) {
+        if (i == s.size()) {
+            state.PauseTiming();
+            fresh();
+            i = s.warm;
+            state.ResumeTiming();
+        }
+        auto r = h->on_datagram(s.dgram(i), now += 1000, 0);
+        benchmark::DoNotOptimize(r);
+        msgs += s.msgs[i++];
+    }
+    const auto hc = bench::health_of(h->sequencer());
+    if (!hc.clean() || h->decoder().counters().malformed_packets.get() != 0)
+        state.SkipWithError(("pipeline dropped messages: " + hc.str()).c_str());
+    state.counters["bytes_per_msg"] = static_cast<double>(s.timed_bytes) / static_cast<double>(s.timed_msgs);
+    set_msgs(state, msgs);
+}
+BENCHMARK_CAPTURE(BM_Pipeline, mix, &mix_stream);
+BENCHMARK_CAPTURE(BM_Pipeline, only_Q, &q_stream);
+BENCHMARK_CAPTURE(BM_Pipeline, only_D_20lvl, &d20_stream);
+
+// Physical limit: copying the same datagram bytes.
+void BM_Memcpy(benchmark::State& state, const Stream& (*get)()) {
+    const Stream& s = get();
+    alignas(64) std::array<std::byte, 2048> buf{};
+    std::size_t i = s.warm;
+    std::uint64_t msgs = 0;
+    for (auto _ : state) {
+        if (i == s.size()) i = s.warm;
+        const auto d = s.dgram(i);
+        std::memcpy(buf.data(), d.data(), d.size());
+        void* p = buf.data();
+        benchmark::DoNotOptimize(p);
+        benchmark::ClobberMemory();
+        msgs += s.msgs[i++];
+    }
+    set_msgs(state, msgs);
+}
+BENCHMARK_CAPTURE(BM_Memcpy, mix, &mix_stream);
+BENCHMARK_CAPTURE(BM_Memcpy, only_Q, &q_stream);
+BENCHMARK_CAPTURE(BM_Memcpy, only_D_20lvl, &d20_stream);
+
+}  // namespace
+
+BENCHMARK_MAIN();
