@@ -4,12 +4,16 @@
 #pragma once
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <sched.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -431,6 +435,24 @@ inline double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Raises (or lowers) this process's priority against the rest of the machine.
+// With sched_autogroup, nice only orders threads inside one session; a new
+// session of our own (setsid: works unless we lead a process group, as under
+// an interactive shell — then run the tool under `setsid`) lets the same nice
+// apply to our group. `tool` names the program in messages.
+inline void set_priority(int nice, const char* tool) {
+    ::setsid();
+    if (::getsid(0) == ::getpid()) {
+        std::ofstream ag("/proc/self/autogroup");
+        ag << nice << std::flush;
+        if (!ag) std::fprintf(stderr, "%s: could not set the autogroup nice\n", tool);
+    } else {
+        std::fprintf(stderr, "%s: not a session leader: --nice acts only inside this session's autogroup\n", tool);
+    }
+    if (::setpriority(PRIO_PROCESS, 0, nice) != 0)
+        std::fprintf(stderr, "%s: setpriority(%d) failed: %s\n", tool, nice, std::strerror(errno));
 }
 
 }  // namespace bench

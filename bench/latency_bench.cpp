@@ -756,22 +756,7 @@ std::string command_for(const Options& o, Mode m, double rate, double seconds) {
 
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
-    if (o.nice) {
-        // With sched_autogroup, nice only orders threads inside one session;
-        // a new session of our own (setsid: works unless we lead a process
-        // group, as under an interactive shell — then use `setsid latency_bench`)
-        // lets the same nice apply to our group against the rest of the machine.
-        ::setsid();
-        if (::getsid(0) == ::getpid()) {
-            std::ofstream ag("/proc/self/autogroup");
-            ag << *o.nice << std::flush;
-            if (!ag) std::fprintf(stderr, "latency_bench: could not set the autogroup nice\n");
-        } else {
-            std::fprintf(stderr, "latency_bench: not a session leader: --nice acts only inside this session's autogroup\n");
-        }
-        if (::setpriority(PRIO_PROCESS, 0, *o.nice) != 0)
-            std::fprintf(stderr, "latency_bench: setpriority(%d) failed: %s\n", *o.nice, std::strerror(errno));
-    }
+    if (o.nice) bench::set_priority(*o.nice, "latency_bench");
     try {
         self_check_layout();
         const auto mi = bench::machine_info();
