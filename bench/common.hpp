@@ -4,6 +4,8 @@
 #pragma once
 
 #include <pthread.h>
+#include <time.h>
+#include <immintrin.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <sched.h>
@@ -435,6 +437,29 @@ inline double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+inline std::int64_t mono_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Sleeps until `spin_ns` before `t` (CLOCK_MONOTONIC), then spins to `t`:
+// a fixed send schedule without the timer's wake-up lateness.
+inline void wait_until(std::int64_t t, std::int64_t spin_ns) noexcept {
+    std::int64_t now = mono_ns();
+    if (t - now > spin_ns) {
+        const std::int64_t wake = t - spin_ns;
+        const timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
+        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+        }
+        now = mono_ns();
+    }
+    while (now < t) {
+        _mm_pause();
+        now = mono_ns();
+    }
 }
 
 // Raises (or lowers) this process's priority against the rest of the machine.

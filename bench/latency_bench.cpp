@@ -226,27 +226,8 @@ private:
 constexpr double kPcts[] = {50, 90, 99, 99.9, 99.99};
 
 // ------------------------------------------------------------------ clocks
-std::int64_t mono_ns() noexcept {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Sleeps until `spin_ns` before `t` (CLOCK_MONOTONIC), then spins to `t`.
-void wait_until(std::int64_t t, std::int64_t spin_ns) noexcept {
-    std::int64_t now = mono_ns();
-    if (t - now > spin_ns) {
-        const std::int64_t wake = t - spin_ns;
-        const timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
-        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-        }
-        now = mono_ns();
-    }
-    while (now < t) {
-        _mm_pause();
-        now = mono_ns();
-    }
-}
+using bench::mono_ns;
+using bench::wait_until;
 
 // ------------------------------------------------------------------ options
 enum class Mode { kBlocking, kBusy };

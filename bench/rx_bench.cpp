@@ -55,30 +55,13 @@ namespace asio = boost::asio;
 using tickgate::wire::load_le;
 using tickgate::wire::store_le;
 
-std::int64_t mono_ns() noexcept {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 std::int64_t thread_cpu_ns() noexcept {
     timespec ts{};
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
-void wait_until(std::int64_t t, std::int64_t spin_ns) noexcept {
-    std::int64_t now = mono_ns();
-    if (t - now > spin_ns) {
-        const std::int64_t wake = t - spin_ns;
-        const timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
-        while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-        }
-        now = mono_ns();
-    }
-    while (now < t) {
-        _mm_pause();
-        now = mono_ns();
-    }
-}
+using bench::mono_ns;
+using bench::wait_until;
 
 struct Options {
     std::vector<std::size_t> sizes{200, 1400};
