@@ -135,7 +135,7 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
-void append_levels(std::string& out, std::span<const Level> levels) {
+void append_levels(std::string& out, BookSide levels) {
     out += '[';
     for (std::size_t i = 0; i < levels.size(); ++i)
         out += fmt::format("{}[{}, {}]", i ? ", " : "", levels[i].price, levels[i].qty);

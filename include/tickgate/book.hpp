@@ -1,11 +1,20 @@
 // L2 depth books: per instrument, two sorted flat arrays of price levels
 // (bids descending, asks ascending), capacity fixed at start-up. No
 // allocation after construction; not thread-safe (engine thread only).
+//
+// Layout for speed: both sides are stored as ascending *keys* — the ask price
+// itself, the bid price bit-inverted (~p reverses the order and, unlike -p,
+// cannot overflow) — so one code path serves both sides and the side never
+// costs a mispredicted branch. Each side is a run of `stride` slots (depth
+// rounded up to 8). The insert position is a branch-free count of the kept
+// keys below the new one, eight slots at a time, stopping after the first run
+// of eight that is not all below: one run for the near-the-touch updates that
+// dominate real feeds.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
+#include <iterator>
 #include <vector>
 
 namespace tickgate {
@@ -16,6 +25,57 @@ struct Level {
 };
 
 enum class Side : std::uint8_t { kBid = 0, kAsk = 1 };
+
+namespace detail {
+struct BookSlot {
+    std::int64_t key;  // ask: price; bid: ~price
+    std::uint32_t qty;
+};
+// All-ones for bids, zero for asks: key = price ^ mask and price = key ^ mask.
+inline constexpr std::int64_t side_mask(Side s) noexcept { return -static_cast<std::int64_t>(s == Side::kBid); }
+}  // namespace detail
+
+// Read-only view of one side of a book, best first, yielding Level values;
+// valid until the book changes.
+class BookSide {
+public:
+    class iterator {
+    public:
+        using value_type = Level;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        iterator(const detail::BookSlot* slot, std::int64_t mask) noexcept : slot_(slot), mask_(mask) {}
+        Level operator*() const noexcept { return {slot_->key ^ mask_, slot_->qty}; }
+        iterator& operator++() noexcept {
+            ++slot_;
+            return *this;
+        }
+        iterator operator++(int) noexcept {
+            iterator t = *this;
+            ++slot_;
+            return t;
+        }
+        bool operator==(const iterator& o) const noexcept { return slot_ == o.slot_; }
+
+    private:
+        const detail::BookSlot* slot_ = nullptr;
+        std::int64_t mask_ = 0;
+    };
+
+    BookSide(const detail::BookSlot* slots, std::uint32_t size, std::int64_t mask) noexcept
+        : slots_(slots), size_(size), mask_(mask) {}
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+    [[nodiscard]] Level operator[](std::size_t i) const noexcept { return {slots_[i].key ^ mask_, slots_[i].qty}; }
+    [[nodiscard]] iterator begin() const noexcept { return {slots_, mask_}; }
+    [[nodiscard]] iterator end() const noexcept { return {slots_ + size_, mask_}; }
+
+private:
+    const detail::BookSlot* slots_;
+    std::uint32_t size_;
+    std::int64_t mask_;
+};
+static_assert(std::forward_iterator<BookSide::iterator>);
 
 // Outcome of one level update, for counters; the book is always left sorted.
 enum class LevelResult : std::uint8_t {
@@ -28,39 +88,103 @@ enum class LevelResult : std::uint8_t {
 
 class BookStore {
 public:
-    // Books for instrument ids [0, instruments), `depth` levels per side.
+    // Books for instrument ids [0, instruments), `depth` (> 0) levels per side.
     BookStore(std::uint32_t instruments, std::uint32_t depth);
 
     [[nodiscard]] std::uint32_t depth() const noexcept { return depth_; }
 
     // Levels of one side, best first.
-    [[nodiscard]] std::span<const Level> side(std::uint32_t id, Side s) const noexcept {
+    [[nodiscard]] BookSide side(std::uint32_t id, Side s) const noexcept {
         const std::size_t k = slot(id, s);
-        return {levels_.data() + k * depth_, counts_[k]};
+        return {slots_.data() + k * stride_, counts_[k], detail::side_mask(s)};
     }
 
     void clear(std::uint32_t id) noexcept { counts_[slot(id, Side::kBid)] = counts_[slot(id, Side::kAsk)] = 0; }
 
     // Inserts or replaces the level at `price`; qty 0 deletes it.
-    LevelResult set_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept;
-    LevelResult delete_level(std::uint32_t id, Side s, std::int64_t price) noexcept;
+    LevelResult set_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
+        if (qty == 0) return delete_level(id, s, price);
+        const std::size_t k = slot(id, s);
+        detail::BookSlot* lv = slots_.data() + k * stride_;
+        std::uint32_t& n = counts_[k];
+        const std::int64_t key = price ^ detail::side_mask(s);
+        const std::uint32_t i = position(lv, n, key);
+        if (i < n && lv[i].key == key) {
+            lv[i].qty = qty;
+            return LevelResult::kReplaced;
+        }
+        if (i >= depth_) return LevelResult::kDroppedDeep;
+        const std::uint32_t keep = n < depth_ ? n : depth_ - 1;  // full: the worst level falls off
+        for (std::uint32_t j = keep; j > i; --j) lv[j] = lv[j - 1];
+        lv[i] = {key, qty};
+        n = keep + 1;
+        return LevelResult::kInserted;
+    }
+
+    LevelResult delete_level(std::uint32_t id, Side s, std::int64_t price) noexcept {
+        const std::size_t k = slot(id, s);
+        detail::BookSlot* lv = slots_.data() + k * stride_;
+        std::uint32_t& n = counts_[k];
+        const std::int64_t key = price ^ detail::side_mask(s);
+        const std::uint32_t i = position(lv, n, key);
+        if (i >= n || lv[i].key != key) return LevelResult::kMissing;
+        for (std::uint32_t j = i + 1; j < n; ++j) lv[j - 1] = lv[j];
+        --n;
+        return LevelResult::kDeleted;
+    }
 
     // Top of book from a full quote: one level per side, a side with qty 0 empty.
     void set_top(std::uint32_t id, std::int64_t bid_px, std::uint32_t bid_qty,
-                 std::int64_t ask_px, std::uint32_t ask_qty) noexcept;
+                 std::int64_t ask_px, std::uint32_t ask_qty) noexcept {
+        set_only_level(slot(id, Side::kBid), ~bid_px, bid_qty);
+        set_only_level(slot(id, Side::kAsk), ask_px, ask_qty);
+    }
 
     // Appends a snapshot level (best-first order expected; out-of-order input
     // is put in order). Levels beyond depth are dropped; returns false then.
-    bool append_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept;
+    bool append_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
+        if (qty == 0) return true;  // an empty level is no level, as in set_level
+        const std::size_t k = slot(id, s);
+        detail::BookSlot* lv = slots_.data() + k * stride_;
+        std::uint32_t& n = counts_[k];
+        const std::int64_t key = price ^ detail::side_mask(s);
+        if (n < depth_ && (n == 0 || lv[n - 1].key < key)) {
+            lv[n++] = {key, qty};
+            return true;
+        }
+        // Out of order, equal price or full: fall back to a sorted insert.
+        return set_level(id, s, price, qty) != LevelResult::kDroppedDeep;
+    }
 
 private:
     [[nodiscard]] std::size_t slot(std::uint32_t id, Side s) const noexcept {
         return std::size_t{id} * 2 + static_cast<std::size_t>(s);
     }
 
+    // Number of the n kept levels with a key below `key`: its sorted position.
+    // Slots at or past n (stale or never written) count as not below.
+    [[nodiscard]] std::uint32_t position(const detail::BookSlot* lv, std::uint32_t n, std::int64_t key) const noexcept {
+        std::uint32_t pos = 0;
+        for (std::uint32_t run = 0; run < stride_; run += 8) {
+            std::uint32_t smaller = 0;
+            for (std::uint32_t j = 0; j < 8; ++j) smaller += (lv[run + j].key < key) & (run + j < n);
+            pos += smaller;
+            if (smaller < 8) break;
+        }
+        return pos;
+    }
+
+    void set_only_level(std::size_t k, std::int64_t key, std::uint32_t qty) noexcept {
+        detail::BookSlot* lv = slots_.data() + k * stride_;
+        std::uint32_t& n = counts_[k];
+        lv[0] = {key, qty};
+        n = qty != 0;
+    }
+
     std::uint32_t depth_;
-    std::vector<Level> levels_;          // [instrument][side][depth]
-    std::vector<std::uint32_t> counts_;  // [instrument][side]
+    std::uint32_t stride_;                   // depth rounded up to a multiple of 8
+    std::vector<detail::BookSlot> slots_;    // [instrument][side][stride]
+    std::vector<std::uint32_t> counts_;      // [instrument][side]
 };
 
 }  // namespace tickgate

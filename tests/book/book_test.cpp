@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -141,6 +146,89 @@ TEST_F(BookRule, BooksOfInstrumentsAndSidesAreIndependent) {
     EXPECT_EQ(bids(0), (Book{{100, 1}}));
     EXPECT_EQ(bids(2), (Book{{300, 3}}));
     EXPECT_TRUE(asks(0).empty());
+}
+
+// The extreme prices map to the extreme internal keys (a bid at INT64_MIN is
+// stored as INT64_MAX); they must still be ordinary levels.
+TEST_F(BookRule, ExtremePricesAreOrdinaryLevels) {
+    constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    EXPECT_EQ(set(Side::kBid, kMin, 1), LevelResult::kInserted);
+    EXPECT_EQ(set(Side::kBid, kMin, 2), LevelResult::kReplaced);
+    EXPECT_EQ(set(Side::kBid, 5, 3), LevelResult::kInserted);
+    EXPECT_EQ(bids(), (Book{{5, 3}, {kMin, 2}}));
+    EXPECT_EQ(set(Side::kAsk, kMax, 1), LevelResult::kInserted);
+    EXPECT_EQ(set(Side::kAsk, kMin, 4), LevelResult::kInserted);
+    EXPECT_EQ(asks(), (Book{{kMin, 4}, {kMax, 1}}));
+    EXPECT_EQ(del(Side::kBid, kMin), LevelResult::kDeleted);
+    EXPECT_EQ(del(Side::kBid, kMin), LevelResult::kMissing);
+    EXPECT_EQ(del(Side::kAsk, kMax), LevelResult::kDeleted);
+    EXPECT_EQ(bids(), (Book{{5, 3}}));
+    EXPECT_EQ(asks(), (Book{{kMin, 4}}));
+}
+
+TEST(BookStoreTest, ZeroDepthIsRejected) {
+    EXPECT_THROW(BookStore(1, 0), std::invalid_argument);
+}
+
+// Differential check against a std::map model for depths around the 8-slot
+// search runs (1, 7, 8, 9, 16, 17, 33): random sets, deletes, tops, snapshots.
+TEST(BookStoreTest, MatchesAMapModelAtEveryDepth) {
+    for (const std::uint32_t depth : {1u, 7u, 8u, 9u, 16u, 17u, 33u}) {
+        BookStore books(2, depth);
+        std::map<std::int64_t, std::uint32_t, std::greater<>> bid_model;
+        std::map<std::int64_t, std::uint32_t> ask_model;
+        std::mt19937_64 rng(depth);
+        auto trim = [&](auto& m) {
+            while (m.size() > depth) m.erase(std::prev(m.end()));
+        };
+        for (int step = 0; step < 20000; ++step) {
+            const bool bid = rng() % 2 == 0;
+            const Side s = bid ? Side::kBid : Side::kAsk;
+            const std::int64_t px = static_cast<std::int64_t>(rng() % (3 * depth + 3)) - 1;
+            const auto qty = static_cast<std::uint32_t>(rng() % 4);  // 0 deletes
+            const unsigned op = static_cast<unsigned>(rng() % 100);
+            if (op < 2) {  // full quote
+                books.set_top(1, px, qty, px + 1, qty);
+                bid_model.clear();
+                ask_model.clear();
+                if (qty) bid_model[px] = qty, ask_model[px + 1] = qty;
+            } else if (op < 4) {  // snapshot, best first
+                books.clear(1);
+                bid_model.clear();
+                ask_model.clear();
+                for (std::int64_t k = 0; k < static_cast<std::int64_t>(depth) + 2; ++k) {
+                    books.append_level(1, Side::kBid, 100 - 2 * k, 1);
+                    books.append_level(1, Side::kAsk, 101 + 2 * k, 1);
+                    bid_model[100 - 2 * k] = 1;
+                    ask_model[101 + 2 * k] = 1;
+                }
+                trim(bid_model);
+                trim(ask_model);
+            } else if (op < 30) {
+                const LevelResult r = books.delete_level(1, s, px);
+                const bool had = bid ? bid_model.erase(px) : ask_model.erase(px);
+                ASSERT_EQ(r, had ? LevelResult::kDeleted : LevelResult::kMissing);
+            } else {
+                books.set_level(1, s, px, qty);
+                if (bid) {
+                    if (qty) bid_model[px] = qty; else bid_model.erase(px);
+                    trim(bid_model);
+                } else {
+                    if (qty) ask_model[px] = qty; else ask_model.erase(px);
+                    trim(ask_model);
+                }
+            }
+            Book want_bids(bid_model.begin(), bid_model.end());
+            Book want_asks(ask_model.begin(), ask_model.end());
+            Book got_bids, got_asks;
+            for (const Level& l : books.side(1, Side::kBid)) got_bids.emplace_back(l.price, l.qty);
+            for (const Level& l : books.side(1, Side::kAsk)) got_asks.emplace_back(l.price, l.qty);
+            ASSERT_EQ(got_bids, want_bids) << "depth " << depth << " step " << step;
+            ASSERT_EQ(got_asks, want_asks) << "depth " << depth << " step " << step;
+            ASSERT_TRUE(books.side(0, Side::kBid).empty());  // the neighbour is never touched
+        }
+    }
 }
 
 }  // namespace

@@ -274,7 +274,7 @@ TEST_P(SimulatorVsHandler, LostMatchesTheModelAndCleanBooksMatchThePublisher) {
         if (st.suspect || in.silenced) continue;  // a silenced instrument may miss its last ticks unknowingly
         ++clean;
         clean_delta += in.delta;
-        const auto same = [](std::span<const Level> got, const std::vector<SimLevel>& want) {
+        const auto same = [](BookSide got, const std::vector<SimLevel>& want) {
             if (got.size() != want.size()) return false;
             for (std::size_t i = 0; i < got.size(); ++i)
                 if (got[i].price != want[i].price || got[i].qty != want[i].qty) return false;
