@@ -39,7 +39,7 @@ void Sequencer::define(std::uint32_t id, std::string_view symbol, std::int8_t pr
     st.price_exponent = price_exponent;
 }
 
-Update Sequencer::apply(const Event& ev) noexcept {
+Update Sequencer::apply_other(const Event& ev) noexcept {
     if (pending_.active && ev.kind != EventKind::kSnapshotLevels) {
         // Cannot happen with a decoder feeding whole packets; never leave a
         // snapshot half-open.
@@ -68,73 +68,18 @@ Update Sequencer::apply(const Event& ev) noexcept {
     }
 }
 
-InstrumentState& Sequencer::touch(const Event& ev) noexcept {
-    InstrumentState& st = states_[ev.instrument_id];
-    if (!st.seen || st.channel_id != ev.channel_id) [[unlikely]] {
-        if (!st.seen) seen_ids_.push_back(ev.instrument_id);
-        st.seen = true;
-        st.channel_id = ev.channel_id;
-        st.clock_offset_ns = channel_offsets_[ev.channel_id];
-    }
-    return st;
+void Sequencer::first_sight(InstrumentState& st, const Event& ev) noexcept {
+    if (!st.seen) seen_ids_.push_back(ev.instrument_id);
+    st.seen = true;
+    st.channel_id = ev.channel_id;
+    st.clock_offset_ns = channel_offsets_[ev.channel_id];
 }
 
-// Rule 1, common to Q and D: false for a duplicate (counted); otherwise the
-// tick is taken (gap counted, last_seq, liveness, source time) and `lost`
-// holds the messages the gap says are missing.
-bool Sequencer::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
-                          std::uint64_t& lost) noexcept {
-    if (st.known && seq <= st.last_seq) {
-        ++st.counters.duplicates;
-        return false;
-    }
-    lost = st.known && seq > st.last_seq + 1 ? seq - st.last_seq - 1 : 0;
-    if (lost) {
-        st.counters.lost += lost;
-        ++st.counters.gap_events;
-    }
-    st.known = true;
-    st.last_seq = seq;
-    st.last_alive_ns = ev.recv_ns;
-    st.alive = true;
-    st.last_source_ns = source_ns;
-    st.has_source = true;
-    ++st.counters.accepted;
-    return true;
-}
-
-Update Sequencer::on_quote(InstrumentState& st, const Event& ev) noexcept {
-    const std::uint32_t id = ev.instrument_id;
-    std::uint64_t lost;
-    if (!take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost))
-        return {id, Verdict::kDuplicate, false, st.suspect, 0};
-    if (st.suspect) {
-        // A full quote is the current price whatever was lost.
-        st.suspect = false;
-        ++st.counters.recovered;
-        release_block(st);
-    }
-    books_.set_top(id, ev.u.quote.bid_px, ev.u.quote.bid_qty, ev.u.quote.ask_px, ev.u.quote.ask_qty);
-    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, false, lost};
-}
-
-void Sequencer::apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::uint8_t action,
-                                    std::int64_t price, std::uint32_t qty) noexcept {
-    const Side s = side == 0 ? Side::kBid : Side::kAsk;
-    const LevelResult r = action == 0 ? books_.set_level(id, s, price, qty)
-                                      : books_.delete_level(id, s, price);
-    if (r == LevelResult::kDroppedDeep) ++states_[id].counters.book_overflows;
-}
-
-Update Sequencer::on_delta(InstrumentState& st, const Event& ev) noexcept {
-    const std::uint32_t id = ev.instrument_id;
-    std::uint64_t lost;
-    if (!take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost))
-        return {id, Verdict::kDuplicate, false, st.suspect, 0};
-    if (lost) st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
-    if (st.suspect) buffer_delta(st, ev);
-    apply_delta_to_book(id, ev.u.delta.side, ev.u.delta.action, ev.u.delta.price, ev.u.delta.qty);
-    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, st.suspect, lost};
+void Sequencer::recover_on_quote(InstrumentState& st) noexcept {
+    // A full quote is the current price whatever was lost.
+    st.suspect = false;
+    ++st.counters.recovered;
+    release_block(st);
 }
 
 void Sequencer::buffer_delta(InstrumentState& st, const Event& ev) noexcept {
@@ -236,19 +181,19 @@ Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
 Update Sequencer::on_snapshot_levels(const Event& ev) noexcept {
     if (!pending_.active) return {ev.instrument_id, Verdict::kSnapshotLevels, false, false, 0};
     const std::uint32_t id = pending_.id;
-    for (std::uint8_t k = 0; k < ev.u.levels.count && k < kLevelsPerEvent; ++k) {
-        Side s;
-        if (pending_.bids_left > 0) {
-            --pending_.bids_left;
-            s = Side::kBid;
-        } else if (pending_.asks_left > 0) {
-            --pending_.asks_left;
-            s = Side::kAsk;
-        } else {
-            break;
-        }
-        if (pending_.apply && !books_.append_level(id, s, ev.u.levels.price[k], ev.u.levels.qty[k]))
-            ++states_[id].counters.book_overflows;
+    // The event's levels continue the bids, then the asks (spec order).
+    const std::uint32_t count = std::min<std::uint32_t>(ev.u.levels.count, kLevelsPerEvent);
+    const std::uint32_t bids = std::min(count, pending_.bids_left);
+    const std::uint32_t asks = std::min(count - bids, pending_.asks_left);
+    pending_.bids_left -= bids;
+    pending_.asks_left -= asks;
+    if (pending_.apply) {
+        std::uint32_t dropped = 0;
+        for (std::uint32_t k = 0; k < bids; ++k)
+            dropped += !books_.append_level(id, Side::kBid, ev.u.levels.price[k], ev.u.levels.qty[k]);
+        for (std::uint32_t k = bids; k < bids + asks; ++k)
+            dropped += !books_.append_level(id, Side::kAsk, ev.u.levels.price[k], ev.u.levels.qty[k]);
+        states_[id].counters.book_overflows += dropped;
     }
     if (pending_.bids_left + pending_.asks_left == 0) {
         if (pending_.apply) return finish_snapshot();

@@ -132,7 +132,10 @@ private:
         bool saved_known = false;
     };
 
+    Update apply_other(const Event& ev) noexcept;  // everything but in-range Q and D
     InstrumentState& touch(const Event& ev) noexcept;
+    void first_sight(InstrumentState& st, const Event& ev) noexcept;
+    void recover_on_quote(InstrumentState& st) noexcept;
     bool take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
                    std::uint64_t& lost) noexcept;
     Update on_quote(InstrumentState& st, const Event& ev) noexcept;
@@ -161,5 +164,76 @@ private:
     SequencerCounters counters_;
     bool learn_definitions_ = true;
 };
+
+// ---- hot path, inline so that decode -> sequence -> book compiles into one loop
+
+inline Update Sequencer::apply(const Event& ev) noexcept {
+    // Q and D of a known-range instrument outside a snapshot: the common case.
+    if ((ev.kind == EventKind::kDelta || ev.kind == EventKind::kQuote) && !pending_.active &&
+        ev.instrument_id < capacity_.max_instruments) [[likely]] {
+        InstrumentState& st = touch(ev);
+        return ev.kind == EventKind::kDelta ? on_delta(st, ev) : on_quote(st, ev);
+    }
+    return apply_other(ev);
+}
+
+inline InstrumentState& Sequencer::touch(const Event& ev) noexcept {
+    InstrumentState& st = states_[ev.instrument_id];
+    if (!st.seen || st.channel_id != ev.channel_id) [[unlikely]] first_sight(st, ev);
+    return st;
+}
+
+// Rule 1, common to Q and D: false for a duplicate (counted); otherwise the
+// tick is taken (gap counted, last_seq, liveness, source time) and `lost`
+// holds the messages the gap says are missing.
+inline bool Sequencer::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev,
+                                 std::int64_t source_ns, std::uint64_t& lost) noexcept {
+    if (st.known && seq <= st.last_seq) {
+        ++st.counters.duplicates;
+        return false;
+    }
+    lost = st.known && seq > st.last_seq + 1 ? seq - st.last_seq - 1 : 0;
+    if (lost) {
+        st.counters.lost += lost;
+        ++st.counters.gap_events;
+    }
+    st.known = true;
+    st.last_seq = seq;
+    st.last_alive_ns = ev.recv_ns;
+    st.alive = true;
+    st.last_source_ns = source_ns;
+    st.has_source = true;
+    ++st.counters.accepted;
+    return true;
+}
+
+inline Update Sequencer::on_quote(InstrumentState& st, const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    std::uint64_t lost;
+    if (!take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost))
+        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+    if (st.suspect) [[unlikely]] recover_on_quote(st);
+    books_.set_top(id, ev.u.quote.bid_px, ev.u.quote.bid_qty, ev.u.quote.ask_px, ev.u.quote.ask_qty);
+    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, false, lost};
+}
+
+inline void Sequencer::apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::uint8_t action,
+                                           std::int64_t price, std::uint32_t qty) noexcept {
+    const Side s = side == 0 ? Side::kBid : Side::kAsk;
+    const LevelResult r = action == 0 ? books_.set_level(id, s, price, qty)
+                                      : books_.delete_level(id, s, price);
+    if (r == LevelResult::kDroppedDeep) ++states_[id].counters.book_overflows;
+}
+
+inline Update Sequencer::on_delta(InstrumentState& st, const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    std::uint64_t lost;
+    if (!take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost))
+        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+    if (lost) st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
+    if (st.suspect) [[unlikely]] buffer_delta(st, ev);
+    apply_delta_to_book(id, ev.u.delta.side, ev.u.delta.action, ev.u.delta.price, ev.u.delta.qty);
+    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, st.suspect, lost};
+}
 
 }  // namespace tickgate
