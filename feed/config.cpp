@@ -127,6 +127,27 @@ bool valid_symbol(std::string_view s) {
 }
 bool not_empty(std::string_view s) { return !s.empty(); }
 
+// "A.B.C.D:PORT": a strict dotted quad and a decimal port 0..65535 (no sign,
+// no leading zeros). Nothing is resolved: a name would need DNS at start-up.
+std::optional<std::pair<std::uint32_t, std::uint16_t>> parse_host_port(std::string_view s) {
+    const auto colon = s.rfind(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    const auto host = parse_ipv4(s.substr(0, colon));
+    const std::string_view port_text = s.substr(colon + 1);
+    unsigned port = 0;
+    const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (!host || port_text.empty() || ec != std::errc{} || end != port_text.data() + port_text.size() ||
+        port > 65535 || (port_text.size() > 1 && port_text.front() == '0'))
+        return std::nullopt;
+    return std::pair{*host, static_cast<std::uint16_t>(port)};
+}
+// Metrics name every instrument and line: they stay on the host (127.0.0.0/8),
+// as MetricsServer insists unless told otherwise in code.
+bool valid_metrics_listen(std::string_view s) {
+    const auto hp = parse_host_port(s);
+    return hp && (hp->first >> 24) == 127;
+}
+
 ConfigError error_at(const std::string& file, const toml::source_region& where, std::string_view key,
                      std::string_view message) {
     const auto line = std::max<toml::source_index>(where.begin.line, 1);
@@ -324,7 +345,8 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     Config c;
     c.source = name;
     const Table root(name, doc, "",
-                     {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging"});
+                     {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging",
+                      "metrics"});
 
     // Capacity first: instrument ids are checked against it.
     if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments"})) {
@@ -361,6 +383,15 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     if (const auto t = root.table("logging", {"level", "sink"})) {
         if (const auto level = t->choice("level", kLogLevels)) c.logging.level = *level;
         t->string("sink", c.logging.sink, "non-empty string (\"stderr\" or a file path)", not_empty);
+    }
+    if (const auto t = root.table("metrics", {"enabled", "listen"})) {
+        t->boolean("enabled", c.metrics.enabled);
+        std::string listen;
+        if (t->string("listen", listen, "IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535)",
+                      valid_metrics_listen)) {
+            c.metrics.address = listen.substr(0, listen.rfind(':'));
+            c.metrics.port = parse_host_port(listen)->second;
+        }
     }
     read_instruments(root, c);
     read_channels(root, c);

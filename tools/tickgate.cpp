@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,8 +87,10 @@ options:
   --json               print the JSON summary on stdout at exit; the live view goes to stderr
   --refresh-ms N       live view refresh period on a terminal (default 250)
   --quiet              no live view
-  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics (loopback only,
-                       e.g. 127.0.0.1:9108; default: off)
+  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics (127.x only, e.g.
+                       127.0.0.1:9108; port 0: a free one, printed on stderr). Takes precedence
+                       over the config's [metrics] table; without it, the endpoint is on when
+                       [metrics] enabled = true, at its listen address (default: off)
   -h, --help           this text
 )";
 
@@ -236,6 +239,17 @@ int cmd_run(const std::vector<std::string_view>& args) {
     }
     if (!a.positional.empty()) throw UsageError{"run takes no positional argument"};
     const Config cfg = config_from(a, true);
+    // Where to serve metrics, if at all: --metrics, else the config's [metrics].
+    std::optional<MetricsServerOptions> metrics_listen;
+    if (const auto listen = a.get("--metrics")) {
+        try {
+            metrics_listen = parse_metrics_listen(*listen);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError{fmt::format("--metrics: {}", e.what())};
+        }
+    } else if (cfg.metrics.enabled) {
+        metrics_listen = MetricsServerOptions{.address = cfg.metrics.address, .port = cfg.metrics.port};
+    }
     const double duration = a.number("--duration", 0, 0, 1e9);
     const auto refresh = std::chrono::milliseconds(static_cast<int>(a.number("--refresh-ms", 250, 10, 60000)));
     const bool json = a.has("--json");
@@ -249,10 +263,16 @@ int cmd_run(const std::vector<std::string_view>& args) {
     StateLog state_log(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler.sequencer());
     MetricsRegistry metrics(handler);
     std::optional<MetricsServer> server;
-    if (const auto listen = a.get("--metrics")) {
-        server.emplace(metrics, parse_metrics_listen(*listen));
-        server->start();
-        fmt::print(stderr, "metrics: http://{}:{}/metrics\n", parse_metrics_listen(*listen).address, server->port());
+    if (metrics_listen) {
+        server.emplace(metrics, *metrics_listen);
+        try {
+            server->start();
+        } catch (const std::invalid_argument& e) {
+            // A non-loopback or malformed address, which only --metrics can
+            // give (the config's metrics.listen is checked when it is read).
+            throw UsageError{fmt::format("--metrics {}: {}", a.get("--metrics").value_or(""), e.what())};
+        }
+        fmt::print(stderr, "metrics: http://{}:{}/metrics\n", metrics_listen->address, server->port());
     }
     const GateRejections rejections;  // the run loop prices no orders: it only displays the gate
     auto on_update = [&](const Update& u, const Event& ev) { state_log.on_update(u, ev); };

@@ -55,6 +55,14 @@ struct LoggingConfig {
     std::string sink = "stderr";  // "stderr" or a file path
 };
 
+// The Prometheus endpoint of `tickgate run` (MetricsServer). The command
+// line's `--metrics ADDR:PORT` takes precedence over both keys.
+struct MetricsConfig {
+    bool enabled = false;
+    std::string address = "127.0.0.1";  // IPv4 loopback literal (127.0.0.0/8): metrics stay on the host
+    std::uint16_t port = 9108;          // 0: a free port, chosen at start-up
+};
+
 struct Config {
     std::string source;           // file it was read from ("" = defaults)
     std::vector<ChannelConfig> channels;
@@ -65,6 +73,7 @@ struct Config {
     ReceiverConfig receiver;
     ThreadingConfig threading;
     LoggingConfig logging;
+    MetricsConfig metrics;
 };
 
 // A configuration error: what() is "FILE:LINE: KEY: expected ..., got ...".

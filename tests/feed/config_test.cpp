@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -32,6 +34,9 @@ void expect_default_settings(const Config& c) {
     EXPECT_EQ(c.threading.engine_cpu, d.threading.engine_cpu);
     EXPECT_EQ(c.logging.level, d.logging.level);
     EXPECT_EQ(c.logging.sink, d.logging.sink);
+    EXPECT_FALSE(c.metrics.enabled);
+    EXPECT_EQ(c.metrics.address, "127.0.0.1");
+    EXPECT_EQ(c.metrics.port, 9108);
 }
 
 void expect_demo_channel(const Config& c) {
@@ -77,6 +82,11 @@ TEST(Config, DemoFileLoads) {
         EXPECT_EQ(c.instruments[i].symbol, symbols[i]);
         EXPECT_EQ(c.instruments[i].price_exponent, -8);
     }
+    // The demo shows the [metrics] table but keeps the endpoint off: two demo
+    // runs at once must not fight over a port.
+    EXPECT_FALSE(c.metrics.enabled);
+    EXPECT_EQ(c.metrics.address, "127.0.0.1");
+    EXPECT_EQ(c.metrics.port, 9108);
 }
 
 TEST(Config, MissingFileIsAnError) {
@@ -139,6 +149,10 @@ engine_cpu = 0
 [logging]
 level = "off"
 sink = "/var/log/tickgate.log"
+
+[metrics]
+enabled = true
+listen = "127.0.0.2:0"
 )",
                                             "full.toml");
     EXPECT_FALSE(c.learn_instruments);
@@ -184,6 +198,26 @@ sink = "/var/log/tickgate.log"
     EXPECT_EQ(c.threading.engine_cpu, 0);
     EXPECT_EQ(c.logging.level, "off");
     EXPECT_EQ(c.logging.sink, "/var/log/tickgate.log");
+    EXPECT_TRUE(c.metrics.enabled);
+    EXPECT_EQ(c.metrics.address, "127.0.0.2");
+    EXPECT_EQ(c.metrics.port, 0);
+}
+
+TEST(Config, MetricsKeysAreIndependentAndListenTakesAnyLoopbackHostAndPort) {
+    const Config enabled_only = tickgate::parse_config("[metrics]\nenabled = true\n", "m.toml");
+    EXPECT_TRUE(enabled_only.metrics.enabled);
+    EXPECT_EQ(enabled_only.metrics.address, "127.0.0.1");
+    EXPECT_EQ(enabled_only.metrics.port, 9108);
+
+    const Config listen_only = tickgate::parse_config("[metrics]\nlisten = \"127.0.0.1:9200\"\n", "m.toml");
+    EXPECT_FALSE(listen_only.metrics.enabled);
+    EXPECT_EQ(listen_only.metrics.port, 9200);
+
+    const Config edges =
+        tickgate::parse_config("[metrics]\nenabled = false\nlisten = \"127.255.255.254:65535\"\n", "m.toml");
+    EXPECT_FALSE(edges.metrics.enabled);
+    EXPECT_EQ(edges.metrics.address, "127.255.255.254");
+    EXPECT_EQ(edges.metrics.port, 65535);
 }
 
 struct BadCase {
@@ -284,6 +318,22 @@ const BadCase kBadCases[] = {
     {"bad log level", "[logging]\nlevel = \"verbose\"\n", "logging.level", 2},
     {"log level with newline", "[logging]\nlevel = \"\"\"\nin\nfo\"\"\"\n", "logging.level", 2},
     {"empty log sink", "[logging]\nsink = \"\"\n", "logging.sink", 2},
+    // [metrics]: the endpoint must stay on the host and be a literal HOST:PORT.
+    {"scalar for metrics", "metrics = true\n", "metrics", 1},
+    {"unknown key in metrics", "[metrics]\nenabled = true\nport = 9108\n", "metrics.port", 3},
+    {"string for metrics.enabled", "[metrics]\nenabled = \"yes\"\n", "metrics.enabled", 2},
+    {"integer for metrics.listen", "[metrics]\nlisten = 9108\n", "metrics.listen", 2},
+    {"metrics listen without port", "[metrics]\nlisten = \"127.0.0.1\"\n", "metrics.listen", 2},
+    {"metrics listen with empty port", "[metrics]\nlisten = \"127.0.0.1:\"\n", "metrics.listen", 2},
+    {"metrics listen without host", "[metrics]\nlisten = \":9108\"\n", "metrics.listen", 2},
+    {"metrics port too large", "[metrics]\nlisten = \"127.0.0.1:65536\"\n", "metrics.listen", 2},
+    {"metrics port with a sign", "[metrics]\nlisten = \"127.0.0.1:+9108\"\n", "metrics.listen", 2},
+    {"metrics port with leading zero", "[metrics]\nlisten = \"127.0.0.1:09108\"\n", "metrics.listen", 2},
+    {"metrics port not a number", "[metrics]\nlisten = \"127.0.0.1:http\"\n", "metrics.listen", 2},
+    {"metrics host is a name", "[metrics]\nlisten = \"localhost:9108\"\n", "metrics.listen", 2},
+    {"metrics host is IPv6", "[metrics]\nlisten = \"[::1]:9108\"\n", "metrics.listen", 2},
+    {"metrics on every interface", "[metrics]\nlisten = \"0.0.0.0:9108\"\n", "metrics.listen", 2},
+    {"metrics on a non-loopback address", "[metrics]\n\nlisten = \"10.0.0.1:9108\"\n", "metrics.listen", 3},
     // TOML syntax.
     {"unterminated table header", "[gate]\nstale_ms = 1\n[capacity\n", "TOML syntax error", 3},
     {"key defined twice", "[gate]\nstale_ms = 1\nstale_ms = 2\n", "TOML syntax error", 3},
@@ -327,6 +377,34 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
               "m.toml:2: threading.mode: expected one of \"blocking\", \"busy_poll\", got string \"spin\"");
     EXPECT_EQ(message("[[instrument]]\nid = 3\nsymbol = \"A\"\n[[instrument]]\nid = 3\nsymbol = \"B\"\n"),
               "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
+    EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
+              "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
+              "\"0.0.0.0:9108\"");
+}
+
+// configs/README.md shows an error message for a broken demo.toml: it must be
+// the one the parser gives for that mistake.
+TEST(Config, ReferenceExampleErrorIsTheRealMessage) {
+    std::ifstream reference(TICKGATE_SOURCE_DIR "/configs/README.md");
+    std::string shown;
+    for (std::string line; std::getline(reference, line);) {
+        if (line.rfind("e.g. ", 0) == 0) {
+            shown = line.substr(line.find_first_not_of(' ', 4));
+            break;
+        }
+    }
+    ASSERT_FALSE(shown.empty()) << "no \"e.g. \" example line in configs/README.md";
+    std::ifstream demo_file(TICKGATE_SOURCE_DIR "/configs/demo.toml");
+    std::string demo((std::istreambuf_iterator<char>(demo_file)), std::istreambuf_iterator<char>());
+    const std::string group = "\"239.255.10.1\"";
+    ASSERT_NE(demo.find(group), std::string::npos);
+    demo.replace(demo.find(group), group.size(), "\"10.0.0.1\"");
+    try {
+        (void)tickgate::parse_config(demo, "demo.toml");
+        FAIL() << "no ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()), shown);
+    }
 }
 
 }  // namespace

@@ -3,10 +3,7 @@
 // ephemeral loopback port and scraped over a real TCP socket; the values are
 // checked and the text is validated with `promtool check metrics` (package
 // `prometheus`). Each test uses its own groups/ports.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "../support/http.hpp"
 #include "tickgate/capture.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/metrics.hpp"
@@ -29,6 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using test::has_line;
+using test::http_get;
+using test::HttpResponse;
 
 Config loopback_config(std::uint16_t channel, const std::string& ga, std::uint16_t pa, const std::string& gb,
                        std::uint16_t pb) {
@@ -57,55 +58,9 @@ bool poll_until(FeedHandler& h, const std::function<bool()>& done) {
     return done();
 }
 
-struct HttpResponse {
-    int status = 0;
-    std::string headers;
-    std::string body;
-};
-
-// One request over a real TCP connection (Connection: close, read to EOF).
-HttpResponse http_get(std::uint16_t port, const std::string& path, const std::string& method = "GET") {
-    HttpResponse r;
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return r;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return r;
-    }
-    const std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-        ::close(fd);
-        return r;
-    }
-    std::string raw;
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        raw.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    const auto end = raw.find("\r\n\r\n");
-    if (end == std::string::npos || raw.compare(0, 9, "HTTP/1.1 ") != 0) return r;
-    r.status = std::atoi(raw.c_str() + 9);
-    r.headers = raw.substr(0, end);
-    r.body = raw.substr(end + 4);
-    return r;
-}
-
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
-}
-
-bool has_line(const std::string& text, const std::string& line) {
-    return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
 }
 
 struct Promtool {

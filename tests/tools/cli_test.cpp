@@ -1,12 +1,21 @@
 // The tickgate CLI as a user meets it: bad input gives exit code 2 and one
 // clear line on stderr (never a crash, nothing on stdout); help and version
 // exit 0; the real exchange captures (none is QFB/1) replay cleanly as
-// foreign traffic.
+// foreign traffic; `run` serves metrics where the config or --metrics says
+// (scraped over TCP on 127.0.0.1; its lines join groups no other test uses,
+// and nothing is sent to them).
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -17,8 +26,11 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <utility>
+#include <vector>
 
+#include "../support/http.hpp"
 #include "../support/json.hpp"
 #include "tickgate/capture.hpp"
 
@@ -110,6 +122,122 @@ void write_capture(const std::string& path, int n, CaptureFormat format = Captur
         w.write_udp(t, 0x0A000001, 40000, 0xEF010101, 5001, pb.bytes());
     }
     w.flush();
+}
+
+// `tickgate ARGS` left running (stdin /dev/null, stdout and stderr to files
+// in `dir`), for commands that run until interrupted. Killed if still alive
+// when it goes out of scope.
+class BackgroundCli {
+public:
+    BackgroundCli(std::vector<std::string> args, const TempDir& dir)
+        : out_path_(dir.file("background.out")), err_path_(dir.file("background.err")) {
+        args.insert(args.begin(), TICKGATE_BINARY);
+        std::vector<char*> argv;
+        for (std::string& arg : args) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t files;
+        posix_spawn_file_actions_init(&files);
+        posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&files, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&files, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (::posix_spawn(&pid_, argv[0], &files, nullptr, argv.data(), environ) != 0) pid_ = -1;
+        posix_spawn_file_actions_destroy(&files);
+    }
+    ~BackgroundCli() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    BackgroundCli(const BackgroundCli&) = delete;
+    BackgroundCli& operator=(const BackgroundCli&) = delete;
+
+    [[nodiscard]] bool started() const { return pid_ > 0; }
+    [[nodiscard]] std::string err() const { return read_file(err_path_); }
+
+    // Waits up to 10 s for `text` on stderr; false if it exited or timed out first.
+    bool wait_for_stderr(std::string_view text) {
+        for (int i = 0; i < 1000; ++i) {
+            if (err().find(text) != std::string::npos) return true;
+            if (pid_ <= 0 || ::waitpid(pid_, &status_, WNOHANG) == pid_) {
+                pid_ = -1;
+                return err().find(text) != std::string::npos;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+
+    // SIGINT, then the exit code (128 + signal if killed by one; -1 if it
+    // does not stop within 10 s).
+    int interrupt() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGINT);
+            for (int i = 0; i < 1000 && pid_ > 0; ++i) {
+                if (::waitpid(pid_, &status_, WNOHANG) == pid_) pid_ = -1;
+                else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            if (pid_ > 0) return -1;
+        }
+        return WIFEXITED(status_) ? WEXITSTATUS(status_) : WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : -1;
+    }
+
+private:
+    std::string out_path_, err_path_;
+    pid_t pid_ = -1;
+    int status_ = 0;
+};
+
+// A TCP port on 127.0.0.1 held by a listening socket for the object's lifetime.
+class HeldPort {
+public:
+    HeldPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::listen(fd_, 1) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+            throw std::runtime_error("cannot hold a port on 127.0.0.1");
+        port_ = ntohs(addr.sin_port);
+    }
+    ~HeldPort() { ::close(fd_); }
+    HeldPort(const HeldPort&) = delete;
+    HeldPort& operator=(const HeldPort&) = delete;
+    [[nodiscard]] std::uint16_t port() const { return port_; }
+
+private:
+    int fd_;
+    std::uint16_t port_ = 0;
+};
+
+// A `run` config: one channel on groups of its own (nothing is sent to them),
+// the state log in `dir`, and `metrics_table` appended.
+std::string write_run_config(const TempDir& dir, std::string_view metrics_table) {
+    const std::string path = dir.file("run.toml");
+    write_file(path, "[[channel]]\nid = 9\n"
+                     "a = { group = \"239.255.91.1\", port = 39511 }\n"
+                     "b = { group = \"239.255.91.2\", port = 39512 }\n"
+                     "[logging]\nsink = \"" + dir.file("state.log") + "\"\n" + std::string(metrics_table));
+    return path;
+}
+
+// The port in run's "metrics: http://127.0.0.1:PORT/metrics" line, or 0.
+std::uint16_t announced_metrics_port(const std::string& err) {
+    const std::string_view prefix = "metrics: http://127.0.0.1:";
+    const auto at = err.find(prefix);
+    return at == std::string::npos ? 0 : static_cast<std::uint16_t>(std::atoi(err.c_str() + at + prefix.size()));
+}
+
+// Scrapes /metrics until channel 9's line A appears (the first publish), up to 5 s.
+test::HttpResponse scrape_published(std::uint16_t port) {
+    test::HttpResponse r;
+    for (int i = 0; i < 50; ++i) {
+        r = test::http_get(port, "/metrics");
+        if (test::has_line(r.body, R"(tickgate_line_packets_total{channel="9",line="A"} 0)")) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return r;
 }
 
 // UDP datagrams of a capture, counted by the reader: all, and with a payload.
@@ -222,6 +350,64 @@ TEST(Cli, HelpAndVersion) {
     EXPECT_NE(run_cli("--help").out.find("replay"), std::string::npos);
     EXPECT_NE(run_cli("replay --help").out.find("--stale-ms"), std::string::npos);
     EXPECT_EQ(run_cli("--version").out.rfind("tickgate ", 0), 0u);
+}
+
+TEST(Cli, RunServesMetricsWhenTheConfigEnablesThem) {
+    TempDir tmp;
+    const std::string config = write_run_config(tmp, "[metrics]\nenabled = true\nlisten = \"127.0.0.1:0\"\n");
+    BackgroundCli run({"run", "--config", config, "--quiet"}, tmp);
+    ASSERT_TRUE(run.started());
+    ASSERT_TRUE(run.wait_for_stderr("/metrics\n")) << run.err();
+    const std::uint16_t port = announced_metrics_port(run.err());
+    ASSERT_NE(port, 0) << run.err();
+    const test::HttpResponse r = scrape_published(port);
+    EXPECT_EQ(r.status, 200) << r.headers;
+    EXPECT_TRUE(test::has_line(r.body, R"(tickgate_line_packets_total{channel="9",line="B"} 0)")) << r.body;
+    EXPECT_EQ(run.interrupt(), 0) << run.err();
+}
+
+TEST(Cli, RunMetricsOptionTakesPrecedenceOverTheConfig) {
+    TempDir tmp;
+    // The config's address is taken, so serving there would fail the run.
+    const HeldPort taken;
+    const std::string config = write_run_config(
+        tmp, "[metrics]\nenabled = true\nlisten = \"127.0.0.1:" + std::to_string(taken.port()) + "\"\n");
+    const CliResult at_config = run_cli("run --quiet --duration 0.2 --config " + quoted(config));
+    EXPECT_EQ(at_config.exit, 1) << at_config.err;
+    EXPECT_NE(at_config.err.find("metrics: cannot bind 127.0.0.1:" + std::to_string(taken.port())), std::string::npos)
+        << at_config.err;
+
+    BackgroundCli run({"run", "--config", config, "--quiet", "--metrics", "127.0.0.1:0"}, tmp);
+    ASSERT_TRUE(run.started());
+    ASSERT_TRUE(run.wait_for_stderr("/metrics\n")) << run.err();
+    const std::uint16_t port = announced_metrics_port(run.err());
+    ASSERT_NE(port, 0) << run.err();
+    EXPECT_NE(port, taken.port());
+    EXPECT_EQ(scrape_published(port).status, 200);
+    EXPECT_EQ(run.interrupt(), 0) << run.err();
+}
+
+TEST(Cli, RunMetricsAreOffByDefault) {
+    TempDir tmp;
+    for (const char* metrics_table : {"", "[metrics]\nenabled = false\nlisten = \"127.0.0.1:0\"\n"}) {
+        SCOPED_TRACE(metrics_table);
+        const std::string config = write_run_config(tmp, metrics_table);
+        const CliResult r = run_cli("run --quiet --duration 0.2 --config " + quoted(config));
+        EXPECT_EQ(r.exit, 0) << r.err;
+        EXPECT_EQ(r.err.find("metrics:"), std::string::npos) << r.err;
+    }
+}
+
+TEST(Cli, RunBadMetricsOptionIsAUsageError) {
+    TempDir tmp;
+    const std::string config = write_run_config(tmp, "");
+    for (const char* listen : {"127.0.0.1:", "127.0.0.1:70000", "10.0.0.1:9108", "0.0.0.0:9108", "localhost:9108"}) {
+        SCOPED_TRACE(listen);
+        expect_usage_error(run_cli("run --quiet --duration 0.2 --config " + quoted(config) + " --metrics " + listen),
+                           {listen});
+    }
+    const std::string bad_config = write_run_config(tmp, "[metrics]\nlisten = \"0.0.0.0:9108\"\n");
+    expect_usage_error(run_cli("run --quiet --config " + quoted(bad_config)), {bad_config, "metrics.listen"});
 }
 
 // Real venues' captures: foreign traffic to a QFB/1 handler. Every datagram
