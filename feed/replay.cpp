@@ -36,40 +36,11 @@ std::vector<LineKey> configured_lines(const Config& cfg) {
     return keys;
 }
 
-}  // namespace
-
-ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
-                            const ReplayOptions& options) {
-    CaptureReader reader(path);
-    const std::vector<LineKey> lines = configured_lines(cfg);
-    const bool progress = options.progress && ::isatty(STDERR_FILENO) != 0;
-    // Without configured channels any channel id may appear: track up to 256.
-    const auto channels = static_cast<std::uint32_t>(cfg.channels.empty() ? 256 : cfg.channels.size());
-    PacketArbiter arbiter(options.arbitrate ? channels : 0, cfg.receiver.arbitration_window,
-                          std::int64_t{cfg.receiver.arbitration_hold_us} * 1000);
-    auto deliver = [&](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) { handler.on_datagram(p, t, l); };
-    // Arbitration needs arrival order: a capture lists each receive batch of
-    // one line before the next line's, so records are re-sorted by
-    // timestamp through a small window before they are offered.
-    struct Pending {
-        std::int64_t ts;
-        std::uint64_t order;
-        std::uint8_t line;
-        std::vector<std::byte> bytes;
-        bool operator>(const Pending& o) const { return ts != o.ts ? ts > o.ts : order > o.order; }
-    };
-    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> window;
-    constexpr std::size_t kSortWindow = 1024;
-    std::uint64_t order = 0;
-    auto offer_oldest = [&] {
-        const Pending& p = window.top();
-        arbiter.expire(p.ts, deliver);  // everything before p.ts has been offered
-        arbiter.offer(p.bytes, p.ts, p.line, deliver);
-        window.pop();
-    };
-    ReplayResult r;
-    const auto start = std::chrono::steady_clock::now();
-    auto last_report = start;
+// Reader half: every record of the capture, framing removed and the
+// configured lines' datagrams passed to `emit(payload, ts_ns, line)`; counts
+// into `r` (records, frames, filtered_out, last_ts_ns, any_records).
+template <class Emit>
+void read_datagrams(CaptureReader& reader, const std::vector<LineKey>& lines, ReplayResult& r, Emit&& emit) {
     while (auto rec = reader.next()) {
         r.any_records = true;
         r.last_ts_ns = rec->ts_ns;
@@ -87,25 +58,99 @@ ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler&
             }
             line = it->line;
         }
-        if (options.arbitrate) {
-            window.push(Pending{rec->ts_ns, order++, line,
-                                std::vector<std::byte>(dgram->payload.begin(), dgram->payload.end())});
-            if (window.size() > kSortWindow) offer_oldest();
-        } else
-            handler.on_datagram(dgram->payload, rec->ts_ns, line);
-        if (progress && (r.frames.records & 0xFFFF) == 0) {
-            const auto now = std::chrono::steady_clock::now();
-            if (now - last_report > std::chrono::milliseconds(250)) {
-                last_report = now;
-                fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages",
-                           100.0 * static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.file_size()),
-                           handler.decoder().counters().messages.get());
-            }
-        }
+        emit(dgram->payload, rec->ts_ns, line);
     }
-    while (!window.empty()) offer_oldest();
-    arbiter.expire(INT64_MAX, deliver);  // the end of the capture releases every hold
-    r.duplicate_packets = arbiter.counters().duplicate_packets.get();
+}
+
+// Handler half: datagrams in capture order into the handler, directly or
+// through the A/B arbiter.
+class DatagramSink {
+public:
+    DatagramSink(const Config& cfg, Handler& handler, bool arbitrate)
+        : handler_(handler),
+          arbitrate_(arbitrate),
+          // Without configured channels any channel id may appear: track up to 256.
+          arbiter_(arbitrate ? static_cast<std::uint32_t>(cfg.channels.empty() ? 256 : cfg.channels.size()) : 0,
+                   cfg.receiver.arbitration_window, std::int64_t{cfg.receiver.arbitration_hold_us} * 1000) {}
+
+    void operator()(std::span<const std::byte> payload, std::int64_t ts_ns, std::uint8_t line) {
+        if (!arbitrate_) {
+            handler_.on_datagram(payload, ts_ns, line);
+            return;
+        }
+        window_.push(Pending{ts_ns, order_++, line, std::vector<std::byte>(payload.begin(), payload.end())});
+        if (window_.size() > kSortWindow) offer_oldest();
+    }
+
+    // End of the capture: flush the sort window and release every hold.
+    void finish() {
+        while (!window_.empty()) offer_oldest();
+        arbiter_.expire(INT64_MAX, deliver());
+    }
+    [[nodiscard]] std::uint64_t duplicate_packets() const noexcept {
+        return arbiter_.counters().duplicate_packets.get();
+    }
+
+private:
+    // Arbitration needs arrival order: a capture lists each receive batch of
+    // one line before the next line's, so records are re-sorted by
+    // timestamp through a small window before they are offered.
+    struct Pending {
+        std::int64_t ts;
+        std::uint64_t order;
+        std::uint8_t line;
+        std::vector<std::byte> bytes;
+        bool operator>(const Pending& o) const { return ts != o.ts ? ts > o.ts : order > o.order; }
+    };
+    static constexpr std::size_t kSortWindow = 1024;
+
+    struct Deliver {
+        Handler& handler;
+        void operator()(std::span<const std::byte> p, std::int64_t t, std::uint8_t l) const {
+            handler.on_datagram(p, t, l);
+        }
+    };
+    [[nodiscard]] Deliver deliver() const noexcept { return {handler_}; }
+    void offer_oldest() {
+        const Pending& p = window_.top();
+        arbiter_.expire(p.ts, deliver());  // everything before p.ts has been offered
+        arbiter_.offer(p.bytes, p.ts, p.line, deliver());
+        window_.pop();
+    }
+
+    Handler& handler_;
+    bool arbitrate_;
+    PacketArbiter arbiter_;
+    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> window_;
+    std::uint64_t order_ = 0;
+};
+
+}  // namespace
+
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
+                            const ReplayOptions& options) {
+    CaptureReader reader(path);
+    const std::vector<LineKey> lines = configured_lines(cfg);
+    const bool progress = options.progress && ::isatty(STDERR_FILENO) != 0;
+    DatagramSink sink(cfg, handler, options.arbitrate);
+    ReplayResult r;
+    const auto start = std::chrono::steady_clock::now();
+    auto last_report = start;
+    auto report = [&](std::uint64_t file_bytes) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_report < std::chrono::milliseconds(250)) return;
+        last_report = now;
+        fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages",
+                   100.0 * static_cast<double>(file_bytes) / static_cast<double>(reader.file_size()),
+                   handler.decoder().counters().messages.get());
+    };
+
+    read_datagrams(reader, lines, r, [&](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) {
+        sink(p, t, l);
+        if (progress && (r.frames.records & 0xFFFF) == 0) report(reader.bytes_read());
+    });
+    sink.finish();
+    r.duplicate_packets = sink.duplicate_packets();
     if (progress) fmt::print(stderr, "\r{:60}\r", "");
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;

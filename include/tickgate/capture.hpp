@@ -58,7 +58,9 @@ struct CaptureRecord {
     std::span<const std::byte> frame;   // valid until the next call to next()
 };
 
-// Reads pcap (µs and ns) and pcapng through libpcap. Not thread-safe.
+// Reads pcap (µs and ns, either byte order) and pcapng. libpcap opens and
+// validates every file and reads pcapng; classic pcap records are read by a
+// block reader (one read() per MiB, records parsed in place). Not thread-safe.
 class CaptureReader {
 public:
     // Throws CaptureError with a clear message (missing, directory, not a capture).

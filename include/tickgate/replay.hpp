@@ -35,7 +35,8 @@ struct ReplayOptions {
 
 // Feeds every UDP/IPv4 datagram of the capture (only the configured lines'
 // groups/ports when `cfg` names channels) to `handler`, each record's
-// capture time as its arrival time. Throws CaptureError on unreadable files.
+// capture time as its arrival time. Throws CaptureError on unreadable files
+// (after applying what was read before the bad record).
 ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
                             const ReplayOptions& options = {});
 

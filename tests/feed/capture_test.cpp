@@ -5,6 +5,7 @@
 #include <pcap/pcap.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -967,6 +968,130 @@ TEST(CaptureReaderTest, NonUdpFramesWrittenVerbatimAreCountedAndSkipped) {
     EXPECT_EQ(counters.non_udp, 1u);
     EXPECT_EQ(counters.fragments, 1u);
     EXPECT_EQ(counters.truncated, 1u);
+}
+
+// ================================= classic pcap: our block reader vs libpcap
+
+struct ReadRecord {
+    std::int64_t ts_ns;
+    Bytes frame;
+    bool operator==(const ReadRecord&) const = default;
+};
+
+std::vector<ReadRecord> read_with_libpcap(const std::string& path) {
+    std::array<char, PCAP_ERRBUF_SIZE> err{};
+    pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err.data());
+    EXPECT_NE(p, nullptr) << err.data();
+    std::vector<ReadRecord> out;
+    if (!p) return out;
+    pcap_pkthdr* h = nullptr;
+    const u_char* data = nullptr;
+    while (pcap_next_ex(p, &h, &data) == 1)
+        out.push_back({std::int64_t{h->ts.tv_sec} * 1'000'000'000 + h->ts.tv_usec, Bytes(data, data + h->caplen)});
+    pcap_close(p);
+    return out;
+}
+
+std::vector<ReadRecord> read_with_tickgate(const std::string& path) {
+    CaptureReader r(path);
+    std::vector<ReadRecord> out;
+    while (const auto rec = r.next()) out.push_back({rec->ts_ns, to_bytes(rec->frame)});
+    return out;
+}
+
+// The file with every header field byte-swapped: a capture from a big-endian host.
+void byte_swap_pcap(const std::string& from, const std::string& to) {
+    std::ifstream in(from, std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto swap = [&](std::size_t off, std::size_t n) { std::reverse(b.begin() + static_cast<std::ptrdiff_t>(off), b.begin() + static_cast<std::ptrdiff_t>(off + n)); };
+    swap(0, 4), swap(4, 2), swap(6, 2), swap(8, 4), swap(12, 4), swap(16, 4), swap(20, 4);
+    for (std::size_t off = 24; off + 16 <= b.size();) {
+        std::uint32_t caplen;
+        std::memcpy(&caplen, b.data() + off + 8, 4);
+        for (std::size_t k = 0; k < 4; ++k) swap(off + 4 * k, 4);
+        off += 16 + caplen;
+    }
+    std::ofstream(to, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+}
+
+// Records across many 1 MiB blocks (so records straddle block ends), a 60 kB
+// one, µs and ns, both byte orders: the same records and timestamps as libpcap.
+TEST(CaptureReaderTest, ClassicPcapBlockReaderReadsWhatLibpcapReads) {
+    TempDir tmp;
+    for (const CaptureFormat f : {CaptureFormat::kPcapNano, CaptureFormat::kPcapMicro}) {
+        SCOPED_TRACE(f == CaptureFormat::kPcapNano ? "ns" : "us");
+        const std::string path = tmp.file("blocks.pcap");
+        {
+            CaptureWriter w(path, f, LinkType::kEthernet);
+            for (int i = 0; i < 5000; ++i) {
+                const std::size_t size = i == 2500 ? 60000 : static_cast<std::size_t>(i * 131 % 1400);
+                w.write_udp(1'700'000'000'123'456'789 + std::int64_t{i} * 1'000'003, kSrc, 1, kGroup, 2,
+                            make_payload(size, static_cast<std::uint8_t>(i)));
+            }
+        }
+        ASSERT_GT(fs::file_size(path), 3u << 20);
+        const auto want = read_with_libpcap(path);
+        ASSERT_EQ(want.size(), 5000u);
+        EXPECT_TRUE(read_with_tickgate(path) == want);
+        const std::string swapped = tmp.file("swapped.pcap");
+        byte_swap_pcap(path, swapped);
+        EXPECT_TRUE(read_with_libpcap(swapped) == want);  // the swap itself is right
+        EXPECT_TRUE(read_with_tickgate(swapped) == want);
+    }
+}
+
+// A file cut inside a record header or inside a record's data, and a record
+// claiming more than libpcap's maximum length: the records before are read,
+// then a CaptureError names the file and the record.
+TEST(CaptureReaderTest, ClassicPcapCutOrLyingRecordIsAnError) {
+    TempDir tmp;
+    const std::string path = tmp.file("cut.pcap");
+    {
+        CaptureWriter w(path, CaptureFormat::kPcapNano, LinkType::kEthernet);
+        for (int i = 0; i < 3; ++i) w.write_udp(1'000 + i, kSrc, 1, kGroup, 2, make_payload(100, 1));
+    }
+    const auto size = fs::file_size(path);
+    const std::size_t record = (size - 24) / 3;
+    struct Case {
+        const char* name;
+        std::size_t keep;
+        const char* message;
+    };
+    for (const Case& c : {Case{"header", 24 + 2 * record + 7, "header bytes"},
+                          Case{"data", 24 + 2 * record + 16 + 50, "captured bytes"}}) {
+        SCOPED_TRACE(c.name);
+        const std::string cut = tmp.file(std::string("cut-") + c.name + ".pcap");
+        fs::copy_file(path, cut, fs::copy_options::overwrite_existing);
+        fs::resize_file(cut, c.keep);
+        CaptureReader r(cut);
+        EXPECT_TRUE(r.next().has_value());
+        EXPECT_TRUE(r.next().has_value());
+        try {
+            (void)r.next();
+            ADD_FAILURE() << "no error";
+        } catch (const CaptureError& e) {
+            EXPECT_NE(std::string(e.what()).find(cut + ": record 3: truncated dump file"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+        }
+    }
+    {
+        const std::string lying = tmp.file("lying.pcap");
+        fs::copy_file(path, lying, fs::copy_options::overwrite_existing);
+        std::fstream f(lying, std::ios::in | std::ios::out | std::ios::binary);
+        const std::uint32_t huge = 300000;
+        f.seekp(static_cast<std::streamoff>(24 + record + 8));
+        f.write(reinterpret_cast<const char*>(&huge), 4);
+        f.close();
+        CaptureReader r(lying);
+        EXPECT_TRUE(r.next().has_value());
+        try {
+            (void)r.next();
+            ADD_FAILURE() << "no error";
+        } catch (const CaptureError& e) {
+            EXPECT_NE(std::string(e.what()).find("record 2: invalid packet capture length 300000"), std::string::npos)
+                << e.what();
+        }
+    }
 }
 
 }  // namespace
