@@ -7,7 +7,7 @@ namespace tickgate {
 BookStore::BookStore(std::uint32_t instruments, std::uint32_t depth)
     : depth_(depth),
       stride_((depth + 7) / 8 * 8),
-      slots_(std::size_t{instruments} * 2 * stride_),
+      slots_(std::size_t{instruments} * 2 * stride_, detail::BookSlot{kEmptyKey, 0}),
       counts_(std::size_t{instruments} * 2, 0) {
     if (depth == 0) throw std::invalid_argument("BookStore: depth must be > 0");
 }

@@ -4,17 +4,19 @@
 //
 // Layout for speed: both sides are stored as ascending *keys* — the ask price
 // itself, the bid price bit-inverted (~p reverses the order and, unlike -p,
-// cannot overflow) — so one code path serves both sides and the side never
-// costs a mispredicted branch. Each side is a run of `stride` slots (depth
-// rounded up to 8). The insert position is a branch-free count of the kept
-// keys below the new one, eight slots at a time, stopping after the first run
-// of eight that is not all below: one run for the near-the-touch updates that
-// dominate real feeds.
+// cannot overflow) — so one code path serves both sides and the
+// side never costs a mispredicted branch. Each side is a run of `stride`
+// slots (depth rounded up to 8); slots past the last level hold the key
+// INT64_MAX, which is never below any key. The insert position is then a
+// branch-free count of smaller keys, eight at a time, stopping after the
+// first run of eight that is not all smaller: one run for the near-the-touch
+// updates that dominate real feeds.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <vector>
 
 namespace tickgate {
@@ -99,7 +101,10 @@ public:
         return {slots_.data() + k * stride_, counts_[k], detail::side_mask(s)};
     }
 
-    void clear(std::uint32_t id) noexcept { counts_[slot(id, Side::kBid)] = counts_[slot(id, Side::kAsk)] = 0; }
+    void clear(std::uint32_t id) noexcept {
+        clear_side(slot(id, Side::kBid));
+        clear_side(slot(id, Side::kAsk));
+    }
 
     // Inserts or replaces the level at `price`; qty 0 deletes it.
     LevelResult set_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
@@ -108,7 +113,7 @@ public:
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
         const std::int64_t key = price ^ detail::side_mask(s);
-        const std::uint32_t i = position(lv, n, key);
+        const std::uint32_t i = position(lv, key);
         if (i < n && lv[i].key == key) {
             lv[i].qty = qty;
             return LevelResult::kReplaced;
@@ -126,10 +131,10 @@ public:
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
         const std::int64_t key = price ^ detail::side_mask(s);
-        const std::uint32_t i = position(lv, n, key);
+        const std::uint32_t i = position(lv, key);
         if (i >= n || lv[i].key != key) return LevelResult::kMissing;
         for (std::uint32_t j = i + 1; j < n; ++j) lv[j - 1] = lv[j];
-        --n;
+        lv[--n] = {kEmptyKey, 0};
         return LevelResult::kDeleted;
     }
 
@@ -157,17 +162,19 @@ public:
     }
 
 private:
+    static constexpr std::int64_t kEmptyKey = std::numeric_limits<std::int64_t>::max();
+
     [[nodiscard]] std::size_t slot(std::uint32_t id, Side s) const noexcept {
         return std::size_t{id} * 2 + static_cast<std::size_t>(s);
     }
 
-    // Number of the n kept levels with a key below `key`: its sorted position.
-    // Slots at or past n (stale or never written) count as not below.
-    [[nodiscard]] std::uint32_t position(const detail::BookSlot* lv, std::uint32_t n, std::int64_t key) const noexcept {
+    // Number of kept levels with a smaller key than `key`: its sorted position.
+    // Empty slots hold kEmptyKey, which is never smaller.
+    [[nodiscard]] std::uint32_t position(const detail::BookSlot* lv, std::int64_t key) const noexcept {
         std::uint32_t pos = 0;
         for (std::uint32_t run = 0; run < stride_; run += 8) {
             std::uint32_t smaller = 0;
-            for (std::uint32_t j = 0; j < 8; ++j) smaller += (lv[run + j].key < key) & (run + j < n);
+            for (std::uint32_t j = 0; j < 8; ++j) smaller += lv[run + j].key < key;
             pos += smaller;
             if (smaller < 8) break;
         }
@@ -177,13 +184,20 @@ private:
     void set_only_level(std::size_t k, std::int64_t key, std::uint32_t qty) noexcept {
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
-        lv[0] = {key, qty};
+        for (std::uint32_t j = 1; j < n; ++j) lv[j] = {kEmptyKey, 0};  // only if it had depth before
+        lv[0] = qty != 0 ? detail::BookSlot{key, qty} : detail::BookSlot{kEmptyKey, 0};
         n = qty != 0;
+    }
+
+    void clear_side(std::size_t k) noexcept {
+        detail::BookSlot* lv = slots_.data() + k * stride_;
+        for (std::uint32_t j = 0; j < counts_[k]; ++j) lv[j] = {kEmptyKey, 0};
+        counts_[k] = 0;
     }
 
     std::uint32_t depth_;
     std::uint32_t stride_;                   // depth rounded up to a multiple of 8
-    std::vector<detail::BookSlot> slots_;    // [instrument][side][stride]
+    std::vector<detail::BookSlot> slots_;    // [instrument][side][stride], kEmptyKey past the count
     std::vector<std::uint32_t> counts_;      // [instrument][side]
 };
 
