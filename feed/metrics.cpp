@@ -93,6 +93,7 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
     s.ab_filled_holes = ac.filled_holes.get();
     s.ab_lost_both = ac.released_gaps.get();
     s.ab_unarbitrated = ac.unarbitrated.get();
+    s.ab_unconfirmed_jumps = ac.unconfirmed_jumps.get();
 
     const PublisherCounters& pc = h.publisher_counters();
     s.ring_overflow_packets = pc.ring_overflow_packets.get();
@@ -158,6 +159,7 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     out.ab_filled_holes = s.ab_filled_holes;
     out.ab_lost_both = s.ab_lost_both;
     out.ab_unarbitrated = s.ab_unarbitrated;
+    out.ab_unconfirmed_jumps = s.ab_unconfirmed_jumps;
     out.ring_overflow_packets = s.ring_overflow_packets;
     out.ring_overflow_events = s.ring_overflow_events;
     out.data_lost_marks = s.data_lost_marks;
@@ -316,6 +318,9 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     w.single("tickgate_ab_filled_holes_total", C, "Holes filled by the other line while held.", s.ab_filled_holes);
     w.single("tickgate_ab_unarbitrated_packets_total", C, "Packets passed through without arbitration.",
              s.ab_unarbitrated);
+    w.single("tickgate_ab_unconfirmed_jump_packets_total", C,
+             "Packets beyond the arbitration window passed on without moving the channel (not yet followed).",
+             s.ab_unconfirmed_jumps);
 
     // Ring between the network and engine threads.
     w.single("tickgate_ring_overflow_packets_total", C, "Datagrams dropped because the event ring was full.",

@@ -5,6 +5,9 @@
 // then it is released and the sequencer sees (and counts) the gap. Without
 // it, a line running one receive batch ahead of the other would make the
 // sequencer count gaps that the slower line is about to fill.
+// A packet further ahead than the window moves the channel only once the
+// next packet confirms it (seq + 1): a single forged or corrupt packet_seq is
+// passed on but cannot make every genuine packet after it look old.
 // No allocation after construction; one thread (the network thread).
 #pragma once
 
@@ -24,6 +27,7 @@ struct ArbiterCounters {
     RelaxedCounter filled_holes;       // holes the other line filled while held
     RelaxedCounter released_gaps;      // packet seqs given up as lost on both lines
     RelaxedCounter unarbitrated;       // passed through: bad header or too many channels
+    RelaxedCounter unconfirmed_jumps;  // packets beyond the window passed on without moving the channel
 };
 
 class PacketArbiter {
@@ -74,6 +78,8 @@ private:
         std::uint32_t held = 0;
         std::uint32_t first_slot = 0;
         bool started = false;
+        bool far_pending = false;     // a packet beyond the window was passed on ...
+        std::uint64_t far_seq = 0;    // ... with this seq; far_seq + 1 confirms the jump
     };
 
     template <class Deliver>
@@ -168,12 +174,26 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         st.started = true;
         st.session = session;
         st.expected = seq;
+        st.far_pending = false;
     } else if (session < st.session) {
         deliver(d, recv_ns, line);  // the decoder discards and counts it
         return;
     }
     if (seq < st.expected) {
         counters_.duplicate_packets.add();
+        return;
+    }
+    if (st.far_pending && seq > st.expected && seq - st.far_seq <= 1) {
+        if (seq == st.far_seq) {
+            counters_.duplicate_packets.add();  // the other copy of the packet passed on
+            return;
+        }
+        // far_seq + 1: both lines really lost that much. Jump past the hole.
+        flush(st, deliver);
+        st.far_pending = false;
+        if (st.far_seq > st.expected) counters_.released_gaps.add(st.far_seq - st.expected);
+        st.expected = seq + 1;
+        deliver(d, recv_ns, line);
         return;
     }
     if (seq == st.expected) {
@@ -188,9 +208,13 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         return;
     }
     if (seq - st.expected >= window_) {  // seq > expected here; the difference cannot wrap
-        flush(st, deliver);  // too far ahead to hold: what is held goes, then this
-        if (seq > st.expected) counters_.released_gaps.add(seq - st.expected);
-        st.expected = seq + 1;
+        // Too far ahead to hold: what is held goes first, in order. Alone so
+        // far, this is the start of a jump or a forged/corrupt packet_seq:
+        // passed on (the sequencer judges its messages), the channel stays put.
+        flush(st, deliver);
+        st.far_pending = true;
+        st.far_seq = seq;
+        counters_.unconfirmed_jumps.add();
         deliver(d, recv_ns, line);
         return;
     }

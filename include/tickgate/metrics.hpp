@@ -76,7 +76,7 @@ public:
         std::uint64_t out_of_range = 0, session_resets = 0;
         // Arbiter.
         std::uint64_t ab_duplicate_packets = 0, ab_held_packets = 0, ab_filled_holes = 0, ab_lost_both = 0,
-                      ab_unarbitrated = 0;
+                      ab_unarbitrated = 0, ab_unconfirmed_jumps = 0;
         // Ring.
         std::uint64_t ring_overflow_packets = 0, ring_overflow_events = 0, data_lost_marks = 0;
         std::uint64_t ring_fill = 0, ring_capacity = 0;

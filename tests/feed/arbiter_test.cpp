@@ -293,13 +293,33 @@ TEST_F(ArbiterTest, PacketBeyondWindowFlushesHeldFirstThenIsDelivered) {
     ASSERT_EQ(rec_.seqs(), (Seqs{1, 3, 4, 10}));
     EXPECT_EQ(rec_.out[1].recv_ns, 10);
     EXPECT_EQ(rec_.out[3].recv_ns, 30);
-    // Lost: 2, then 5..9.
-    EXPECT_EQ(counts(), (Counts{0, 2, 0, 6, 0}));
+    // Lost: 2. The channel has not jumped yet: 10 is unconfirmed.
+    EXPECT_EQ(counts(), (Counts{0, 2, 0, 1, 0}));
+    EXPECT_EQ(arb_.counters().unconfirmed_jumps.get(), 1u);
     EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
-    offer(11, 40, kA);  // continues from 10
-    offer(7, 41, kB);   // given up on: a duplicate now
-    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 4, 10, 11}));
-    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
+    offer(10, 35, kB);  // the other line's copy of 10: a duplicate
+    offer(11, 40, kA);  // follows 10: the jump is confirmed, 5..9 lost
+    EXPECT_EQ(counts(), (Counts{1, 2, 0, 6, 0}));
+    offer(12, 41, kA);  // continues from 11
+    offer(7, 42, kB);   // given up on: a duplicate now
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 4, 10, 11, 12}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 2u);
+}
+
+// A single packet_seq far ahead (forged or corrupt) is passed on, but the
+// channel's genuine packets keep flowing: it is not taken for a jump.
+TEST_F(ArbiterTest, LonePacketFarAheadDoesNotSilenceTheChannel) {
+    offer(1, 0, kA);
+    offer(2, 1, kA);
+    offer(1'000'000, 2, kA);  // forged
+    offer(3, 3, kA);
+    offer(3, 4, kB);
+    offer(5'000'000, 5, kB);  // another, not following the first: no jump either
+    offer(4, 6, kB);
+    offer(5, 7, kA);
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 2, 1'000'000, 3, 5'000'000, 4, 5}));
+    EXPECT_EQ(counts(), (Counts{1, 0, 0, 0, 0}));
+    EXPECT_EQ(arb_.counters().unconfirmed_jumps.get(), 2u);
 }
 
 // ------------------------------------------------------------ sessions
