@@ -26,7 +26,8 @@
 //
 // --engine-idle yield: the engine calls sched_yield() whenever poll() finds
 // nothing, so a network thread pinned to the engine's core (--net-cpu 1)
-// runs as soon as it is woken (blocking mode: core 0 is left to the sender).
+// runs as soon as it is woken (blocking mode: core 0 is left to the sender);
+// in busy-poll mode the network thread yields too (threading.busy_poll_idle).
 //
 // Threads: sender on --sender-cpu (0); engine = main thread on --engine-cpu
 // (1), spinning on poll(); network thread on --net-cpu (default: the
@@ -506,6 +507,7 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
     cfg.channels.push_back(ch);
     cfg.receiver.ring_size = o.ring_size;
     cfg.threading.mode = mode == Mode::kBusy ? tickgate::ThreadMode::kBusyPoll : tickgate::ThreadMode::kBlocking;
+    cfg.threading.busy_poll_yield = o.engine_yield;
     cfg.threading.receiver_cpu = r.net_cpu;
     cfg.threading.engine_cpu = o.engine_cpu;
 

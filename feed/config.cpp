@@ -27,6 +27,7 @@ namespace {
 constexpr bool kRequired = true;
 constexpr std::int64_t kMaxInstruments = 16'777'216;
 constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
+constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 // Values and keys are echoed in messages; escape them so that what() stays
@@ -374,9 +375,10 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
             t->expected(window, "arbitration_window", "a power of two in 2..4096",
                         std::to_string(c.receiver.arbitration_window));
     }
-    if (const auto t = root.table("threading", {"mode", "receiver_cpu", "engine_cpu"})) {
+    if (const auto t = root.table("threading", {"mode", "busy_poll_idle", "receiver_cpu", "engine_cpu"})) {
         if (const auto mode = t->choice("mode", kThreadModes))
             c.threading.mode = *mode == "busy_poll" ? ThreadMode::kBusyPoll : ThreadMode::kBlocking;
+        if (const auto idle = t->choice("busy_poll_idle", kBusyPollIdle)) c.threading.busy_poll_yield = *idle == "yield";
         t->integer("receiver_cpu", c.threading.receiver_cpu, -1, 1023);
         t->integer("engine_cpu", c.threading.engine_cpu, -1, 1023);
     }

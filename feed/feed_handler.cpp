@@ -44,7 +44,8 @@ void FeedHandler::stop() {
 void FeedHandler::run_network() noexcept {
     pin_current_thread(cfg_.threading.receiver_cpu);
     // Blocking mode sleeps in ppoll(2) until data, an arbitration deadline
-    // or 50 ms (so stop() is noticed); busy-poll spins on recvmmsg.
+    // or 50 ms (so stop() is noticed); busy-poll spins on recvmmsg (yielding
+    // the core between empty polls if threading.busy_poll_idle = "yield").
     const bool busy = cfg_.threading.mode == ThreadMode::kBusyPoll;
     constexpr std::int64_t kIdleNs = 50'000'000;
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -53,7 +54,8 @@ void FeedHandler::run_network() noexcept {
             const std::int64_t deadline = publisher_.next_deadline();
             timeout = deadline == INT64_MAX ? kIdleNs : std::clamp<std::int64_t>(deadline - realtime_ns(), 1, kIdleNs);
         }
-        receiver_.poll_once(timeout, publisher_);
+        const int got = receiver_.poll_once(timeout, publisher_);
+        if (busy && got == 0 && cfg_.threading.busy_poll_yield) std::this_thread::yield();
         // Give up on a hole only once every copy that arrived in time has been read.
         if (const std::int64_t t = receiver_.drained_until(); t != 0) publisher_.expire(t);
     }

@@ -46,6 +46,10 @@ struct ReceiverConfig {
 
 struct ThreadingConfig {
     ThreadMode mode = ThreadMode::kBlocking;
+    // Busy-poll only: when a poll finds nothing, the network thread spins on
+    // (false) or yields its core (true) — for an engine thread pinned to the
+    // same core, which otherwise runs only in scheduler time slices.
+    bool busy_poll_yield = false;
     int receiver_cpu = -1;  // -1: not pinned
     int engine_cpu = -1;
 };

@@ -51,6 +51,29 @@ TEST(Live, IndependentLossOnEachLineLosesNothingAndBooksMatch) {
     }
 }
 
+// Busy-poll, spinning and yielding between empty polls: the same traffic
+// arrives whole and the books match, only the waiting differs.
+TEST(Live, BusyPollSpinningOrYieldingLosesNothing) {
+    for (const bool yield : {false, true}) {
+        SCOPED_TRACE(yield ? "busy_poll_idle = yield" : "busy_poll_idle = spin");
+        const Lines l{"239.255.89.1", "239.255.89.2", 39391, 39392};
+        SimOptions o = sim_for(l);
+        o.duration_s = 1.0;
+        Config cfg = config_for(l);
+        cfg.threading.mode = ThreadMode::kBusyPoll;
+        cfg.threading.busy_poll_yield = yield;
+        FeedHandler h(cfg);
+        const LiveRun run = run_live(h, o);
+        ASSERT_NO_TRANSPORT_LOSS(h);
+        for (const auto& t : run.truth.instruments) {
+            const InstrumentState& st = h.sequencer().state(t.id);
+            EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
+            EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
+            expect_book_equals_truth(h, t);
+        }
+    }
+}
+
 TEST(Live, LossOnBothLinesCountsExactlyTheGroundTruthAndRepairs) {
     const Lines l{"239.255.81.1", "239.255.81.2", 39311, 39312};
     SimOptions o = sim_for(l);

@@ -30,6 +30,7 @@ void expect_default_settings(const Config& c) {
     EXPECT_EQ(c.receiver.rcvbuf_bytes, d.receiver.rcvbuf_bytes);
     EXPECT_EQ(c.receiver.batch, d.receiver.batch);
     EXPECT_EQ(c.threading.mode, d.threading.mode);
+    EXPECT_EQ(c.threading.busy_poll_yield, d.threading.busy_poll_yield);
     EXPECT_EQ(c.threading.receiver_cpu, d.threading.receiver_cpu);
     EXPECT_EQ(c.threading.engine_cpu, d.threading.engine_cpu);
     EXPECT_EQ(c.logging.level, d.logging.level);
@@ -143,6 +144,7 @@ batch = 1
 
 [threading]
 mode = "busy_poll"
+busy_poll_idle = "yield"
 receiver_cpu = 1023
 engine_cpu = 0
 
@@ -194,6 +196,7 @@ listen = "127.0.0.2:0"
     EXPECT_EQ(c.receiver.rcvbuf_bytes, 1073741824);
     EXPECT_EQ(c.receiver.batch, 1u);
     EXPECT_EQ(c.threading.mode, ThreadMode::kBusyPoll);
+    EXPECT_TRUE(c.threading.busy_poll_yield);
     EXPECT_EQ(c.threading.receiver_cpu, 1023);
     EXPECT_EQ(c.threading.engine_cpu, 0);
     EXPECT_EQ(c.logging.level, "off");
@@ -315,6 +318,7 @@ const BadCase kBadCases[] = {
     {"empty symbol", "[[instrument]]\nid = 1\nsymbol = \"\"\n", "instrument[0].symbol", 3},
     {"symbol with control character", "[[instrument]]\nid = 1\nsymbol = \"EUR\\tUSD\"\n", "instrument[0].symbol", 3},
     {"bad thread mode", "[threading]\nmode = \"spin\"\n", "threading.mode", 2},
+    {"bad busy-poll idle", "[threading]\nbusy_poll_idle = \"sleep\"\n", "threading.busy_poll_idle", 2},
     {"bad log level", "[logging]\nlevel = \"verbose\"\n", "logging.level", 2},
     {"log level with newline", "[logging]\nlevel = \"\"\"\nin\nfo\"\"\"\n", "logging.level", 2},
     {"empty log sink", "[logging]\nsink = \"\"\n", "logging.sink", 2},
