@@ -41,9 +41,12 @@ echo "== replay_bench"
 
 echo "== latency_bench (tick-to-book over loopback multicast, CO-corrected histograms)"
 cmake --build "$BUILD" --target latency_bench rx_bench -j2
-"$BUILD/bench/latency_bench" --rates 10000,100000 --mode both --seconds 5 ${LAT_NICE:+--nice $LAT_NICE} \
+# Sender alone on core 0; network and engine threads share core 1, the engine
+# yielding when idle (measured best placement on 2 cores: bench/README.md).
+LAT_PLACE=(--net-cpu 1 --engine-cpu 1 --engine-idle yield --spin-us 200)
+"$BUILD/bench/latency_bench" --rates 10000,100000 --mode both --seconds 5 "${LAT_PLACE[@]}" ${LAT_NICE:+--nice $LAT_NICE} \
   --json "$TMP/latency.json" --hist-out "$TMP/lat"
-"$BUILD/bench/latency_bench" --rate 1000000 --batch 16 --mode both --seconds 5 ${LAT_NICE:+--nice $LAT_NICE} \
+"$BUILD/bench/latency_bench" --rate 1000000 --batch 16 --mode both --seconds 5 "${LAT_PLACE[@]}" ${LAT_NICE:+--nice $LAT_NICE} \
   --json "$TMP/latency-1M.json" --hist-out "$TMP/lat"
 echo "== rx_bench (recvmmsg vs one datagram per Boost.Asio call)"
 "$BUILD/bench/rx_bench" --rates 50k,100k,150k,200k,flat ${LAT_NICE:+--nice $LAT_NICE} --json "$TMP/rx.json"
