@@ -58,6 +58,8 @@ void check_config(const Config& c) {
     FUZZ_CHECK(c.threading.receiver_cpu >= -1 && c.threading.receiver_cpu <= 1023);
     FUZZ_CHECK(c.threading.engine_cpu >= -1 && c.threading.engine_cpu <= 1023);
     FUZZ_CHECK(c.threading.mode == ThreadMode::kBlocking || c.threading.mode == ThreadMode::kBusyPoll);
+    // The metrics endpoint can only ever listen on loopback.
+    FUZZ_CHECK(c.metrics.address.rfind("127.", 0) == 0 && parse_ipv4(c.metrics.address).has_value());
     static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
     FUZZ_CHECK(std::find(std::begin(kLevels), std::end(kLevels), c.logging.level) != std::end(kLevels));
     FUZZ_CHECK(!c.logging.sink.empty());
