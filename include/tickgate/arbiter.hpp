@@ -111,6 +111,27 @@ private:
         if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
     }
 
+    // Delivers the held packets below `target` (> expected) in order, gives
+    // up every other seq below it, and makes `target` the next expected.
+    template <class Deliver>
+    void release_below(State& st, std::uint64_t target, Deliver& deliver) noexcept {
+        const std::uint64_t span = target - st.expected;
+        std::uint64_t next = st.expected;  // lowest seq not yet delivered or given up
+        for (std::uint64_t d = 0; d < span && d < window_ && st.held > 0; ++d) {
+            const std::uint64_t k = st.expected + d;  // < target: cannot wrap
+            Slot& s = slots_[st.first_slot + (k & mask_)];
+            if (!s.used || s.packet_seq != k) continue;
+            counters_.released_gaps.add(k - next);
+            s.used = false;
+            --st.held;
+            next = k + 1;
+            deliver(std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line);
+        }
+        counters_.released_gaps.add(target - next);
+        st.expected = target;
+        if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
+    }
+
     // A hold's deadline, saturating (arrival times come from the wire/capture).
     [[nodiscard]] std::int64_t deadline_after(std::int64_t t) const noexcept {
         return t > INT64_MAX - hold_ns_ ? INT64_MAX : t + hold_ns_;
@@ -188,12 +209,15 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
             counters_.duplicate_packets.add();  // the other copy of the packet passed on
             return;
         }
-        // far_seq + 1: both lines really lost that much. Jump past the hole.
-        flush(st, deliver);
+        // far_seq + 1: both lines really lost that much. What is held below
+        // far_seq goes in order, the rest below it is given up; far_seq
+        // itself went already, so this packet is next.
         st.far_pending = false;
-        if (st.far_seq > st.expected) counters_.released_gaps.add(st.far_seq - st.expected);
+        release_below(st, st.far_seq, deliver);
         st.expected = seq + 1;
         deliver(d, recv_ns, line);
+        drain(st, deliver);
+        if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
         return;
     }
     if (seq == st.expected) {

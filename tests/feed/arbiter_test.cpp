@@ -306,6 +306,25 @@ TEST_F(ArbiterTest, PacketBeyondWindowFlushesHeldFirstThenIsDelivered) {
     EXPECT_EQ(arb_.counters().duplicate_packets.get(), 2u);
 }
 
+// A confirmed jump while packets are held on both sides of it: those below
+// the jump go first, in order; those above it wait for their turn.
+TEST_F(ArbiterTest, ConfirmedJumpReleasesHeldPacketsInOrder) {
+    offer(1, 0, kA);                   // expected 2
+    offer(2 + kWindow, 10, kA);        // 10: lone, passed on
+    for (std::uint64_t s = 2; s <= 4; ++s) offer(s, 10 + static_cast<std::int64_t>(s), kA);  // in order
+    offer(6, 20, kA);                  // held (5 missing)
+    offer(12, 21, kA);                 // held: 12 - 5 < window
+    offer(11, 22, kA);                 // follows 10: the jump is confirmed
+    ASSERT_EQ(rec_.seqs(), (Seqs{1, 10, 2, 3, 4, 6, 11, 12}));
+    // Given up: 5 and 7..9; 10 went already.
+    EXPECT_EQ(counts(), (Counts{0, 2, 0, 4, 0}));
+    EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
+    offer(13, 23, kA);
+    offer(12, 24, kB);                 // a late copy: duplicate
+    EXPECT_EQ(rec_.seqs().back(), 13u);
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
+}
+
 // A single packet_seq far ahead (forged or corrupt) is passed on, but the
 // channel's genuine packets keep flowing: it is not taken for a jump.
 TEST_F(ArbiterTest, LonePacketFarAheadDoesNotSilenceTheChannel) {
