@@ -154,9 +154,14 @@ public:
     PcapBlockReader(const PcapBlockReader&) = delete;
     PcapBlockReader& operator=(const PcapBlockReader&) = delete;
 
+    struct Record {
+        std::int64_t sec;
+        std::int64_t frac_ns;
+        std::span<const std::byte> frame;  // valid until the next call
+    };
     // Next record; nullopt at a clean end. `error` is set (and nullopt
     // returned) for a truncated or corrupt record.
-    std::optional<CaptureRecord> next(std::string& error) {
+    std::optional<Record> next(std::string& error) {
         if (!fill(kRecordHeader)) {
             if (end_ != pos_)
                 error = "truncated dump file; tried to read 16 header bytes, only got " + std::to_string(end_ - pos_);
@@ -179,12 +184,8 @@ public:
         }
         const std::byte* frame = buf_.data() + pos_ + kRecordHeader;
         pos_ += kRecordHeader + caplen;
-        last_sec_ = h[0];
-        last_frac_ns_ = format_.nanos ? std::int64_t{h[1]} : std::int64_t{h[1]} * 1000;
-        return CaptureRecord{0, {frame, caplen}};
+        return Record{h[0], format_.nanos ? std::int64_t{h[1]} : std::int64_t{h[1]} * 1000, {frame, caplen}};
     }
-    [[nodiscard]] std::int64_t last_sec() const noexcept { return last_sec_; }
-    [[nodiscard]] std::int64_t last_frac_ns() const noexcept { return last_frac_ns_; }
 
 private:
     static constexpr std::size_t kBlock = 1 << 20;
@@ -210,7 +211,6 @@ private:
     std::vector<std::byte> buf_;
     std::size_t pos_ = 0, end_ = 0;
     bool eof_ = false;
-    std::int64_t last_sec_ = 0, last_frac_ns_ = 0;
 };
 
 }  // namespace
@@ -275,7 +275,7 @@ std::optional<CaptureRecord> CaptureReader::next() {
     std::span<const std::byte> frame;
     if (impl_->block) {
         std::string error;
-        std::optional<CaptureRecord> rec;
+        std::optional<PcapBlockReader::Record> rec;
         try {
             rec = impl_->block->next(error);
         } catch (const CaptureError& e) {
@@ -283,8 +283,8 @@ std::optional<CaptureRecord> CaptureReader::next() {
         }
         if (!error.empty()) throw CaptureError(path_ + ": record " + std::to_string(records_ + 1) + ": " + error);
         if (!rec) return std::nullopt;
-        sec = impl_->block->last_sec();
-        frac_ns = impl_->block->last_frac_ns();
+        sec = rec->sec;
+        frac_ns = rec->frac_ns;
         frame = rec->frame;
     } else {
         pcap_pkthdr* hdr = nullptr;

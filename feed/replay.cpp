@@ -36,7 +36,7 @@ std::vector<LineKey> configured_lines(const Config& cfg) {
     return keys;
 }
 
-// Reader half: every record of the capture, framing removed and the
+// Every record of the capture, framing removed; the
 // configured lines' datagrams passed to `emit(payload, ts_ns, line)`; counts
 // into `r` (records, frames, filtered_out, last_ts_ns, any_records).
 template <class Emit>
@@ -62,7 +62,7 @@ void read_datagrams(CaptureReader& reader, const std::vector<LineKey>& lines, Re
     }
 }
 
-// Handler half: datagrams in capture order into the handler, directly or
+// Datagrams in capture order into the handler, directly or
 // through the A/B arbiter.
 class DatagramSink {
 public:
