@@ -57,13 +57,7 @@ TEST(LineFaults, BurstOfReorderingLosesNothing) {
     const LiveRun run = run_live(h, o);
     ASSERT_NO_TRANSPORT_LOSS(h);
     EXPECT_GT(run.truth.reordered_a + run.truth.reordered_b, 100u);
-    for (const auto& t : run.truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
-        EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
-        EXPECT_FALSE(st.suspect) << "instrument " << t.id;
-        EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
-        expect_book_equals_truth(h, t);
-    }
+    expect_every_instrument_whole(h, run.truth);
 }
 
 // The simulator offers more than the handler takes while the engine thread

@@ -111,6 +111,18 @@ inline void expect_book_equals_truth(const FeedHandler& h, const InstrumentTruth
     }
 }
 
+// Every instrument of the run arrived whole: nothing lost, not suspect, at
+// the simulator's last seq, with the simulator's book.
+inline void expect_every_instrument_whole(const FeedHandler& h, const GroundTruth& truth) {
+    for (const auto& t : truth.instruments) {
+        const InstrumentState& st = h.sequencer().state(t.id);
+        EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
+        EXPECT_FALSE(st.suspect) << "instrument " << t.id;
+        EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
+        expect_book_equals_truth(h, t);
+    }
+}
+
 // Whether the transport itself lost data (socket buffer or ring overflow):
 // then the ground truth cannot hold and the machine was too loaded to judge.
 #define ASSERT_NO_TRANSPORT_LOSS(h)                                                          \

@@ -42,13 +42,7 @@ TEST(Live, IndependentLossOnEachLineLosesNothingAndBooksMatch) {
     for (const auto& s : h.line_stats()) (s->line ? gaps_b : gaps_a) += s->seq_gaps.get();
     EXPECT_EQ(gaps_a, run.truth.dropped_a) << "per-line packet gaps show which line is losing";
     EXPECT_EQ(gaps_b, run.truth.dropped_b);
-    for (const auto& t : run.truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
-        EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
-        EXPECT_FALSE(st.suspect) << "instrument " << t.id;
-        EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
-        expect_book_equals_truth(h, t);
-    }
+    expect_every_instrument_whole(h, run.truth);
 }
 
 // Busy-poll, spinning and yielding between empty polls: the same traffic
@@ -65,12 +59,7 @@ TEST(Live, BusyPollSpinningOrYieldingLosesNothing) {
         FeedHandler h(cfg);
         const LiveRun run = run_live(h, o);
         ASSERT_NO_TRANSPORT_LOSS(h);
-        for (const auto& t : run.truth.instruments) {
-            const InstrumentState& st = h.sequencer().state(t.id);
-            EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
-            EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
-            expect_book_equals_truth(h, t);
-        }
+        expect_every_instrument_whole(h, run.truth);
     }
 }
 
