@@ -388,6 +388,18 @@ inline Stream build_stream(const MixSpec& spec) {
     return st;
 }
 
+// ------------------------------------------------------------------ options
+
+// A rate option: "20000", "150k", "1.5M"; nullopt unless a positive number.
+inline std::optional<double> parse_rate(const std::string& t) {
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    if (end && (*end == 'k' || *end == 'K')) v *= 1e3, ++end;
+    else if (end && (*end == 'm' || *end == 'M')) v *= 1e6, ++end;
+    if (!end || *end != '\0' || !(v > 0)) return std::nullopt;
+    return v;
+}
+
 // ------------------------------------------------------------------ machine
 struct MachineInfo {
     std::string cpu, kernel, governor;

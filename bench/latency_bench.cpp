@@ -275,14 +275,10 @@ struct Options {
     std::exit(2);
 }
 
-double parse_rate(std::string_view s) {
-    char* end = nullptr;
-    const std::string t(s);
-    double v = std::strtod(t.c_str(), &end);
-    if (end && (*end == 'k' || *end == 'K')) v *= 1e3, ++end;
-    else if (end && (*end == 'm' || *end == 'M')) v *= 1e6, ++end;
-    if (!end || *end != '\0' || !(v > 0)) usage(("bad rate: " + t).c_str());
-    return v;
+double parse_rate(const std::string& t) {
+    const auto v = bench::parse_rate(t);
+    if (!v) usage(("bad rate: " + t).c_str());
+    return *v;
 }
 
 Options parse(int argc, char** argv) {

@@ -87,12 +87,9 @@ struct Options {
 
 double parse_rate(const std::string& t) {
     if (t == "flat" || t == "0") return 0;
-    char* end = nullptr;
-    double v = std::strtod(t.c_str(), &end);
-    if (end && (*end == 'k' || *end == 'K')) v *= 1e3, ++end;
-    else if (end && (*end == 'm' || *end == 'M')) v *= 1e6, ++end;
-    if (!end || *end || !(v > 0)) usage(("bad rate " + t).c_str());
-    return v;
+    const auto v = bench::parse_rate(t);
+    if (!v) usage(("bad rate " + t).c_str());
+    return *v;
 }
 
 Options parse(int argc, char** argv) {
