@@ -21,8 +21,7 @@ FeedHandler::FeedHandler(const Config& cfg)
     : cfg_(cfg),
       receiver_(cfg_),
       ring_(cfg_.receiver.ring_size),
-      publisher_(ring_, cfg_.capacity.max_instruments, cfg_.receiver,
-                 static_cast<std::uint32_t>(cfg_.channels.size())),
+      publisher_(ring_, cfg_.capacity.max_instruments, cfg_.receiver, cfg_.channel_ids()),
       sequencer_(cfg_.capacity),
       gate_(sequencer_, cfg_.gate) {
     apply_config(sequencer_, cfg_);

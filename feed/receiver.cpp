@@ -187,6 +187,12 @@ const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
     st.packets.add();
     st.bytes.add(len);
     const wire::PacketHeaderView hdr(payload);
+    if (hdr.valid() && hdr.channel_id() != s.channel_id) {
+        // Rule 7: the socket decides the channel. Another channel's header
+        // must not reset, move or feed this one's (or any other's) state.
+        st.foreign_channel_packets.add();
+        return nullptr;
+    }
     if (hdr.valid()) {
         const std::uint32_t session = hdr.session();
         const std::uint64_t seq = hdr.packet_seq();
@@ -248,10 +254,11 @@ bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<co
 }
 
 RingPublisher::RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
-                             std::uint32_t channels)
+                             std::span<const std::uint16_t> channel_ids)
     : ring_(ring),
       arbitrate_(rc.arbitration),
-      arbiter_(rc.arbitration ? channels : 0, rc.arbitration_window, std::int64_t{rc.arbitration_hold_us} * 1000),
+      arbiter_(rc.arbitration ? channel_ids : std::span<const std::uint16_t>{}, rc.arbitration_window,
+               std::int64_t{rc.arbitration_hold_us} * 1000),
       scratch_(wire::max_events_for(kSlotBytes)),
       pending_flag_(max_instruments, 0) {
     pending_ids_.reserve(max_instruments);

@@ -14,6 +14,9 @@ namespace tickgate {
 
 void apply_config(Sequencer& seq, const Config& cfg) {
     seq.set_learn_definitions(cfg.learn_instruments);
+    // Rule 7 needs channels that the transport establishes (sockets, or the
+    // configured lines of a capture); without them the header is all there is.
+    seq.set_bind_instruments_to_channels(!cfg.channels.empty());
     for (const auto& ins : cfg.instruments) seq.define(ins.id, ins.symbol, ins.price_exponent);
     for (const auto& ch : cfg.channels) seq.set_clock_offset(ch.id, ch.clock_offset_ns);
 }
@@ -24,6 +27,7 @@ struct LineKey {
     std::uint32_t group;
     std::uint16_t port;
     std::uint8_t line;
+    std::uint16_t channel_id;
 };
 
 std::vector<LineKey> configured_lines(const Config& cfg) {
@@ -31,14 +35,16 @@ std::vector<LineKey> configured_lines(const Config& cfg) {
     for (const auto& ch : cfg.channels) {
         const LineConfig* lines[2] = {&ch.a, &ch.b};
         for (std::uint8_t l = 0; l < 2; ++l)
-            if (auto g = parse_ipv4(lines[l]->group)) keys.push_back({*g, lines[l]->port, l});
+            if (auto g = parse_ipv4(lines[l]->group)) keys.push_back({*g, lines[l]->port, l, ch.id});
     }
     return keys;
 }
 
 // Every record of the capture, framing removed; the
 // configured lines' datagrams passed to `emit(payload, ts_ns, line)`; counts
-// into `r` (records, frames, filtered_out, last_ts_ns, any_records).
+// into `r` (records, frames, filtered_out, foreign_channel_packets,
+// last_ts_ns, any_records). With configured lines, the line a datagram was
+// addressed to decides its channel (rule 7), as the live receiver does.
 template <class Emit>
 void read_datagrams(CaptureReader& reader, const std::vector<LineKey>& lines, ReplayResult& r, Emit&& emit) {
     while (auto rec = reader.next()) {
@@ -57,6 +63,11 @@ void read_datagrams(CaptureReader& reader, const std::vector<LineKey>& lines, Re
                 continue;
             }
             line = it->line;
+            const wire::PacketHeaderView hdr(dgram->payload);
+            if (hdr.valid() && hdr.channel_id() != it->channel_id) {
+                r.count_foreign_channel_packet(it->channel_id);
+                continue;
+            }
         }
         emit(dgram->payload, rec->ts_ns, line);
     }
@@ -69,9 +80,7 @@ public:
     DatagramSink(const Config& cfg, Handler& handler, bool arbitrate)
         : handler_(handler),
           arbitrate_(arbitrate),
-          // Without configured channels any channel id may appear: track up to 256.
-          arbiter_(arbitrate ? static_cast<std::uint32_t>(cfg.channels.empty() ? 256 : cfg.channels.size()) : 0,
-                   cfg.receiver.arbitration_window, std::int64_t{cfg.receiver.arbitration_hold_us} * 1000) {}
+          arbiter_(make_arbiter(cfg, arbitrate)) {}
 
     void operator()(std::span<const std::byte> payload, std::int64_t ts_ns, std::uint8_t line) {
         if (!arbitrate_) {
@@ -116,6 +125,15 @@ private:
         arbiter_.expire(p.ts, deliver());  // everything before p.ts has been offered
         arbiter_.offer(p.bytes, p.ts, p.line, deliver());
         window_.pop();
+    }
+
+    static PacketArbiter make_arbiter(const Config& cfg, bool arbitrate) {
+        const std::uint32_t window = cfg.receiver.arbitration_window;
+        const std::int64_t hold_ns = std::int64_t{cfg.receiver.arbitration_hold_us} * 1000;
+        if (!arbitrate) return PacketArbiter(0, window, hold_ns);
+        // Without configured channels any channel id may appear: track up to 256.
+        if (cfg.channels.empty()) return PacketArbiter(256, window, hold_ns);
+        return PacketArbiter(cfg.channel_ids(), window, hold_ns);
     }
 
     Handler& handler_;
@@ -206,6 +224,14 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx) {
         dc.messages.get(), dc.session_changes.get(), seq.counters().out_of_range, h.gate_config.stale_ms,
         h.gate_config.source_age_ms, ctx.now_ns);
     if (!ctx.capture.empty()) out += fmt::format("  \"capture\": \"{}\",\n", json_escape(ctx.capture));
+    std::uint64_t foreign_total = 0;
+    std::string foreign_by_channel;
+    for (const ChannelPacketCount& c : ctx.foreign_channel_packets) {
+        foreign_total += c.packets;
+        foreign_by_channel += fmt::format("{}\"{}\": {}", foreign_by_channel.empty() ? "" : ", ", c.channel_id, c.packets);
+    }
+    out += fmt::format("  \"foreign_channel_packets\": {},\n  \"foreign_channel_packets_by_channel\": {{{}}},\n",
+                       foreign_total, foreign_by_channel);
     if (ctx.frames)
         out += fmt::format(
             "  \"frames\": {{\"records\": {}, \"udp_datagrams\": {}, \"non_ip\": {}, \"non_udp\": {}, "
@@ -222,9 +248,11 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx) {
         out += fmt::format(
             "    {{\"id\": {}, \"symbol\": \"{}\", \"last_seq\": {}, \"accepted\": {}, \"duplicates\": {}, "
             "\"lost\": {}, \"heartbeats\": {}, \"snapshots_applied\": {}, \"stale_snapshots\": {}, "
-            "\"gap_events\": {}, \"suspect\": {}, \"bids\": ",
+            "\"gap_events\": {}, \"implausible_seq\": {}, \"foreign_channel_messages\": {}, \"suspect\": {}, "
+            "\"bids\": ",
             id, json_escape(st.symbol), st.last_seq, c.accepted, c.duplicates, c.lost, c.heartbeats,
-            c.snapshots_applied, c.stale_snapshots, c.gap_events, st.suspect ? "true" : "false");
+            c.snapshots_applied, c.stale_snapshots, c.gap_events, c.implausible_seq, c.foreign_channel,
+            st.suspect ? "true" : "false");
         append_levels(out, seq.books().side(id, Side::kBid));
         out += ", \"asks\": ";
         append_levels(out, seq.books().side(id, Side::kAsk));

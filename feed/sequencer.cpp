@@ -55,7 +55,9 @@ Update Sequencer::apply_other(const Event& ev) noexcept {
         ++counters_.out_of_range;
         return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
     }
-    InstrumentState& st = touch(ev);
+    InstrumentState* const touched = touch(ev);
+    if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, states_[ev.instrument_id].suspect, 0};
+    InstrumentState& st = *touched;
     switch (ev.kind) {
         case EventKind::kQuote: return on_quote(st, ev);
         case EventKind::kDelta: return on_delta(st, ev);
@@ -68,11 +70,17 @@ Update Sequencer::apply_other(const Event& ev) noexcept {
     }
 }
 
-void Sequencer::first_sight(InstrumentState& st, const Event& ev) noexcept {
+InstrumentState* Sequencer::bind(InstrumentState& st, const Event& ev) noexcept {
     if (!st.seen) seen_ids_.push_back(ev.instrument_id);
     st.seen = true;
+    if (st.bound && bind_instruments_) {  // another channel's: a stray or forged message must not move it
+        ++st.counters.foreign_channel;
+        return nullptr;
+    }
+    st.bound = true;  // the first channel to carry it in the session owns it
     st.channel_id = ev.channel_id;
     st.clock_offset_ns = channel_offsets_[ev.channel_id];
+    return &st;
 }
 
 void Sequencer::recover_on_quote(InstrumentState& st) noexcept {
@@ -121,8 +129,12 @@ void Sequencer::release_block(InstrumentState& st) noexcept {
 
 Update Sequencer::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
-    ++st.counters.heartbeats;
     const std::uint64_t next = ev.u.heartbeat.next_seq;
+    if (st.known && next > 0 && next - 1 > st.last_seq && next - 1 - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
+        ++st.counters.implausible_seq;  // rule 6: no gap, no liveness, nothing changes
+        return {id, Verdict::kImplausible, false, st.suspect, 0};
+    }
+    ++st.counters.heartbeats;
     if (!st.known) {
         st.known = true;
         st.last_seq = next ? next - 1 : 0;
@@ -157,7 +169,13 @@ Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
         return {id, Verdict::kOutOfRange, false, false, 0};
     }
-    InstrumentState& st = touch(ev);
+    InstrumentState* const touched = touch(ev);
+    if (!touched) [[unlikely]] {  // another channel's instrument: its levels are skipped
+        pending_.apply = false;
+        if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
+        return {id, Verdict::kForeignChannel, false, states_[id].suspect, 0};
+    }
+    InstrumentState& st = *touched;
     const std::uint64_t seq = ev.u.snapshot.seq;
     if (st.known && !st.suspect && seq < st.last_seq) {
         ++st.counters.stale_snapshots;
@@ -251,6 +269,7 @@ Update Sequencer::on_definition(InstrumentState& st, const Event& ev) noexcept {
 }
 
 void Sequencer::reset(InstrumentState& st, std::uint32_t id) noexcept {
+    st.bound = false;  // rule 7: "first carried it in the session" starts again
     st.known = false;
     st.last_seq = 0;
     st.suspect = true;

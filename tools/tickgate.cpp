@@ -193,7 +193,7 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     apply_config(handler.sequencer(), cfg);
     const ReplayResult r = replay_capture(capture, cfg, handler, {.progress = true, .arbitrate = a.has("--arbitrate")});
 
-    const SummaryContext ctx{r.last_ts_ns, capture, &r.frames};
+    const SummaryContext ctx{r.last_ts_ns, capture, &r.frames, r.foreign_channel_packets};
     fmt::print("{}", a.has("--json") ? summary_json(summary_source(handler), ctx)
                                      : summary_table(summary_source(handler), ctx));
     if (a.has("--stats")) {
@@ -214,12 +214,12 @@ void install_signal_handlers() {
 }
 
 std::string line_table(const FeedHandler& h) {
-    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8}\n", "ch", "line", "group:port",
-                                  "packets", "gaps", "k-drops", "rejected");
+    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>8}\n", "ch", "line", "group:port",
+                                  "packets", "gaps", "k-drops", "rejected", "foreign");
     for (const auto& l : h.line_stats())
-        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8}\n", l->channel_id, l->line ? "B" : "A",
+        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>8}\n", l->channel_id, l->line ? "B" : "A",
                            fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->seq_gaps.get(),
-                           l->kernel_drops.get(), l->rejected_source.get());
+                           l->kernel_drops.get(), l->rejected_source.get(), l->foreign_channel_packets.get());
     const auto& pc = h.publisher_counters();
     const auto& ac = h.arbiter_counters();
     out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
@@ -227,6 +227,17 @@ std::string line_table(const FeedHandler& h) {
                        ac.released_gaps.get());
     out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring_fill(),
                        pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
+    return out;
+}
+
+// Rule 7 drops per configured channel, both lines together, for the summary.
+std::vector<ChannelPacketCount> foreign_channel_packets(const FeedHandler& h) {
+    std::vector<ChannelPacketCount> out;
+    for (const auto& l : h.line_stats()) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel_id == l->channel_id; });
+        if (it == out.end()) it = out.insert(out.end(), {l->channel_id, 0});
+        it->packets += l->foreign_channel_packets.get();
+    }
     return out;
 }
 
@@ -298,7 +309,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
             next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
             const std::int64_t wall = realtime_ns();
             const double t = std::chrono::duration<double>(now - t0).count();
-            const std::string table = summary_table(summary(), {wall, "", nullptr});
+            const std::string table = summary_table(summary(), {wall, "", nullptr, foreign_channel_packets(handler)});
             if (tty)
                 fmt::print(view, "\x1b[H\x1b[2Jtickgate run — {}  t={:.1f}s\n\n{}\n{}", cfg.source, t, table,
                            line_table(handler));
@@ -317,10 +328,10 @@ int cmd_run(const std::vector<std::string_view>& args) {
     state_log.stop();
     const std::int64_t wall = realtime_ns();
     if (json) {
-        std::string out = summary_json(summary(), {wall, "", nullptr});
+        std::string out = summary_json(summary(), {wall, "", nullptr, foreign_channel_packets(handler)});
         fmt::print("{}", out);
     } else {
-        fmt::print("{}\n{}", summary_table(summary(), {wall, "", nullptr}), line_table(handler));
+        fmt::print("{}\n{}", summary_table(summary(), {wall, "", nullptr, foreign_channel_packets(handler)}), line_table(handler));
     }
     return kExitOk;
 }

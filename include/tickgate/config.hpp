@@ -78,6 +78,13 @@ struct Config {
     ThreadingConfig threading;
     LoggingConfig logging;
     MetricsConfig metrics;
+
+    // The configured channels' ids, in config order.
+    [[nodiscard]] std::vector<std::uint16_t> channel_ids() const {
+        std::vector<std::uint16_t> ids;
+        for (const ChannelConfig& ch : channels) ids.push_back(ch.id);
+        return ids;
+    }
 };
 
 // A configuration error: what() is "FILE:LINE: KEY: expected ..., got ...".

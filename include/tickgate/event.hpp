@@ -7,6 +7,11 @@
 
 namespace tickgate {
 
+// QFB1.md rule 6: a sequence number this far ahead of the last known one is
+// corrupt or forged, not a gap. Only a snapshot or a session change moves an
+// instrument that far; the arbiter applies the same bound to packet_seq.
+inline constexpr std::uint64_t kImplausibleSeqJump = 1'000'000'000;
+
 enum class EventKind : std::uint8_t {
     kQuote = 1,          // Q: full top of book
     kDelta,              // D: one price level

@@ -1,5 +1,5 @@
 // Pre-trade staleness gate (spec "Pre-trade gate"): silence, then age at
-// source, then suspect. Reads Sequencer state; call on the engine thread.
+// source (too old, or too far in the future), then suspect. Reads Sequencer state; call on the engine thread.
 #pragma once
 
 #include <cstdint>
@@ -40,20 +40,21 @@ public:
         if (st.alive && __builtin_sub_overflow(now_ns, st.last_alive_ns, &silence)) [[unlikely]]
             silence = now_ns > st.last_alive_ns ? INT64_MAX : INT64_MIN;  // saturate
         if (st.alive && silence > stale_ns_) return {GateReason::kStale, silence / 1'000'000};
-        if (st.has_source && older_than(now_ns, st.last_source_ns, st.clock_offset_ns, source_age_ns_))
+        if (st.has_source && outside_tolerance(now_ns, st.last_source_ns, st.clock_offset_ns, source_age_ns_))
             return {GateReason::kStaleAtSource, silence / 1'000'000};
         if (st.suspect || !st.has_source) return {GateReason::kSuspect, silence / 1'000'000};
         return {GateReason::kOk, silence / 1'000'000};
     }
 
-    // now - t - offset > limit, without overflow: t comes from the wire and
-    // may be any 64-bit value (far past: old; far future: not old).
-    [[nodiscard]] static bool older_than(std::int64_t now, std::int64_t t, std::int64_t offset,
-                                         std::int64_t limit) noexcept {
+    // |now - t - offset| > limit, without overflow: t comes from the wire and
+    // may be any 64-bit value. Too old, or stamped further in the future than
+    // the tolerance (the source clock or the price is wrong): both rejected.
+    [[nodiscard]] static bool outside_tolerance(std::int64_t now, std::int64_t t, std::int64_t offset,
+                                                std::int64_t limit) noexcept {
         std::int64_t age;
-        if (__builtin_sub_overflow(now, t, &age)) return t < 0;
-        if (__builtin_sub_overflow(age, offset, &age)) return offset < 0;
-        return age > limit;
+        if (__builtin_sub_overflow(now, t, &age)) return true;  // |age| > 2^63 - 1 >= limit
+        if (__builtin_sub_overflow(age, offset, &age)) return true;
+        return age > limit || age < -limit;
     }
 
 private:

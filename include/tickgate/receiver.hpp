@@ -35,6 +35,7 @@ struct LineStats {
     RelaxedCounter seq_gaps;         // packets missing on this line (packet_seq gaps)
     RelaxedCounter kernel_drops;     // SO_RXQ_OVFL: datagrams the socket buffer dropped
     RelaxedCounter rejected_source;  // datagrams from a source not in the channel's list
+    RelaxedCounter foreign_channel_packets;  // header names another channel: dropped (QFB1.md rule 7)
 };
 
 struct RawDatagram {
@@ -51,6 +52,8 @@ struct RawDatagram {
 // Opens, binds and joins every line's socket at construction (throws
 // std::runtime_error naming the line on failure). poll_once() then runs on
 // the network thread only; statistics are readable from any thread.
+// A datagram whose header names another channel than its socket's is
+// dropped here and counted (rule 7: a channel is where a packet arrived).
 class Receiver {
 public:
     explicit Receiver(const Config& cfg);
@@ -121,10 +124,11 @@ struct PublisherCounters {
 // marked suspect (a DataLost event) as soon as the ring has room again.
 class RingPublisher {
 public:
-    // With `arbitrate`, lines A and B are merged by packet_seq first (see
-    // arbiter.hpp); hold and window from the receiver config.
+    // With `arbitrate`, lines A and B of each of `channel_ids` (the
+    // configured channels) are merged by packet_seq first (see arbiter.hpp);
+    // hold and window from the receiver config.
     RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
-                  std::uint32_t channels);
+                  std::span<const std::uint16_t> channel_ids);
 
     void operator()(const RawDatagram& d) noexcept;
     // Releases arbitration holds whose time is up; call when idle.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tickgate/arbiter.hpp"
 #include "tickgate/capture.hpp"
@@ -16,13 +17,28 @@ namespace tickgate {
 // instruments, learn flag, per-channel clock offsets.
 void apply_config(Sequencer& seq, const Config& cfg);
 
+struct ChannelPacketCount {
+    std::uint16_t channel_id;
+    std::uint64_t packets;
+};
+
 struct ReplayResult {
     FrameCounters frames;
     std::uint64_t filtered_out = 0;   // UDP datagrams not addressed to a configured line
     std::int64_t last_ts_ns = 0;      // capture time of the last record (the gate's `now`)
     std::uint64_t duplicate_packets = 0;  // dropped by arbitration (second copies)
+    std::vector<ChannelPacketCount> foreign_channel_packets;  // per configured channel (rule 7), if any
     bool any_records = false;
     double wall_seconds = 0;
+
+    void count_foreign_channel_packet(std::uint16_t channel_id) {
+        for (ChannelPacketCount& c : foreign_channel_packets)
+            if (c.channel_id == channel_id) {
+                ++c.packets;
+                return;
+            }
+        foreign_channel_packets.push_back({channel_id, 1});
+    }
 };
 
 struct ReplayOptions {
@@ -44,6 +60,9 @@ struct SummaryContext {
     std::int64_t now_ns;           // the gate is evaluated at this time
     std::string capture;           // optional, echoed as "capture"
     const FrameCounters* frames = nullptr;  // optional: frame counters of a replay
+    // Packets dropped because their header named another channel than the
+    // line they arrived on (rule 7), per channel; listed only when non-empty.
+    std::vector<ChannelPacketCount> foreign_channel_packets;
 };
 
 // What a summary is made of: the decoder's counters and the engine's state.

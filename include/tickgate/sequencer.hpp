@@ -35,6 +35,8 @@ struct InstrumentCounters {
     std::uint64_t recovered = 0;       // suspect -> clean transitions
     std::uint64_t unbuffered_deltas = 0;  // deltas not kept while suspect (pool empty / ring full)
     std::uint64_t book_overflows = 0;  // levels dropped beyond book depth
+    std::uint64_t implausible_seq = 0;   // rule 6: seq / next_seq too far ahead, dropped
+    std::uint64_t foreign_channel = 0;   // rule 7: messages for it on another channel, dropped
 };
 
 struct InstrumentState {
@@ -44,6 +46,7 @@ struct InstrumentState {
     std::int64_t clock_offset_ns = 0;
     std::uint64_t last_seq = 0;
     bool seen = false;        // appeared in any message
+    bool bound = false;       // channel_id is its channel for the session (rule 7)
     bool alive = false;       // last_alive_ns is meaningful
     bool has_source = false;  // last_source_ns is meaningful (a price was taken)
     bool known = false;       // last_seq is meaningful
@@ -68,6 +71,8 @@ enum class Verdict : std::uint8_t {
     kSessionReset,      // a channel's instruments went back to nothing known
     kDataLost,          // the transport dropped data: suspect
     kOutOfRange,        // instrument id >= max_instruments: ignored, counted
+    kImplausible,       // rule 6: seq too far ahead, dropped, counted
+    kForeignChannel,    // rule 7: the instrument belongs to another channel, dropped, counted
 };
 
 struct Update {
@@ -99,6 +104,11 @@ public:
     // false, `I` messages no longer change them.
     void define(std::uint32_t id, std::string_view symbol, std::int8_t price_exponent);
     void set_learn_definitions(bool learn) noexcept { learn_definitions_ = learn; }
+    // Rule 7 (on by default): an instrument belongs to the first channel that
+    // carries it in the session. Off only where the channel is nothing but a
+    // header claim (offline replay without configured channels, whose
+    // certification reference lets an instrument follow the header).
+    void set_bind_instruments_to_channels(bool bind) noexcept { bind_instruments_ = bind; }
 
     [[nodiscard]] std::uint32_t max_instruments() const noexcept { return capacity_.max_instruments; }
     [[nodiscard]] const InstrumentState& state(std::uint32_t id) const noexcept { return states_[id]; }
@@ -133,11 +143,11 @@ private:
     };
 
     Update apply_other(const Event& ev) noexcept;  // everything but in-range Q and D
-    InstrumentState& touch(const Event& ev) noexcept;
-    void first_sight(InstrumentState& st, const Event& ev) noexcept;
+    InstrumentState* touch(const Event& ev) noexcept;
+    InstrumentState* bind(InstrumentState& st, const Event& ev) noexcept;
     void recover_on_quote(InstrumentState& st) noexcept;
-    bool take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
-                   std::uint64_t& lost) noexcept;
+    Verdict take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
+                      std::uint64_t& lost) noexcept;
     Update on_quote(InstrumentState& st, const Event& ev) noexcept;
     Update on_delta(InstrumentState& st, const Event& ev) noexcept;
     Update on_heartbeat(InstrumentState& st, const Event& ev) noexcept;
@@ -163,6 +173,7 @@ private:
     PendingSnapshot pending_;
     SequencerCounters counters_;
     bool learn_definitions_ = true;
+    bool bind_instruments_ = true;
 };
 
 // ---- hot path, inline so that decode -> sequence -> book compiles into one loop
@@ -171,26 +182,34 @@ inline Update Sequencer::apply(const Event& ev) noexcept {
     // Q and D of a known-range instrument outside a snapshot: the common case.
     if ((ev.kind == EventKind::kDelta || ev.kind == EventKind::kQuote) && !pending_.active &&
         ev.instrument_id < capacity_.max_instruments) [[likely]] {
-        InstrumentState& st = touch(ev);
-        return ev.kind == EventKind::kDelta ? on_delta(st, ev) : on_quote(st, ev);
+        InstrumentState* st = touch(ev);
+        if (!st) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, states_[ev.instrument_id].suspect, 0};
+        return ev.kind == EventKind::kDelta ? on_delta(*st, ev) : on_quote(*st, ev);
     }
     return apply_other(ev);
 }
 
-inline InstrumentState& Sequencer::touch(const Event& ev) noexcept {
+// Rule 7: the state of the event's instrument, or nullptr when the
+// instrument belongs to another channel in this session (counted).
+inline InstrumentState* Sequencer::touch(const Event& ev) noexcept {
     InstrumentState& st = states_[ev.instrument_id];
-    if (!st.seen || st.channel_id != ev.channel_id) [[unlikely]] first_sight(st, ev);
-    return st;
+    if (!st.bound || st.channel_id != ev.channel_id) [[unlikely]] return bind(st, ev);
+    return &st;
 }
 
-// Rule 1, common to Q and D: false for a duplicate (counted); otherwise the
-// tick is taken (gap counted, last_seq, liveness, source time) and `lost`
-// holds the messages the gap says are missing.
-inline bool Sequencer::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev,
-                                 std::int64_t source_ns, std::uint64_t& lost) noexcept {
+// Rules 1 and 6, common to Q and D: kDuplicate or kImplausible for a tick
+// that is dropped (counted, nothing else changes); otherwise the tick is
+// taken (gap counted, last_seq, liveness, source time), `lost` holds the
+// messages the gap says are missing and the result is kAccepted or kGap.
+inline Verdict Sequencer::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev,
+                                    std::int64_t source_ns, std::uint64_t& lost) noexcept {
     if (st.known && seq <= st.last_seq) {
         ++st.counters.duplicates;
-        return false;
+        return Verdict::kDuplicate;
+    }
+    if (st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
+        ++st.counters.implausible_seq;
+        return Verdict::kImplausible;
     }
     lost = st.known && seq > st.last_seq + 1 ? seq - st.last_seq - 1 : 0;
     if (lost) {
@@ -204,17 +223,17 @@ inline bool Sequencer::take_tick(InstrumentState& st, std::uint64_t seq, const E
     st.last_source_ns = source_ns;
     st.has_source = true;
     ++st.counters.accepted;
-    return true;
+    return lost ? Verdict::kGap : Verdict::kAccepted;
 }
 
 inline Update Sequencer::on_quote(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
-    std::uint64_t lost;
-    if (!take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost))
-        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+    std::uint64_t lost = 0;
+    const Verdict v = take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost);
+    if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
     if (st.suspect) [[unlikely]] recover_on_quote(st);
     books_.set_top(id, ev.u.quote.bid_px, ev.u.quote.bid_qty, ev.u.quote.ask_px, ev.u.quote.ask_qty);
-    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, false, lost};
+    return {id, v, true, false, lost};
 }
 
 inline void Sequencer::apply_delta_to_book(std::uint32_t id, std::uint8_t side, std::uint8_t action,
@@ -227,13 +246,13 @@ inline void Sequencer::apply_delta_to_book(std::uint32_t id, std::uint8_t side, 
 
 inline Update Sequencer::on_delta(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
-    std::uint64_t lost;
-    if (!take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost))
-        return {id, Verdict::kDuplicate, false, st.suspect, 0};
+    std::uint64_t lost = 0;
+    const Verdict v = take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost);
+    if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
     if (lost) st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
     if (st.suspect) [[unlikely]] buffer_delta(st, ev);
     apply_delta_to_book(id, ev.u.delta.side, ev.u.delta.action, ev.u.delta.price, ev.u.delta.qty);
-    return {id, lost ? Verdict::kGap : Verdict::kAccepted, true, st.suspect, lost};
+    return {id, v, true, st.suspect, lost};
 }
 
 }  // namespace tickgate

@@ -82,6 +82,22 @@ TEST_F(GateRule, SourceAgeLongerThanSourceAgeMsIsStaleAtSource) {
     EXPECT_EQ(d.silence_ms, 0);
 }
 
+// Issue 12, finding 2: a forged source time of 2^62 made the gate say `ok`
+// on a forged price. A price stamped further in the future than the
+// tolerance is rejected (the source clock, or the price, is wrong).
+TEST_F(GateRule, SourceTimeFurtherInTheFutureThanTheToleranceIsStaleAtSource) {
+    quote(1, kT0, kT0 + 2000 * kMs);  // exactly at the tolerance: ok
+    EXPECT_TRUE(check(kT0).ok());
+    quote(2, kT0, kT0 + 2000 * kMs + 1);
+    EXPECT_EQ(check(kT0).reason, GateReason::kStaleAtSource);
+    quote(3, kT0, std::int64_t{1} << 62);
+    EXPECT_EQ(check(kT0 + 2600 * kMs).reason, GateReason::kStale);  // silent by then as well
+    EXPECT_EQ(check(kT0 + 10 * kMs).reason, GateReason::kStaleAtSource);
+    h_.sequencer().set_clock_offset(kCh, -1000 * kMs);  // the provider's clock is 1 s ahead of ours
+    quote(4, kT0, kT0 + 2500 * kMs);  // 2500 - 1000 = 1500 ahead: within tolerance
+    EXPECT_TRUE(check(kT0).ok());
+}
+
 TEST_F(GateRule, ClockOffsetIsSubtractedFromSourceAge) {
     // now - last_source_time - clock_offset > source_age_ms
     h_.sequencer().set_clock_offset(kCh, 500 * kMs);

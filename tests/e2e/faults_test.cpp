@@ -175,4 +175,68 @@ TEST(SourceFilter, DatagramsFromOtherSourcesAreRejected) {
     EXPECT_EQ(rejected, 0u);
 }
 
+// Issue 12, finding 1, live: a channel is where a packet arrived (rule 7).
+// (a) On channel 2's line, a packet whose header says channel 1, session
+// 0xFFFFFFFF, used to empty channel 1's book and make every genuine channel-1
+// packet after it an older session. (b) On channel 1's line, a channel_id = 7
+// quote for instrument 1 at 999 used to move instrument 1 to channel 7 with
+// the forged price. (c) One stray channel_id = 7 datagram before the venue
+// started took the arbiter's only slot, so channel 1 ran unarbitrated.
+TEST(ChannelBinding, PacketsNamingAnotherChannelThanTheirLinesAreDroppedAndCounted) {
+    const Lines l1{"239.255.94.1", "239.255.94.2", 39401, 39402};
+    const Lines l2{"239.255.94.3", "239.255.94.4", 39403, 39404};
+    Config cfg = config_for(l1);
+    ChannelConfig ch2;
+    ch2.id = 2;
+    ch2.a = {l2.group_a, l2.port_a, "127.0.0.1"};
+    ch2.b = {l2.group_b, l2.port_b, "127.0.0.1"};
+    cfg.channels.push_back(ch2);
+    FeedHandler h(cfg);
+    h.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    MulticastSender tx;
+    const std::uint32_t g1a = *parse_ipv4(l1.group_a), g1b = *parse_ipv4(l1.group_b), g2a = *parse_ipv4(l2.group_a);
+
+    PacketBuilder stray(7, 1, 1, 0);  // (c): before the venue starts, on channel 1's line A
+    stray.quote(9, 1, 0, 5, 1, 6, 1);
+    ASSERT_TRUE(tx.send(g1a, l1.port_a, stray.bytes()));
+    constexpr std::uint64_t kPackets = 52;
+    for (std::uint64_t i = 1; i <= kPackets; ++i) {
+        PacketBuilder genuine(1, 1, i, 0);
+        genuine.quote(1, i, 0, 100, 1, 101, 1);
+        ASSERT_TRUE(tx.send(g1a, l1.port_a, genuine.bytes()));
+        ASSERT_TRUE(tx.send(g1b, l1.port_b, genuine.bytes()));
+        if (i == 2) {
+            PacketBuilder reset(1, 0xFFFFFFFF, 1, 0);  // (a): on channel 2's line A
+            reset.quote(1, 1, 0, 1, 1, 2, 1);
+            ASSERT_TRUE(tx.send(g2a, l2.port_a, reset.bytes()));
+            PacketBuilder moved(7, 1, 2, 0);  // (b): on channel 1's line A
+            moved.quote(1, i + 1, 0, 999, 1, 1000, 1);
+            ASSERT_TRUE(tx.send(g1a, l1.port_a, moved.bytes()));
+        }
+    }
+    const auto end = Clock::now() + std::chrono::seconds(5);
+    while (h.sequencer().state(1).last_seq < kPackets && Clock::now() < end) h.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    h.stop();
+    while (h.poll() != 0) {
+    }
+    const InstrumentState& st = h.sequencer().state(1);
+    EXPECT_EQ(st.counters.accepted, kPackets) << "every genuine quote applied";
+    EXPECT_EQ(st.counters.duplicates, 0u) << "B's copies dropped whole by the arbiter";
+    EXPECT_EQ(st.channel_id, 1);
+    EXPECT_EQ(h.sequencer().books().side(1, Side::kBid)[0].price, 100);
+    EXPECT_EQ(h.decoder_counters().session_changes.get(), 0u);
+    EXPECT_EQ(h.decoder_counters().stale_session_packets.get(), 0u);
+    EXPECT_FALSE(h.sequencer().state(9).seen) << "the stray packet reached the sequencer";
+    EXPECT_EQ(h.arbiter_counters().duplicate_packets.get(), kPackets) << "channel 1 is arbitrated";
+    EXPECT_EQ(h.arbiter_counters().unarbitrated.get(), 0u);
+    std::uint64_t foreign[2][2] = {};
+    for (const auto& line : h.line_stats()) foreign[line->channel_id - 1][line->line] = line->foreign_channel_packets.get();
+    EXPECT_EQ(foreign[0][0], 2u) << "channel 1 line A: the stray and the channel-7 quote";
+    EXPECT_EQ(foreign[0][1], 0u);
+    EXPECT_EQ(foreign[1][0], 1u) << "channel 2 line A: the forged channel-1 session";
+    EXPECT_EQ(foreign[1][1], 0u);
+}
+
 }  // namespace

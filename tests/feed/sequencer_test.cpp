@@ -514,6 +514,99 @@ TEST_F(SequencerRule, SessionChangeResetsThatChannelsInstrumentsOnlyCountersStay
     EXPECT_EQ(st(5).counters.lost, 0u);
 }
 
+// ------------------------------------------------------------ rule 6: implausible jumps
+
+// Issue 12, finding 2: one Q with seq 2^63 took over the instrument (118
+// genuine quotes dropped as duplicates after it). A seq more than 10^9 ahead
+// of a known last_seq is dropped and counted; nothing changes, liveness included.
+TEST_F(SequencerRule, ImplausibleJumpOfQuoteOrDeltaIsDroppedCountedAndChangesNothing) {
+    apply(quote(10, 100));
+    apply(on(5, delta(10, 100)));
+    const InstrumentState before = st();
+    for (const std::uint64_t forged : {std::uint64_t{1} << 63, 10 + kImplausibleSeqJump + 1}) {
+        SCOPED_TRACE(forged);
+        const Update u = apply(src(std::int64_t{1} << 62, quote(forged, 200, {1, 1}, {999999, 1})));
+        EXPECT_EQ(u.verdict, Verdict::kImplausible);
+        EXPECT_FALSE(u.book_changed);
+        EXPECT_EQ(apply(on(5, delta(forged, 200))).verdict, Verdict::kImplausible);
+    }
+    EXPECT_EQ(st().counters.implausible_seq, 2u);
+    EXPECT_EQ(st(5).counters.implausible_seq, 2u);
+    EXPECT_EQ(st().last_seq, 10u);
+    EXPECT_EQ(st().last_alive_ns, before.last_alive_ns);
+    EXPECT_EQ(st().last_source_ns, before.last_source_ns);
+    EXPECT_EQ(st().counters.lost, 0u);
+    EXPECT_EQ(st().counters.accepted, before.counters.accepted);
+    EXPECT_EQ(bids(), (Book{{100, 10}}));
+    EXPECT_FALSE(st().suspect);
+    EXPECT_EQ(apply(quote(11, 300)).verdict, Verdict::kAccepted) << "the genuine stream goes on";
+}
+
+TEST_F(SequencerRule, JumpOfExactlyTheBoundIsAGap) {
+    apply(quote(10, 100));
+    const Update u = apply(quote(10 + kImplausibleSeqJump, 200));
+    EXPECT_EQ(u.verdict, Verdict::kGap);
+    EXPECT_EQ(u.lost, kImplausibleSeqJump - 1);
+}
+
+TEST_F(SequencerRule, ImplausibleHeartbeatIsDroppedWithoutGapOrLiveness) {
+    apply(quote(10, 100));
+    const Update u = apply(heartbeat(11 + kImplausibleSeqJump + 1, 200));  // next_seq - 1 is 10^9 + 1 ahead
+    EXPECT_EQ(u.verdict, Verdict::kImplausible);
+    EXPECT_EQ(st().counters.implausible_seq, 1u);
+    EXPECT_EQ(st().counters.heartbeats, 0u);
+    EXPECT_EQ(st().counters.lost, 0u);
+    EXPECT_EQ(st().last_seq, 10u);
+    EXPECT_EQ(st().last_alive_ns, 100);
+    EXPECT_FALSE(st().suspect);
+    EXPECT_EQ(apply(heartbeat(11 + kImplausibleSeqJump, 300)).verdict, Verdict::kHeartbeatGap) << "at the bound";
+}
+
+TEST_F(SequencerRule, SnapshotOrColdStartMayStartAnywhere) {
+    EXPECT_EQ(apply(quote(std::uint64_t{1} << 62, 100)).verdict, Verdict::kAccepted);  // nothing known yet
+    apply(on(5, quote(1, 100)));
+    const auto [first, last] = apply(on(5, snapshot(std::uint64_t{1} << 62, 200)));
+    EXPECT_EQ(last.verdict, Verdict::kSnapshotApplied);
+    EXPECT_EQ(st(5).last_seq, std::uint64_t{1} << 62);
+}
+
+// ------------------------------------------------------------ rule 7: an instrument's channel
+
+// Issue 12, finding 1(b): a message for instrument 1 on channel 7 moved it to
+// channel 7 with the forged price, and channel 1's restart no longer reset it.
+TEST_F(SequencerRule, MessageForAnInstrumentOnAnotherChannelIsDroppedAndCounted) {
+    apply(quote(1, 100));
+    const Update u = apply(on(kId, quote(2, 200, {999, 1}, {1000, 1}), /*ch=*/7));
+    EXPECT_EQ(u.verdict, Verdict::kForeignChannel);
+    EXPECT_FALSE(u.book_changed);
+    EXPECT_EQ(apply(on(kId, heartbeat(50, 200), 7)).verdict, Verdict::kForeignChannel);
+    EXPECT_EQ(apply(on(kId, snapshot(60, 200), 7)).first.verdict, Verdict::kForeignChannel);
+    EXPECT_EQ(st().counters.foreign_channel, 3u);
+    EXPECT_EQ(st().channel_id, kCh);
+    EXPECT_EQ(st().last_seq, 1u);
+    EXPECT_EQ(bids(), (Book{{100, 10}}));
+    EXPECT_EQ(apply(quote(2, 300)).verdict, Verdict::kAccepted) << "the genuine quote is not a duplicate";
+    apply(session_change(kCh, 2));
+    EXPECT_FALSE(st().known) << "channel 1's restart still resets it";
+    EXPECT_TRUE(bids().empty());
+}
+
+TEST_F(SequencerRule, AfterItsChannelsSessionChangeAnInstrumentBelongsToTheNextCarrier) {
+    apply(quote(1, 100));
+    apply(session_change(kCh, 2));
+    EXPECT_EQ(apply(on(kId, quote(1, 200), 2)).verdict, Verdict::kAccepted);
+    EXPECT_EQ(st().channel_id, 2);
+    EXPECT_EQ(apply(quote(2, 300)).verdict, Verdict::kForeignChannel);
+}
+
+TEST_F(SequencerRule, WithoutChannelBindingAnInstrumentFollowsTheHeader) {
+    seq_.set_bind_instruments_to_channels(false);  // offline replay without configured channels
+    apply(quote(1, 100));
+    EXPECT_EQ(apply(on(kId, quote(2, 200), 7)).verdict, Verdict::kAccepted);
+    EXPECT_EQ(st().channel_id, 7);
+    EXPECT_EQ(st().counters.foreign_channel, 0u);
+}
+
 // ------------------------------------------------------------ book & times
 
 TEST_F(SequencerRule, LastSourceTimeIsSetByAcceptedQuoteDeltaAndAppliedSnapshot) {

@@ -117,7 +117,7 @@ Replayed replay_file(const std::string& path, const Config& cfg = Config{}) {
     Handler handler(cfg.capacity, cfg.gate);
     apply_config(handler.sequencer(), cfg);
     const ReplayResult r = replay_capture(path, cfg, handler);
-    return {Json::parse(summary_json(summary_source(handler), {r.last_ts_ns, "", &r.frames})), r};
+    return {Json::parse(summary_json(summary_source(handler), {r.last_ts_ns, "", &r.frames, r.foreign_channel_packets})), r};
 }
 
 Replayed replay(const std::vector<Record>& records, const Config& cfg = Config{},
@@ -774,6 +774,42 @@ TEST(Replay, ConfiguredLinesFilterOtherGroupsAndPorts) {
     EXPECT_EQ(ids(all.summary), (std::vector<std::int64_t>{kQ, 7, 8, 9}));
 }
 
+// Issue 12, finding 1(a), offline: with configured lines, the line a packet
+// was addressed to decides its channel (rule 7). A packet on channel 2's line
+// whose header says channel 1, session 0xFFFFFFFF, used to empty channel 1's
+// book and make every genuine channel-1 packet after it an older session.
+TEST(Replay, PacketNamingAnotherChannelThanItsLineIsDroppedAndCounted) {
+    constexpr std::uint32_t kGroup2 = 0xEF010105;  // 239.1.1.5
+    constexpr std::uint16_t kPort2 = 5005;
+    const std::string two_channels = std::string(kTwoLines) +
+                                     "[[channel]]\nid = 2\n"
+                                     "a = { group = \"239.1.1.5\", port = 5005 }\n"
+                                     "b = { group = \"239.1.1.6\", port = 5006 }\n";
+    Publisher ch1(1, 1);
+    std::vector<Record> recs;
+    for (std::uint64_t i = 1; i <= 52; ++i) {
+        PacketBuilder pb = ch1.packet(at_ms(static_cast<std::int64_t>(i)));
+        quote(pb, kQ, i, at_ms(static_cast<std::int64_t>(i)));
+        recs.push_back(on_a(at_ms(static_cast<std::int64_t>(i)), pb));
+        if (i == 1) {
+            PacketBuilder forged(1, 0xFFFFFFFF, 1, at_ms(1));
+            quote(forged, kQ, 1000, at_ms(1));
+            recs.push_back(to(kGroup2, kPort2, at_ms(1), forged));
+        }
+    }
+    const Replayed r = replay(recs, config_from(two_channels));
+    EXPECT_EQ(r.summary["session_changes"].as_int(), 0);
+    EXPECT_EQ(r.summary["stale_session_packets"].as_int(), 0);
+    EXPECT_EQ(r.summary["foreign_channel_packets"].as_int(), 1);
+    EXPECT_EQ(r.summary["foreign_channel_packets_by_channel"]["2"].as_int(), 1);
+    expect_instrument(r.summary, kQ, {.last_seq = 52, .accepted = 52, .duplicates = 0, .lost = 0, .gate = "ok"});
+
+    // Without a config the header is all there is: the forged session resets channel 1.
+    const Replayed header_only = replay(recs);
+    EXPECT_EQ(header_only.summary["session_changes"].as_int(), 1);
+    EXPECT_EQ(header_only.summary["foreign_channel_packets"].as_int(), 0);
+}
+
 // (l) The gate at the time of the last record: silence first, then age at
 // source (offset-corrected), then suspect.
 TEST(Replay, GateAtLastRecordTime) {
@@ -812,19 +848,27 @@ TEST(Replay, GateSourceAgeUsesChannelClockOffset) {
     const auto q = [&](std::int64_t ms, std::uint32_t id, std::int64_t source_ms, std::uint16_t channel) {
         PacketBuilder pb(channel, 1, ++pseq, at_ms(ms));
         quote(pb, id, 1, at_ms(source_ms));
-        recs.push_back(on_a(at_ms(ms), pb));  // every channel on line A: the filter is by group:port
+        // Line A of each channel: 239.1.1.1, .5, .3 (rule 7: the line decides the channel).
+        const std::uint32_t group = channel == 1 ? kGroupA : (239u << 24 | 1u << 16 | 1u << 8 | (channel == 2 ? 5u : 3u));
+        const std::uint16_t port = channel == 1 ? kPortA : static_cast<std::uint16_t>(channel == 2 ? 5005 : 5003);
+        recs.push_back(to(group, port, at_ms(ms), pb));
     };
     q(0, 1, -3000, 1);   // raw age 3.1 s at the end; channel 1 offset +3 s -> 0.1 s
     q(0, 2, -3000, 2);   // raw age 3.1 s; channel 2 has no offset
     q(100, 3, -1500, 3); // raw age 1.6 s; channel 3 offset -3 s -> 4.6 s
+    const std::string channel2 =
+        "[[channel]]\n"
+        "id = 2\n"
+        "a = { group = \"239.1.1.5\", port = 5005 }\n"
+        "b = { group = \"239.1.1.6\", port = 5006 }\n";
     const std::string channel3 =
         "[[channel]]\n"
         "id = 3\n"
         "a = { group = \"239.1.1.3\", port = 5003 }\n"
         "b = { group = \"239.1.1.4\", port = 5004 }\n";
-    const std::string with_offsets =
-        std::string(kTwoLines) + "clock_offset_ns = 3000000000\n" + channel3 + "clock_offset_ns = -3000000000\n";
-    const std::string no_offsets = std::string(kTwoLines) + channel3;
+    const std::string with_offsets = std::string(kTwoLines) + "clock_offset_ns = 3000000000\n" + channel2 +
+                                     channel3 + "clock_offset_ns = -3000000000\n";
+    const std::string no_offsets = std::string(kTwoLines) + channel2 + channel3;
 
     const Json with = replay(recs, config_from(with_offsets)).summary;
     EXPECT_EQ(with["packets"].as_int(), 3);
