@@ -6,11 +6,16 @@
 // it, a line running one receive batch ahead of the other would make the
 // sequencer count gaps that the slower line is about to fill.
 // A packet further ahead than the window moves the channel only once the
-// next packet confirms it (seq + 1): a single forged or corrupt packet_seq is
-// passed on but cannot make every genuine packet after it look old.
+// next packet confirms it (seq + 1), and never by more than the spec's
+// plausible jump (QFB1.md rule 6): a forged or corrupt packet_seq is passed
+// on but cannot make every genuine packet after it look old. A packet below
+// the next expected one is dropped as a duplicate only if the arbiter
+// delivered that very packet_seq (it remembers a window of them); any other
+// goes on, and the sequencer's per-message rule decides.
 // No allocation after construction; one thread (the network thread).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -26,17 +31,32 @@ struct ArbiterCounters {
     RelaxedCounter held_packets;       // packets that waited for a hole to fill
     RelaxedCounter filled_holes;       // holes the other line filled while held
     RelaxedCounter released_gaps;      // packet seqs given up as lost on both lines
-    RelaxedCounter unarbitrated;       // passed through: bad header or too many channels
+    RelaxedCounter unarbitrated;       // passed through: bad header, unconfigured or too many channels
     RelaxedCounter unconfirmed_jumps;  // packets beyond the window passed on without moving the channel
+    RelaxedCounter late_packets;       // below the window and not known delivered: passed on to the sequencer
 };
 
 class PacketArbiter {
 public:
-    // `channels`: how many channel ids can be tracked; `window`: packets that
+    // `channels`: how many channel ids can be tracked, each taking a slot on
+    // first sight (offline replay without a config); `window`: packets that
     // can be held per channel (power of two); `hold_ns`: how long.
     PacketArbiter(std::uint32_t channels, std::uint32_t window, std::int64_t hold_ns)
         : window_(window), mask_(window - 1), hold_ns_(hold_ns), index_(65536, kNone), states_(channels),
-          slots_(std::size_t{channels} * window) {}
+          slots_(std::size_t{channels} * window), delivered_(std::size_t{channels} * window) {}
+
+    // The configured channels own the slots (live): a packet of any other
+    // channel id is passed on unarbitrated and can take no slot.
+    PacketArbiter(std::span<const std::uint16_t> channel_ids, std::uint32_t window, std::int64_t hold_ns)
+        : PacketArbiter(static_cast<std::uint32_t>(channel_ids.size()), window, hold_ns) {
+        for (const std::uint16_t id : channel_ids) {
+            if (index_[id] != kNone) continue;
+            index_[id] = static_cast<std::uint16_t>(used_);
+            states_[used_].first_slot = static_cast<std::uint32_t>(used_ * window_);
+            ++used_;
+        }
+        fixed_channels_ = true;
+    }
 
     // Offers one datagram; deliver(span<const std::byte>, recv_ns, line) is
     // called for it and for every held packet it releases, in order.
@@ -71,6 +91,10 @@ private:
         bool used;
         std::byte data[wire::kMaxDatagram];
     };
+    struct DeliveredMark {
+        std::uint64_t packet_seq = 0;
+        bool valid = false;
+    };
     struct State {
         std::uint32_t session = 0;
         std::uint64_t expected = 0;   // next packet_seq to deliver
@@ -91,8 +115,21 @@ private:
             s.used = false;
             --st.held;
             ++st.expected;
-            deliver(std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line);
+            deliver_marked(st, s.packet_seq, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line, deliver);
         }
+    }
+
+    // Delivers an arbitrated packet and remembers its packet_seq, so that a
+    // later copy is known to be a duplicate.
+    template <class Deliver>
+    void deliver_marked(const State& st, std::uint64_t seq, std::span<const std::byte> d, std::int64_t recv_ns,
+                        std::uint8_t line, Deliver& deliver) noexcept {
+        delivered_[st.first_slot + (seq & mask_)] = {seq, true};
+        deliver(d, recv_ns, line);
+    }
+    [[nodiscard]] bool was_delivered(const State& st, std::uint64_t seq) const noexcept {
+        const DeliveredMark& m = delivered_[st.first_slot + (seq & mask_)];
+        return m.valid && m.packet_seq == seq;
     }
 
     // Gives up on the hole at `expected`: skips to the oldest held packet.
@@ -125,7 +162,7 @@ private:
             s.used = false;
             --st.held;
             next = k + 1;
-            deliver(std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line);
+            deliver_marked(st, k, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line, deliver);
         }
         counters_.released_gaps.add(target - next);
         st.expected = target;
@@ -163,7 +200,9 @@ private:
     std::vector<std::uint16_t> index_;  // channel id -> state index
     std::vector<State> states_;
     std::vector<Slot> slots_;
+    std::vector<DeliveredMark> delivered_;  // [channel][seq & mask]: the last packet_seq delivered there
     std::uint32_t used_ = 0;
+    bool fixed_channels_ = false;
     ArbiterCounters counters_;
 };
 
@@ -178,7 +217,7 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
     }
     std::uint16_t& idx = index_[hdr.channel_id()];
     if (idx == kNone) {
-        if (used_ == states_.size()) {
+        if (fixed_channels_ || used_ == states_.size()) {
             counters_.unarbitrated.add();
             deliver(d, recv_ns, line);
             return;
@@ -196,12 +235,20 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         st.session = session;
         st.expected = seq;
         st.far_pending = false;
+        std::fill_n(delivered_.begin() + st.first_slot, window_, DeliveredMark{});  // packet_seq starts afresh
     } else if (session < st.session) {
         deliver(d, recv_ns, line);  // the decoder discards and counts it
         return;
     }
     if (seq < st.expected) {
-        counters_.duplicate_packets.add();
+        if (was_delivered(st, seq)) {
+            counters_.duplicate_packets.add();
+            return;
+        }
+        // Given up as lost, before this channel's start, or below a jump: not
+        // known to be a copy, so the sequencer's per-message rule decides.
+        counters_.late_packets.add();
+        deliver(d, recv_ns, line);
         return;
     }
     if (st.far_pending && seq > st.expected && seq - st.far_seq <= 1) {
@@ -215,14 +262,14 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         st.far_pending = false;
         release_below(st, st.far_seq, deliver);
         st.expected = seq + 1;
-        deliver(d, recv_ns, line);
+        deliver_marked(st, seq, d, recv_ns, line, deliver);
         drain(st, deliver);
         if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
         return;
     }
     if (seq == st.expected) {
         ++st.expected;
-        deliver(d, recv_ns, line);
+        deliver_marked(st, seq, d, recv_ns, line, deliver);
         const bool had_holds = st.held > 0;
         drain(st, deliver);
         if (had_holds) {
@@ -235,8 +282,9 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         // Too far ahead to hold: what is held goes first, in order. Alone so
         // far, this is the start of a jump or a forged/corrupt packet_seq:
         // passed on (the sequencer judges its messages), the channel stays put.
+        // A jump beyond the spec's plausible bound is never confirmed.
         flush(st, deliver);
-        st.far_pending = true;
+        st.far_pending = seq - st.expected <= kImplausibleSeqJump;
         st.far_seq = seq;
         counters_.unconfirmed_jumps.add();
         deliver(d, recv_ns, line);

@@ -263,16 +263,22 @@ TEST_F(ArbiterTest, TwoHolesSecondFilledWhileFirstStillOpen) {
     EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
 }
 
-TEST_F(ArbiterTest, LateCopyOfReleasedHoleDroppedAsDuplicate) {
+// Only a packet_seq the arbiter delivered is known to be a copy; one it gave
+// up on was never delivered, so a late arrival goes to the sequencer, whose
+// per-message rule decides (issue 12, finding 3).
+TEST_F(ArbiterTest, LateArrivalOfGivenUpPacketGoesToTheSequencer) {
     offer(1, 0, kA);
     offer(3, 10, kA);
     expire(10 + kHold);
     ASSERT_EQ(rec_.seqs(), (Seqs{1, 3}));
-    const std::uint64_t dups = arb_.counters().duplicate_packets.get();
-    offer(2, 10 + kHold + 5, kB);  // too late: the sequencer has seen 3 already
-    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3}));
-    EXPECT_EQ(arb_.counters().duplicate_packets.get(), dups + 1);
+    offer(2, 10 + kHold + 5, kB);  // too late to be in order: passed on, not dropped
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 2}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 0u);
+    EXPECT_EQ(arb_.counters().late_packets.get(), 1u);
     EXPECT_EQ(arb_.counters().released_gaps.get(), 1u);
+    offer(3, 10 + kHold + 6, kB);  // delivered before: a duplicate
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 2}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
     EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
 }
 
@@ -301,9 +307,11 @@ TEST_F(ArbiterTest, PacketBeyondWindowFlushesHeldFirstThenIsDelivered) {
     offer(11, 40, kA);  // follows 10: the jump is confirmed, 5..9 lost
     EXPECT_EQ(counts(), (Counts{1, 2, 0, 6, 0}));
     offer(12, 41, kA);  // continues from 11
-    offer(7, 42, kB);   // given up on: a duplicate now
-    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 4, 10, 11, 12}));
+    offer(7, 42, kB);   // given up on, never delivered: the sequencer decides
+    offer(12, 43, kB);  // delivered: a duplicate
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 4, 10, 11, 12, 7}));
     EXPECT_EQ(arb_.counters().duplicate_packets.get(), 2u);
+    EXPECT_EQ(arb_.counters().late_packets.get(), 1u);
 }
 
 // A confirmed jump while packets are held on both sides of it: those below
@@ -339,6 +347,83 @@ TEST_F(ArbiterTest, LonePacketFarAheadDoesNotSilenceTheChannel) {
     EXPECT_EQ(rec_.seqs(), (Seqs{1, 2, 1'000'000, 3, 5'000'000, 4, 5}));
     EXPECT_EQ(counts(), (Counts{1, 0, 0, 0, 0}));
     EXPECT_EQ(arb_.counters().unconfirmed_jumps.get(), 2u);
+}
+
+// Issue 12, finding 3: two consecutive forged packets far ahead (2^40,
+// 2^40 + 1) used to confirm a jump; every genuine packet after them was then
+// dropped as an old duplicate and `lost on both` read 1.1e12. A jump beyond
+// the spec's plausible bound is never confirmed.
+TEST_F(ArbiterTest, ForgedConsecutivePairFarAheadDoesNotMoveTheChannel) {
+    constexpr std::uint64_t kForged = std::uint64_t{1} << 40;
+    offer(1, 0, kA);
+    offer(2, 1, kA);
+    offer(kForged, 2, kA);
+    offer(kForged + 1, 3, kA);
+    for (std::uint64_t s = 3; s <= 6; ++s) {
+        offer(s, 10 + static_cast<std::int64_t>(s), kA);
+        offer(s, 20 + static_cast<std::int64_t>(s), kB);  // the other line's copy
+    }
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 2, kForged, kForged + 1, 3, 4, 5, 6}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 4u);  // B's genuine copies only
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 0u);
+    EXPECT_EQ(arb_.counters().unconfirmed_jumps.get(), 2u);
+}
+
+// A forged pair within the plausible bound still confirms a jump, but the
+// genuine packets after it were never delivered: they are passed on (the
+// sequencer's per-message rule decides), not dropped as duplicates.
+TEST_F(ArbiterTest, GenuinePacketsBelowAConfirmedForgedJumpAreNotDropped) {
+    offer(1, 0, kA);
+    offer(100, 1, kA);
+    offer(101, 2, kA);  // confirms the jump to 102
+    for (std::uint64_t s = 2; s <= 4; ++s) offer(s, 10 + static_cast<std::int64_t>(s), kB);
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 100, 101, 2, 3, 4}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 0u);
+    EXPECT_EQ(arb_.counters().late_packets.get(), 3u);
+    offer(101, 30, kB);  // delivered: a duplicate
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
+}
+
+// The channel starts at the first packet_seq seen; the other line's earlier
+// packets were never delivered, so they are not duplicates.
+TEST_F(ArbiterTest, PacketsBeforeTheStartingPointAreNotDuplicates) {
+    offer(5, 0, kA);
+    offer(4, 1, kB);
+    offer(5, 2, kB);
+    EXPECT_EQ(rec_.seqs(), (Seqs{5, 4}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
+    EXPECT_EQ(arb_.counters().late_packets.get(), 1u);
+}
+
+// A new session's packet_seq starts again: what was delivered in the old
+// session says nothing about the new one's packets.
+TEST_F(ArbiterTest, NewSessionForgetsWhatTheOldOneDelivered) {
+    offer(1, 0, kA, kCh, 1);
+    offer(2, 1, kA, kCh, 1);
+    offer(3, 2, kA, kCh, 1);
+    offer(3, 3, kA, kCh, 2);  // new session, starts at 3
+    offer(2, 4, kB, kCh, 2);  // below the start, never delivered in session 2
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 2, 3, 3, 2}));
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 0u);
+}
+
+// Issue 12, finding 1(c): the configured channels own the slots, so a stray
+// packet of another channel id arriving first cannot take the only slot and
+// silently switch arbitration off for the real channel.
+TEST(ArbiterConfiguredChannels, StrayChannelCannotTakeTheConfiguredSlot) {
+    const std::uint16_t configured[] = {kCh};
+    PacketArbiter arb(std::span<const std::uint16_t>(configured), kWindow, kHold);
+    Recorder rec;
+    const Bytes stray = packet(7, kSession, 1);
+    arb.offer(stray, 0, kA, rec);
+    for (std::uint64_t s = 1; s <= 3; ++s) {
+        const Bytes d = packet(kCh, kSession, s);
+        arb.offer(d, 10 + static_cast<std::int64_t>(s), kA, rec);
+        arb.offer(d, 20 + static_cast<std::int64_t>(s), kB, rec);
+    }
+    EXPECT_EQ(rec.seqs_of(kCh), (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_EQ(arb.counters().duplicate_packets.get(), 3u) << "channel 1 is arbitrated";
+    EXPECT_EQ(arb.counters().unarbitrated.get(), 1u) << "only the stray packet";
 }
 
 // ------------------------------------------------------------ sessions
@@ -462,7 +547,7 @@ TEST_F(ArbiterTest, ChannelsAreIndependent) {
     EXPECT_EQ(rec_.seqs_of(kCh), (Seqs{1, 3}));
     EXPECT_EQ(rec_.seqs_of(kCh2), (Seqs{1, 2, 3})) << "channel 2 released on channel 1's deadline";
     EXPECT_EQ(arb_.next_deadline(), 50 + kHold);
-    offer(2, 60, kB, kCh);   // late on channel 1: duplicate
+    offer(3, 60, kB, kCh);   // delivered on channel 1: a duplicate
     offer(4, 61, kB, kCh2);  // fills channel 2's hole
     EXPECT_EQ(rec_.seqs_of(kCh), (Seqs{1, 3}));
     EXPECT_EQ(rec_.seqs_of(kCh2), (Seqs{1, 2, 3, 4, 5}));
