@@ -214,12 +214,12 @@ void install_signal_handlers() {
 }
 
 std::string line_table(const FeedHandler& h) {
-    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8}\n", "ch", "line", "group:port",
-                                  "packets", "gaps", "k-drops", "rejected");
+    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>9}\n", "ch", "line", "group:port",
+                                  "packets", "gaps", "k-drops", "rejected", "oversized");
     for (const auto& l : h.line_stats())
-        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8}\n", l->channel_id, l->line ? "B" : "A",
+        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>9}\n", l->channel_id, l->line ? "B" : "A",
                            fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->seq_gaps.get(),
-                           l->kernel_drops.get(), l->rejected_source.get());
+                           l->kernel_drops.get(), l->rejected_source.get(), l->oversized.get());
     const auto& pc = h.publisher_counters();
     const auto& ac = h.arbiter_counters();
     out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
