@@ -29,6 +29,7 @@
 
 #include "tickgate/capture.hpp"
 #include "tickgate/handler.hpp"
+#include "tickgate/text.hpp"
 
 namespace bench {
 
@@ -422,19 +423,10 @@ inline MachineInfo machine_info() {
     return m;
 }
 
-inline std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) >= 0x20) o += c;
-    }
-    return o;
-}
-
 inline std::string machine_json(const MachineInfo& m) {
     std::ostringstream o;
-    o << "{\"cpu\": \"" << json_escape(m.cpu) << "\", \"cores\": " << m.cores << ", \"kernel\": \""
-      << json_escape(m.kernel) << "\", \"governor\": \"" << json_escape(m.governor) << "\"}";
+    o << "{\"cpu\": \"" << tickgate::json_escape(m.cpu) << "\", \"cores\": " << m.cores << ", \"kernel\": \""
+      << tickgate::json_escape(m.kernel) << "\", \"governor\": \"" << tickgate::json_escape(m.governor) << "\"}";
     return o.str();
 }
 

@@ -863,7 +863,7 @@ int main(int argc, char** argv) {
 
         if (!o.json.empty()) {
             std::ofstream j(o.json);
-            j << "{\"tool\": \"latency_bench\", \"command\": \"" << bench::json_escape(o.argv_line)
+            j << "{\"tool\": \"latency_bench\", \"command\": \"" << tickgate::json_escape(o.argv_line)
               << "\", \"machine\": " << bench::machine_json(mi) << ",\n \"results\": [\n";
             for (std::size_t i = 0; i < results.size(); ++i)
                 j << "    " << result_json(results[i]) << (i + 1 < results.size() ? ",\n" : "\n");

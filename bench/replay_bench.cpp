@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
                      "{\"machine\": %s, \"capture\": \"%s\", \"records\": %llu, \"frame_bytes\": %llu, \"messages\": %llu, "
                      "\"clean\": %s,\n \"bare_seconds\": %s, \"replay_seconds\": %s,\n \"bare_msgs_per_s\": %.0f, "
                      "\"replay_msgs_per_s\": %.0f, \"ratio\": %.4f}\n",
-                     bench::machine_json(m).c_str(), bench::json_escape(path).c_str(),
+                     bench::machine_json(m).c_str(), tickgate::json_escape(path).c_str(),
                      static_cast<unsigned long long>(b.records), static_cast<unsigned long long>(b.bytes),
                      static_cast<unsigned long long>(msgs), hc.clean() && !malformed ? "true" : "false",
                      arr(bare_s).c_str(), arr(replay_s).c_str(), bare_rate, replay_rate, replay_rate / bare_rate);

@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
 
         if (!o.json.empty()) {
             std::ofstream j(o.json);
-            j << "{\"tool\": \"rx_bench\", \"command\": \"" << bench::json_escape(o.argv_line)
+            j << "{\"tool\": \"rx_bench\", \"command\": \"" << tickgate::json_escape(o.argv_line)
               << "\", \"machine\": " << bench::machine_json(mi) << ", \"rcvbuf_effective\": " << effective_rcvbuf(o)
               << ",\n \"live\": [\n";
             for (std::size_t i = 0; i < live.size(); ++i) {

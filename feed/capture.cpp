@@ -159,12 +159,13 @@ public:
         std::int64_t frac_ns;
         std::span<const std::byte> frame;  // valid until the next call
     };
-    // Next record; nullopt at a clean end. `error` is set (and nullopt
-    // returned) for a truncated or corrupt record.
-    std::optional<Record> next(std::string& error) {
+    // Next record; nullopt at the end. At a clean end both strings stay
+    // empty; a record cut off by the end of the file sets `cut`; a corrupt
+    // record sets `error`.
+    std::optional<Record> next(std::string& cut, std::string& error) {
         if (!fill(kRecordHeader)) {
             if (end_ != pos_)
-                error = "truncated dump file; tried to read 16 header bytes, only got " + std::to_string(end_ - pos_);
+                cut = "tried to read 16 header bytes, only got " + std::to_string(end_ - pos_);
             return std::nullopt;
         }
         std::uint32_t h[4];
@@ -178,8 +179,8 @@ public:
             return std::nullopt;
         }
         if (!fill(kRecordHeader + caplen)) {
-            error = "truncated dump file; tried to read " + std::to_string(caplen) + " captured bytes, only got " +
-                    std::to_string(end_ - pos_ - kRecordHeader);
+            cut = "tried to read " + std::to_string(caplen) + " captured bytes, only got " +
+                  std::to_string(end_ - pos_ - kRecordHeader);
             return std::nullopt;
         }
         const std::byte* frame = buf_.data() + pos_ + kRecordHeader;
@@ -213,6 +214,12 @@ private:
     bool eof_ = false;
 };
 
+// Where libpcap's stream stands (pcapng path): after the last block read.
+std::uint64_t file_offset(pcap_t* p) noexcept {
+    std::FILE* f = pcap_file(p);
+    const long at = f != nullptr ? std::ftell(f) : -1;
+    return at < 0 ? 0 : static_cast<std::uint64_t>(at);
+}
 }  // namespace
 
 struct CaptureReader::Impl {
@@ -261,50 +268,69 @@ CaptureReader::CaptureReader(const std::string& path) : impl_(std::make_unique<I
     const auto format = ::pread(fd, magic, 4, 0) == 4 ? PcapBlockReader::classic_format(magic) : std::nullopt;
     if (!format || ::lseek(fd, PcapBlockReader::kFileHeader, SEEK_SET) < 0) {
         ::close(fd);
+        intact_bytes_ = file_offset(impl_->pcap);  // pcapng: past the section and interface headers
         return;
     }
     impl_->block = std::make_unique<PcapBlockReader>(fd, *format);
     pcap_close(impl_->pcap);
     impl_->pcap = nullptr;
+    intact_bytes_ = PcapBlockReader::kFileHeader;
 }
 
 CaptureReader::~CaptureReader() = default;
 
 std::optional<CaptureRecord> CaptureReader::next() {
+    if (truncation_) return std::nullopt;
     std::int64_t sec = 0, frac_ns = 0;
     std::span<const std::byte> frame;
+    std::uint64_t record_end = 0;
     if (impl_->block) {
-        std::string error;
+        std::string cut, error;
         std::optional<PcapBlockReader::Record> rec;
         try {
-            rec = impl_->block->next(error);
+            rec = impl_->block->next(cut, error);
         } catch (const CaptureError& e) {
             error = e.what();
         }
         if (!error.empty()) throw CaptureError(path_ + ": record " + std::to_string(records_ + 1) + ": " + error);
+        if (!cut.empty()) return cut_short(std::move(cut));
         if (!rec) return std::nullopt;
         sec = rec->sec;
         frac_ns = rec->frac_ns;
         frame = rec->frame;
+        record_end = intact_bytes_ + PcapBlockReader::kRecordHeader + frame.size();
     } else {
         pcap_pkthdr* hdr = nullptr;
         const u_char* data = nullptr;
         const int rc = pcap_next_ex(impl_->pcap, &hdr, &data);
         if (rc == PCAP_ERROR_BREAK) return std::nullopt;
-        if (rc != 1)
+        if (rc != 1) {
+            // libpcap reports a block the file ends inside of ("truncated
+            // pcapng dump file") like any corrupt block: the end of file
+            // having been reached is what tells a cut from corruption.
+            std::FILE* f = pcap_file(impl_->pcap);
+            if (f != nullptr && std::feof(f) != 0 && std::ferror(f) == 0) return cut_short(pcap_geterr(impl_->pcap));
             throw CaptureError(path_ + ": record " + std::to_string(records_ + 1) + ": " + pcap_geterr(impl_->pcap));
+        }
         sec = static_cast<std::int64_t>(hdr->ts.tv_sec);
         frac_ns = hdr->ts.tv_usec;  // ns: opened with PCAP_TSTAMP_PRECISION_NANO
         frame = {reinterpret_cast<const std::byte*>(data), hdr->caplen};
+        record_end = file_offset(impl_->pcap);
     }
     ++records_;
     bytes_read_ += 16 + frame.size();
+    intact_bytes_ = record_end;
     // pcapng can carry 64-bit timestamps beyond what Unix ns in an int64 holds (year 2262).
     constexpr std::int64_t kMaxSec = INT64_MAX / 1'000'000'000 - 1;
     if (sec < 0 || sec > kMaxSec || frac_ns < 0 || frac_ns >= 1'000'000'000)
         throw CaptureError(path_ + ": record " + std::to_string(records_) + ": timestamp out of range (" +
                            std::to_string(sec) + " s), expected 1970..2262");
     return CaptureRecord{sec * 1'000'000'000 + frac_ns, frame};
+}
+
+std::nullopt_t CaptureReader::cut_short(std::string detail) {
+    truncation_ = CaptureTruncation{records_, intact_bytes_, file_size_, std::move(detail)};
+    return std::nullopt;
 }
 
 }  // namespace tickgate

@@ -21,6 +21,8 @@
 
 #include <toml++/toml.h>
 
+#include "tickgate/text.hpp"
+
 namespace tickgate {
 namespace {
 
@@ -31,21 +33,13 @@ constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 // Values and keys are echoed in messages; escape them so that what() stays
-// one line whatever the file contains.
+// one line of plain text whatever the file contains (the terminal sanitizer
+// of text.hpp, plus the quote that delimits the value).
 std::string quoted(std::string_view s) {
     std::string out = "\"";
     for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20 || c == 0x7f) {
-            char hex[5];
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            out += hex;
-        } else {
-            out += ch;
-        }
+        if (ch == '"') out += "\\\"";
+        else append_printable(out, std::string_view(&ch, 1));
     }
     return out + '"';
 }

@@ -27,7 +27,7 @@ std::int64_t realtime_ns() noexcept {
 
 namespace {
 constexpr std::size_t kMaxBatch = 1024;
-constexpr std::size_t kSlotBytes = 2048;  // > 1400-byte QFB/1 datagrams; larger ones are truncated (MSG_TRUNC)
+constexpr std::size_t kSlotBytes = 2048;  // > 1400-byte QFB/1 datagrams; larger ones are dropped (MSG_TRUNC)
 constexpr std::size_t kControlBytes = 128;
 }  // namespace
 
@@ -181,6 +181,12 @@ const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
             st.rejected_source.add();
             return nullptr;
         }
+    }
+    // Larger than the slot: the kernel kept only its first kSlotBytes. A
+    // prefix of a packet is not the packet: drop it whole, count it.
+    if ((m.msg_hdr.msg_flags & MSG_TRUNC) != 0) {
+        st.oversized.add();
+        return nullptr;
     }
     const std::size_t len = std::min<std::size_t>(m.msg_len, kSlotBytes);
     const std::span<const std::byte> payload(b.data.data() + static_cast<std::size_t>(i) * kSlotBytes, len);

@@ -1,5 +1,7 @@
 #include "tickgate/replay.hpp"
 
+#include "tickgate/text.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -168,6 +170,7 @@ ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler&
         if (progress && (r.frames.records & 0xFFFF) == 0) report(reader.bytes_read());
     });
     sink.finish();
+    r.truncation = reader.truncation();
     r.duplicate_packets = sink.duplicate_packets();
     if (progress) fmt::print(stderr, "\r{:60}\r", "");
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -180,22 +183,6 @@ std::vector<std::uint32_t> sorted_ids(const Sequencer& seq) {
     std::vector<std::uint32_t> ids(seq.seen_ids().begin(), seq.seen_ids().end());
     std::sort(ids.begin(), ids.end());
     return ids;
-}
-
-std::string json_escape(std::string_view s) {
-    std::string out;
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20 || u >= 0x7f) {
-            out += fmt::format("\\u{:04x}", u);
-        } else {
-            out += c;
-        }
-    }
-    return out;
 }
 
 void append_levels(std::string& out, BookSide levels) {
@@ -238,6 +225,12 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx) {
             "\"ipv4_fragments\": {}, \"truncated\": {}}},\n",
             ctx.frames->records, ctx.frames->udp_datagrams, ctx.frames->non_ip, ctx.frames->non_udp,
             ctx.frames->fragments, ctx.frames->truncated);
+    // Only a replay reads a capture; frames.records counts what was read of it.
+    if (ctx.frames && !ctx.truncation) out += "  \"capture_truncated\": false,\n";
+    if (ctx.frames && ctx.truncation)
+        out += fmt::format("  \"capture_truncated\": true,\n  \"capture_intact_bytes\": {},\n"
+                           "  \"capture_file_bytes\": {},\n",
+                           ctx.truncation->intact_bytes, ctx.truncation->file_bytes);
     out += "  \"instruments\": [";
     bool first = true;
     for (const std::uint32_t id : sorted_ids(seq)) {
@@ -279,7 +272,7 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
                                !__builtin_sub_overflow(age_ns, st.clock_offset_ns, &age_ns);
         const std::string age = age_known ? fmt::format("{}", age_ns / 1'000'000) : "-";
         out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n",
-                           st.symbol[0] ? st.symbol : "?", id,
+                           st.symbol[0] ? printable(st.symbol) : "?", id,
                            bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),
                            asks.empty() ? "-" : real_price(asks[0].price, st.price_exponent), st.last_seq,
                            st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", age, reason);
@@ -287,7 +280,19 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     out += fmt::format("packets {}  messages {}  malformed {}  unknown {}  stale-session {}\n", dc.packets.get(),
                        dc.messages.get(), dc.malformed_packets.get(), dc.unknown_messages.get(),
                        dc.stale_session_packets.get());
+    if (ctx.truncation)
+        out += fmt::format("capture cut short: {} intact records replayed, the rest ({} of {} bytes) is incomplete\n",
+                           ctx.truncation->intact_records,
+                           ctx.truncation->file_bytes - ctx.truncation->intact_bytes, ctx.truncation->file_bytes);
     return out;
+}
+
+std::string live_view(const SummarySource& src, std::int64_t now_ns, std::string_view config_path,
+                      double elapsed_s, std::string_view line_table, bool terminal) {
+    const std::string table = summary_table(src, {.now_ns = now_ns});
+    if (!terminal) return fmt::format("t={:.1f}s\n{}{}\n", elapsed_s, table, line_table);
+    return fmt::format("\x1b[H\x1b[2Jtickgate run — {}  t={:.1f}s\n\n{}\n{}", printable(config_path), elapsed_s, table,
+                       line_table);
 }
 
 }  // namespace tickgate

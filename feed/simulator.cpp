@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "tickgate/receiver.hpp"
+#include "tickgate/text.hpp"
 #include "tickgate/wire.hpp"
 
 namespace tickgate {
@@ -533,16 +534,6 @@ void append_levels(std::string& out, const std::vector<SimLevel>& levels) {
     out += ']';
 }
 
-std::string json_escape(std::string_view s) {
-    std::string out;
-    for (const char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        else out += c;
-    }
-    return out;
-}
-
 std::string id_list(const std::vector<std::uint32_t>& ids) {
     std::string s = "[";
     for (std::size_t i = 0; i < ids.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", ids[i]);
@@ -587,7 +578,7 @@ std::string GroundTruth::to_json() const {
         out += fmt::format(
             "{}\n    {{\"id\": {}, \"symbol\": \"{}\", \"kind\": \"{}\", \"quiet\": {}, \"silenced\": {}, "
             "\"messages\": {}, \"last_seq\": {}, \"dropped_both\": {}, \"expected_lost\": {}, \"bids\": ",
-            i ? "," : "", t.id, t.symbol, t.delta ? "delta" : "quote", t.quiet, t.silenced, t.messages, t.last_seq,
+            i ? "," : "", t.id, json_escape(t.symbol), t.delta ? "delta" : "quote", t.quiet, t.silenced, t.messages, t.last_seq,
             t.dropped_both, t.expected_lost);
         append_levels(out, t.bids);
         out += ", \"asks\": ";

@@ -12,6 +12,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include "tickgate/receiver.hpp"
+#include "tickgate/text.hpp"
 
 namespace tickgate {
 
@@ -72,10 +73,7 @@ std::string subject(const StateChange& c) {
         while (n < sizeof c.symbol && c.symbol[n] != '\0') ++n;
         if (n > 0) {
             s += ' ';
-            for (std::size_t i = 0; i < n; ++i) {
-                const auto ch = static_cast<unsigned char>(c.symbol[i]);
-                s += (ch < 0x20 || ch > 0x7E) ? '?' : static_cast<char>(ch);
-            }
+            append_printable(s, std::string_view(c.symbol, n));  // off the wire: no escape sequences
         }
         s += fmt::format(" channel {}", c.channel);
     } else if (c.line != 0xFF) {

@@ -1,5 +1,6 @@
 // tickgate: the command-line front end. Exit codes: 0 ok, 1 runtime
-// failure, 2 bad usage, bad config or unreadable input.
+// failure, 2 bad usage, bad config or unreadable input, 3 the capture was cut
+// short (replay, send: everything intact was processed, the output is whole).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "tickgate/state_log.hpp"
 #include "tickgate/replay.hpp"
 #include "tickgate/simulator.hpp"
+#include "tickgate/text.hpp"
 
 
 
@@ -34,6 +36,11 @@ using namespace tickgate;
 
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
+// Distinct from 0 so that tooling checking only the exit code learns that the
+// input was incomplete, and from 2 because the summary is there and valid
+// for every intact record: a cut capture is the normal state of a file
+// still being written or of a capture killed with its machine.
+constexpr int kExitCaptureCut = 3;
 
 constexpr std::string_view kVersion = "0.1.0";
 
@@ -52,14 +59,19 @@ commands:
   tickgate <command> --help   lists the options of a command
   tickgate --version          prints the version
 
-exit codes: 0 ok, 1 runtime failure, 2 bad usage, bad config or unreadable input
+exit codes: 0 ok, 1 runtime failure, 2 bad usage, bad config or unreadable input,
+            3 the capture was cut short mid-record (replay, send): what is intact was
+            processed and the summary printed, a warning on stderr says where it was cut
 )";
 
 constexpr std::string_view kReplayHelp = R"(usage: tickgate replay [options] CAPTURE
 
 Replays a pcap (µs or ns) or pcapng capture through decode -> sequencer ->
 book -> gate. Each record's capture time is the arrival time; the gate is
-evaluated at the time of the last record.
+evaluated at the time of the last record. A capture cut short mid-record (a
+killed capture, a full disk, a file still being written) is replayed up to
+the cut: the summary says "capture_truncated": true, a warning on stderr
+says where, and the exit code is 3.
 
 options:
   --config FILE        TOML config (instruments, channels to filter on, capacities, gate);
@@ -97,7 +109,9 @@ options:
 constexpr std::string_view kCaptureHelp = R"(usage: tickgate capture --config FILE --out FILE [options]
 
 Writes every datagram received on the configured lines, with its kernel
-receive timestamp, to a capture that `tickgate replay` reads back.
+receive timestamp, to a capture that `tickgate replay` reads back. The file
+is flushed at least once a second, so it can be read while the capture runs
+and a crash loses at most the last second.
 
 options:
   --config FILE        TOML config (required)
@@ -111,7 +125,9 @@ constexpr std::string_view kSendHelp = R"(usage: tickgate send [options] CAPTURE
 
 Re-publishes the capture's UDP datagrams addressed to multicast groups on
 loopback (interface 127.0.0.1, TTL 0), to the same group:port, with the
-original pacing.
+original pacing. SIGINT/SIGTERM stop it at once, even in a long wait between
+two records (exit 0). A capture cut short mid-record is sent up to the cut,
+then a warning and exit code 3.
 
 options:
   --speed X            pacing multiplier (default 1.0: original pacing; 2 = twice as fast)
@@ -175,6 +191,12 @@ Config config_from(const Args& a, bool required) {
     return Config{};
 }
 
+// The one stderr line of a capture cut short mid-record.
+void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done) {
+    fmt::print(stderr, "tickgate: warning: {}: cut short at byte {} of {} (record {}: {}); the {} intact records were {}\n",
+               printable(path), t.intact_bytes, t.file_bytes, t.intact_records + 1, t.detail, t.intact_records, done);
+}
+
 int cmd_replay(const std::vector<std::string_view>& args) {
     const Args a =
         parse_args(args, {"--json", "--stats", "--arbitrate"}, {"--config", "--stale-ms", "--source-age-ms"}, "replay");
@@ -193,20 +215,39 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     apply_config(handler.sequencer(), cfg);
     const ReplayResult r = replay_capture(capture, cfg, handler, {.progress = true, .arbitrate = a.has("--arbitrate")});
 
-    const SummaryContext ctx{r.last_ts_ns, capture, &r.frames, r.foreign_channel_packets};
+    const SummaryContext ctx{.now_ns = r.last_ts_ns,
+                             .capture = capture,
+                             .frames = &r.frames,
+                             .truncation = r.truncation ? &*r.truncation : nullptr,
+                             .foreign_channel_packets = r.foreign_channel_packets};
     fmt::print("{}", a.has("--json") ? summary_json(summary_source(handler), ctx)
                                      : summary_table(summary_source(handler), ctx));
+    if (r.truncation) warn_cut_short(capture, *r.truncation, "replayed");
     if (a.has("--stats")) {
         const auto msgs = handler.decoder().counters().messages.get();
         fmt::print(stderr, "replay: {} records, {} datagrams, {} messages in {:.3f} s = {:.2f} M messages/s\n",
                    r.frames.records, r.frames.udp_datagrams, msgs, r.wall_seconds,
                    r.wall_seconds > 0 ? static_cast<double>(msgs) / r.wall_seconds / 1e6 : 0.0);
     }
-    return kExitOk;
+    return r.truncation ? kExitCaptureCut : kExitOk;
 }
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
+
+// Sleeps until `due` or a SIGINT/SIGTERM, whichever comes first: in slices
+// of at most 20 ms, because the signal handler only sets g_stop and a plain
+// sleep_until would sit out the whole wait (a capture with a 300 s gap kept
+// `send` alive for minutes after Ctrl-C). Returns false if a signal came.
+bool sleep_until_or_signal(std::chrono::steady_clock::time_point due) {
+    constexpr auto kSlice = std::chrono::milliseconds(20);
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= due) return true;
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(due - now, kSlice));
+    }
+    return false;
+}
 
 void install_signal_handlers() {
     std::signal(SIGINT, on_signal);
@@ -214,12 +255,12 @@ void install_signal_handlers() {
 }
 
 std::string line_table(const FeedHandler& h) {
-    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>8}\n", "ch", "line", "group:port",
-                                  "packets", "gaps", "k-drops", "rejected", "foreign");
+    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>9}\n", "ch", "line", "group:port",
+                                  "packets", "gaps", "k-drops", "rejected", "oversized");
     for (const auto& l : h.line_stats())
-        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>8}\n", l->channel_id, l->line ? "B" : "A",
+        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>9}\n", l->channel_id, l->line ? "B" : "A",
                            fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->seq_gaps.get(),
-                           l->kernel_drops.get(), l->rejected_source.get(), l->foreign_channel_packets.get());
+                           l->kernel_drops.get(), l->rejected_source.get(), l->oversized.get());
     const auto& pc = h.publisher_counters();
     const auto& ac = h.arbiter_counters();
     out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
@@ -309,12 +350,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
             next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
             const std::int64_t wall = realtime_ns();
             const double t = std::chrono::duration<double>(now - t0).count();
-            const std::string table = summary_table(summary(), {wall, "", nullptr, foreign_channel_packets(handler)});
-            if (tty)
-                fmt::print(view, "\x1b[H\x1b[2Jtickgate run — {}  t={:.1f}s\n\n{}\n{}", cfg.source, t, table,
-                           line_table(handler));
-            else
-                fmt::print(view, "t={:.1f}s\n{}{}\n", t, table, line_table(handler));
+            fmt::print(view, "{}", live_view(summary(), wall, cfg.source, t, line_table(handler), tty));
             std::fflush(view);
         }
         if (n == 0 && cfg.threading.mode == ThreadMode::kBlocking)
@@ -328,10 +364,10 @@ int cmd_run(const std::vector<std::string_view>& args) {
     state_log.stop();
     const std::int64_t wall = realtime_ns();
     if (json) {
-        std::string out = summary_json(summary(), {wall, "", nullptr, foreign_channel_packets(handler)});
+        std::string out = summary_json(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)});
         fmt::print("{}", out);
     } else {
-        fmt::print("{}\n{}", summary_table(summary(), {wall, "", nullptr, foreign_channel_packets(handler)}), line_table(handler));
+        fmt::print("{}\n{}", summary_table(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)}), line_table(handler));
     }
     return kExitOk;
 }
@@ -356,9 +392,19 @@ int cmd_capture(const std::vector<std::string_view>& args) {
     CaptureWriter writer(*out, format);
     install_signal_handlers();
     std::uint64_t written = 0;
+    // stdio's buffer alone would hold the last few KiB until exit: a reader of
+    // the running capture saw nothing, a crash lost it. One flush a second,
+    // from this loop (polls wake at least every 50 ms), not one per datagram.
+    constexpr auto kFlushEvery = std::chrono::seconds(1);
     const auto t0 = std::chrono::steady_clock::now();
+    auto next_flush = t0 + kFlushEvery;
     while (!g_stop.load(std::memory_order_relaxed)) {
-        if (duration > 0 && std::chrono::steady_clock::now() - t0 >= std::chrono::duration<double>(duration)) break;
+        const auto now = std::chrono::steady_clock::now();
+        if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
+        if (now >= next_flush) {
+            writer.flush();
+            next_flush = now + kFlushEvery;
+        }
         receiver.poll_once(50'000'000, [&](const RawDatagram& d) {
             writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
             ++written;
@@ -402,12 +448,16 @@ int cmd_send(const std::vector<std::string_view>& args) {
         if (!max_speed) {
             const auto due = t0 + std::chrono::nanoseconds(
                                       static_cast<std::int64_t>(static_cast<double>(rec->ts_ns - first_ts) / speed));
-            std::this_thread::sleep_until(due);
+            if (!sleep_until_or_signal(due)) break;
         }
         sent += sender.send(d->dst_ip, d->dst_port, d->payload) ? 1 : 0;
     }
     fmt::print(stderr, "send: {} datagrams sent, {} not multicast skipped, {} frames not UDP/IPv4\n", sent, skipped,
                frames.non_ip + frames.non_udp + frames.fragments + frames.truncated);
+    if (reader.truncation()) {
+        warn_cut_short(a.positional.front(), *reader.truncation(), "sent");
+        return kExitCaptureCut;
+    }
     return kExitOk;
 }
 

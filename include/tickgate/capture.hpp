@@ -58,6 +58,16 @@ struct CaptureRecord {
     std::span<const std::byte> frame;   // valid until the next call to next()
 };
 
+// Where a capture that was cut short ends: a killed or crashed writer, a
+// full disk or a file still being written leaves its last record (pcapng:
+// block) incomplete. Everything before it is intact and was read.
+struct CaptureTruncation {
+    std::uint64_t intact_records = 0;  // records read before the cut
+    std::uint64_t intact_bytes = 0;    // file offset where the incomplete record starts
+    std::uint64_t file_bytes = 0;      // the file's size
+    std::string detail;                // what was missing, e.g. "tried to read 16 header bytes, only got 7"
+};
+
 // Reads pcap (µs and ns, either byte order) and pcapng. libpcap opens and
 // validates every file and reads pcapng; classic pcap records are read by a
 // block reader (one read() per MiB, records parsed in place). Not thread-safe.
@@ -69,14 +79,21 @@ public:
     CaptureReader(const CaptureReader&) = delete;
     CaptureReader& operator=(const CaptureReader&) = delete;
 
-    // Next record, or nullopt at the end. Throws CaptureError on a truncated
-    // or corrupt file.
+    // Next record, or nullopt at the end: the end of the file, or a last
+    // record (block) that runs past it — the file was cut short, and
+    // truncation() then says where. Throws CaptureError on a corrupt file
+    // (a record longer than any capture allows, a malformed pcapng block, a
+    // timestamp out of range), after the records before it.
     std::optional<CaptureRecord> next();
+    // Set once next() has met a cut last record; nullopt for a whole file.
+    [[nodiscard]] const std::optional<CaptureTruncation>& truncation() const noexcept { return truncation_; }
     [[nodiscard]] LinkType link_type() const noexcept { return link_; }
     [[nodiscard]] std::uint64_t file_size() const noexcept { return file_size_; }
     [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
 
 private:
+    std::nullopt_t cut_short(std::string detail);  // records where the file was cut; the end
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::string path_;
@@ -84,6 +101,8 @@ private:
     LinkType link_ = LinkType::kEthernet;
     std::uint64_t file_size_ = 0;
     std::uint64_t bytes_read_ = 0;
+    std::uint64_t intact_bytes_ = 0;  // file offset after the last whole record read
+    std::optional<CaptureTruncation> truncation_;
 };
 
 enum class CaptureFormat : std::uint8_t { kPcapMicro, kPcapNano, kPcapng };

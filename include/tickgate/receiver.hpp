@@ -36,6 +36,7 @@ struct LineStats {
     RelaxedCounter kernel_drops;     // SO_RXQ_OVFL: datagrams the socket buffer dropped
     RelaxedCounter rejected_source;  // datagrams from a source not in the channel's list
     RelaxedCounter foreign_channel_packets;  // header names another channel: dropped (QFB1.md rule 7)
+    RelaxedCounter oversized;        // malformed: larger than the 2,048-byte receive slot, dropped whole
 };
 
 struct RawDatagram {
@@ -62,7 +63,8 @@ public:
     Receiver& operator=(const Receiver&) = delete;
 
     // Receives up to one batch per socket and calls sink(const RawDatagram&)
-    // for each accepted datagram. Waits up to `timeout_ns` for data
+    // for each accepted datagram (not for a rejected source, nor for a
+    // datagram larger than the receive slot: each is counted per line). Waits up to `timeout_ns` for data
     // (0 = do not wait: busy-poll). Returns the number of datagrams handed on.
     template <class Sink>
     int poll_once(std::int64_t timeout_ns, Sink&& sink);

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+#include <string_view>
 
 #include "tickgate/arbiter.hpp"
 #include "tickgate/capture.hpp"
@@ -39,6 +41,8 @@ struct ReplayResult {
             }
         foreign_channel_packets.push_back({channel_id, 1});
     }
+    // Set when the capture was cut short: every intact record was replayed.
+    std::optional<CaptureTruncation> truncation;
 };
 
 struct ReplayOptions {
@@ -51,18 +55,23 @@ struct ReplayOptions {
 
 // Feeds every UDP/IPv4 datagram of the capture (only the configured lines'
 // groups/ports when `cfg` names channels) to `handler`, each record's
-// capture time as its arrival time. Throws CaptureError on unreadable files
-// (after applying what was read before the bad record).
+// capture time as its arrival time. A capture cut short mid-record is
+// replayed up to the cut (`truncation` says where). Throws CaptureError on
+// unreadable or corrupt files (after applying what was read before the bad
+// record).
 ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
                             const ReplayOptions& options = {});
 
 struct SummaryContext {
     std::int64_t now_ns;           // the gate is evaluated at this time
-    std::string capture;           // optional, echoed as "capture"
+    std::string capture = {};      // optional, echoed as "capture"
     const FrameCounters* frames = nullptr;  // optional: frame counters of a replay
+    // A replay's capture was cut short (with `frames` only): the JSON says
+    // "capture_truncated": true and where, the table adds a line.
+    const CaptureTruncation* truncation = nullptr;
     // Packets dropped because their header named another channel than the
-    // line they arrived on (rule 7), per channel; listed only when non-empty.
-    std::vector<ChannelPacketCount> foreign_channel_packets;
+    // line they arrived on (rule 7), per channel.
+    std::vector<ChannelPacketCount> foreign_channel_packets = {};
 };
 
 // What a summary is made of: the decoder's counters and the engine's state.
@@ -80,5 +89,13 @@ struct SummarySource {
 std::string summary_json(const SummarySource& src, const SummaryContext& ctx);
 // A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason, age.
 std::string summary_table(const SummarySource& src, const SummaryContext& ctx);
+
+// One refresh of `tickgate run`'s live view: the summary table at `now_ns`
+// and `line_table` (per-line statistics) under a title naming `config_path`
+// and the seconds since start. On a terminal it starts by homing the cursor
+// and clearing the screen: the only control sequence in it, since every
+// string that came off the wire (or from the command line) is printable().
+std::string live_view(const SummarySource& src, std::int64_t now_ns, std::string_view config_path,
+                      double elapsed_s, std::string_view line_table, bool terminal);
 
 }  // namespace tickgate

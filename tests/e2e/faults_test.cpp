@@ -239,4 +239,42 @@ TEST(ChannelBinding, PacketsNamingAnotherChannelThanTheirLinesAreDroppedAndCount
     EXPECT_EQ(foreign[1][1], 0u);
 }
 
+// A datagram larger than the 2,048-byte receive slot arrives cut to the slot
+// (MSG_TRUNC). Its first bytes here are a valid packet quoting instrument 1:
+// the prefix must not be applied; the datagram is dropped whole and counted
+// as oversized (malformed) on its line. A normal packet after it still is.
+TEST(OversizedDatagram, IsDroppedWholeAndCountedNotDecodedFromItsPrefix) {
+    const Lines l{"239.255.89.3", "239.255.89.4", 39393, 39394};
+    FeedHandler h(config_for(l));
+    h.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    MulticastSender sender("127.0.0.1");
+    const std::uint32_t ga = *parse_ipv4(l.group_a);
+
+    PacketBuilder big(1, 1, 1, 0);
+    big.quote(1, 1, 0, 100, 1, 101, 1);
+    std::vector<std::byte> datagram(big.bytes().begin(), big.bytes().end());
+    datagram.resize(65'000, std::byte{0x5a});
+    ASSERT_TRUE(sender.send(ga, l.port_a, datagram));
+    PacketBuilder normal(1, 1, 2, 0);
+    normal.quote(2, 1, 0, 200, 1, 201, 1);
+    ASSERT_TRUE(sender.send(ga, l.port_a, normal.bytes()));
+
+    const auto end = Clock::now() + std::chrono::seconds(5);
+    while (!h.sequencer().state(2).seen && Clock::now() < end) h.poll();
+    h.stop();
+    while (h.poll() != 0) {
+    }
+    ASSERT_TRUE(h.sequencer().state(2).seen) << "the normal packet after it never arrived";
+    EXPECT_FALSE(h.sequencer().state(1).seen) << "the first 2,048 bytes of the oversized datagram were applied";
+    std::uint64_t oversized = 0, packets = 0;
+    for (const auto& line : h.line_stats()) {
+        oversized += line->oversized.get();
+        packets += line->packets.get();
+    }
+    EXPECT_EQ(oversized, 1u);
+    EXPECT_EQ(packets, 1u) << "only the normal packet is a packet of the line";
+    EXPECT_EQ(h.decoder_counters().packets.get(), 1u);
+}
+
 }  // namespace

@@ -171,7 +171,7 @@ TEST(Live, CaptureReplaysToTheSameSummaryAsTheLiveRun) {
     const ReplayResult r = replay_capture(path, cfg, replayed);
     std::filesystem::remove(path);
     ASSERT_GT(live.decoder().counters().packets.get(), 1000u);
-    const SummaryContext ctx{r.last_ts_ns, "", nullptr, {}};
+    const SummaryContext ctx{.now_ns = r.last_ts_ns};
     EXPECT_EQ(summary_json(summary_source(live), ctx), summary_json(summary_source(replayed), ctx));
 }
 

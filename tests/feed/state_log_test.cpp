@@ -146,6 +146,30 @@ TEST_F(StateLogTest, SequencerUpdatesBecomeTheRightLinesInOrder) {
     EXPECT_EQ(log.dropped(), 0u);
 }
 
+// A symbol learned off the wire reaches the log as text: ESC, BEL, DEL and
+// the 8-bit CSI 0x9b are written as \xHH, so `tail -f` on the log cannot
+// clear a screen or move a cursor.
+TEST_F(StateLogTest, HostileSymbolIsLoggedAsText) {
+    Capacity cap;
+    cap.max_instruments = 64;
+    Sequencer seq(cap);
+    seq.define(7, "\x1b[2J\x1b[HOK\x07\x7f\x9b", -2);
+    StateLog log(config(), {.max_instruments = 64}, &seq);
+    auto apply = [&](const Event& e) { log.on_update(seq.apply(e), e); };
+    apply(quote(7, 1));
+    apply(delta(7, 5));  // gap of 3, suspect
+    log.stop();
+
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 2u) << text();
+    EXPECT_TRUE(contains(l[0], R"(gap opened: instrument 7 \x1b[2J\x1b[HOK\x07\x7f\x9b channel 1: 3 message(s) lost)"))
+        << l[0];
+    for (const char ch : text()) {
+        const auto c = static_cast<unsigned char>(ch);
+        EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "raw byte " << int{c} << " in the log";
+    }
+}
+
 TEST_F(StateLogTest, NonChangesLogNothing) {
     Capacity cap;
     cap.max_instruments = 16;

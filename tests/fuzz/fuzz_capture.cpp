@@ -85,7 +85,7 @@ void replay(const Config& cfg, bool arbitrate) {
     fuzz::check_books(h.sequencer());
     fuzz::check_seen(h.sequencer());
     for (const std::uint32_t id : h.sequencer().seen_ids()) fuzz::check_gate(h, id, now);
-    SummaryContext ctx{now, g_path, nullptr};
+    SummaryContext ctx{.now_ns = now, .capture = g_path};
     FUZZ_CHECK(!summary_json(summary_source(h), ctx).empty());
     FUZZ_CHECK(!summary_table(summary_source(h), ctx).empty());
 }

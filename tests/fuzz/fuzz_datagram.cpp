@@ -200,7 +200,7 @@ public:
         }
         FUZZ_CHECK(handler_->decoder().counters().packets.get() == delivered_);
         // The summaries read every instrument's state.
-        SummaryContext ctx{t, "fuzz", nullptr};
+        SummaryContext ctx{.now_ns = t, .capture = "fuzz"};
         const std::string json = summary_json(summary_source(*handler_), ctx);
         const std::string table = summary_table(summary_source(*handler_), ctx);
         FUZZ_CHECK(!json.empty() && !table.empty());

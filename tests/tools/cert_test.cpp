@@ -58,7 +58,7 @@ Json replay_in_process(const std::string& capture) {
     Handler handler(cfg.capacity, cfg.gate);
     apply_config(handler.sequencer(), cfg);
     const ReplayResult r = replay_capture(capture, cfg, handler);
-    return Json::parse(summary_json(summary_source(handler), {r.last_ts_ns, capture, &r.frames, r.foreign_channel_packets}));
+    return Json::parse(summary_json(summary_source(handler), {.now_ns = r.last_ts_ns, .capture = capture, .frames = &r.frames, .foreign_channel_packets = r.foreign_channel_packets}));
 }
 
 struct CliResult {

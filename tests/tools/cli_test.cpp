@@ -3,7 +3,8 @@
 // exit 0; the real exchange captures (none is QFB/1) replay cleanly as
 // foreign traffic; `run` serves metrics where the config or --metrics says
 // (scraped over TCP on 127.0.0.1; its lines join groups no other test uses,
-// and nothing is sent to them).
+// and nothing is sent to them). `capture` and `send` are run on loopback
+// multicast (interface 127.0.0.1, TTL 0, loop on), on groups of their own.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -33,6 +34,8 @@
 #include "../support/http.hpp"
 #include "../support/json.hpp"
 #include "tickgate/capture.hpp"
+#include "tickgate/config.hpp"
+#include "tickgate/receiver.hpp"
 
 namespace tickgate {
 namespace {
@@ -270,16 +273,62 @@ TEST(Cli, ReplayEmptyFile) {
     expect_usage_error(run_cli("replay --json " + quoted(path)), {path, "empty"});
 }
 
-TEST(Cli, ReplayTruncatedCapture) {
+// A capture cut short mid-record (killed writer, full disk, file still being
+// written) replays its intact records: the summary on stdout says
+// "capture_truncated" and where, one warning line on stderr, exit code 3.
+TEST(Cli, ReplayCutCaptureGivesTheSummaryOfItsIntactRecords) {
     for (const CaptureFormat format : {CaptureFormat::kPcapNano, CaptureFormat::kPcapMicro, CaptureFormat::kPcapng}) {
-        SCOPED_TRACE(static_cast<int>(format));
         TempDir tmp;
+        const std::string intact = tmp.file("intact.pcap");
+        write_capture(intact, 3, format);
         const std::string path = tmp.file("cut.pcap");
         write_capture(path, 4, format);
-        const std::uintmax_t size = fs::file_size(path);
-        fs::resize_file(path, size - 30);  // mid-way through the last record's QFB/1 payload
-        expect_usage_error(run_cli("replay --json " + quoted(path)), {path});
+        const std::uintmax_t whole = fs::file_size(path);
+        const std::uintmax_t record = whole - fs::file_size(intact);
+        for (const std::uintmax_t missing : {record - 3, record / 2, std::uintmax_t{30}, std::uintmax_t{1}}) {
+            SCOPED_TRACE(std::to_string(static_cast<int>(format)) + ": " + std::to_string(missing) + " bytes missing");
+            write_capture(path, 4, format);
+            fs::resize_file(path, whole - missing);
+            const CliResult r = run_cli("replay --json " + quoted(path));
+            EXPECT_FALSE(r.signaled);
+            EXPECT_EQ(r.exit, 3) << r.err;
+            const Json s = Json::parse(r.out);
+            EXPECT_EQ(s["packets"].as_int(), 3);
+            EXPECT_EQ(s["frames"]["records"].as_int(), 3);
+            EXPECT_TRUE(s["capture_truncated"].as_bool());
+            EXPECT_EQ(s["capture_intact_bytes"].as_int(), static_cast<std::int64_t>(fs::file_size(intact)));
+            EXPECT_EQ(s["capture_file_bytes"].as_int(), static_cast<std::int64_t>(whole - missing));
+            ASSERT_EQ(s["instruments"].size(), 1u);
+            EXPECT_EQ(s["instruments"][0]["last_seq"].as_int(), 3);
+            EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+            EXPECT_EQ(r.err.rfind("tickgate: warning: " + path + ": cut short at byte ", 0), 0u) << r.err;
+            EXPECT_NE(r.err.find("the 3 intact records were replayed"), std::string::npos) << r.err;
+
+            const CliResult table = run_cli("replay " + quoted(path));
+            EXPECT_EQ(table.exit, 3) << table.err;
+            EXPECT_NE(table.out.find("capture cut short: 3 intact records replayed"), std::string::npos) << table.out;
+        }
+        write_capture(path, 4, format);
+        const CliResult r = run_cli("replay --json " + quoted(path));
+        EXPECT_EQ(r.exit, 0) << r.err;
+        EXPECT_FALSE(Json::parse(r.out)["capture_truncated"].as_bool());
+        EXPECT_EQ(r.err, "");
     }
+}
+
+// A record claiming more than any capture allows is corruption, not a cut:
+// exit 2 and nothing on stdout, as for any unreadable capture.
+TEST(Cli, ReplayLyingRecordIsAnError) {
+    TempDir tmp;
+    const std::string path = tmp.file("lying.pcap");
+    write_capture(path, 3);
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        const std::uint32_t huge = 300000;
+        f.seekp(24 + 8);  // the first record's caplen
+        f.write(reinterpret_cast<const char*>(&huge), 4);
+    }
+    expect_usage_error(run_cli("replay --json " + quoted(path)), {path, "record 1", "invalid packet capture length"});
 }
 
 TEST(Cli, ReplayDirectory) {
@@ -437,6 +486,84 @@ TEST(Cli, RealExchangeCapturesAreForeignTraffic) {
             EXPECT_GT(with_payload, 0u);
         }
     }
+}
+
+// `tickgate capture` flushes its file at least once a second: datagrams that
+// arrived are in it, whole and readable, within about a second, while the
+// capture still runs (before, they sat in stdio's buffer until exit).
+TEST(Cli, CaptureIsReadableWhileItRuns) {
+    TempDir tmp;
+    const std::string config = tmp.file("capture.toml");
+    write_file(config, "[[channel]]\nid = 7\n"
+                       "a = { group = \"239.255.92.1\", port = 39521 }\n"
+                       "b = { group = \"239.255.92.2\", port = 39522 }\n");
+    const std::string out = tmp.file("live.pcap");
+    BackgroundCli capture({"capture", "--config", config, "--out", out}, tmp);
+    ASSERT_TRUE(capture.started());
+    // The output file is created right after the lines are joined.
+    for (int i = 0; i < 1000 && !fs::exists(out); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(fs::exists(out)) << capture.err();
+
+    MulticastSender sender("127.0.0.1");
+    for (std::uint64_t i = 1; i <= 5; ++i) {
+        PacketBuilder pb(7, 1, i, 0);
+        pb.quote(1, i, 0, 100, 1, 101, 1);
+        ASSERT_TRUE(sender.send(*parse_ipv4("239.255.92.1"), 39521, pb.bytes()));
+    }
+    const auto sent = std::chrono::steady_clock::now();
+    std::uint64_t in_file = 0;
+    while (in_file < 5 && std::chrono::steady_clock::now() - sent < std::chrono::milliseconds(2500)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        try {
+            in_file = count_datagrams(out).second;
+        } catch (const CaptureError&) {
+            // not even the file header flushed yet
+        }
+    }
+    EXPECT_EQ(in_file, 5u) << "the running capture's file does not hold what arrived 2.5 s ago";
+    EXPECT_EQ(capture.interrupt(), 0) << capture.err();
+    EXPECT_EQ(count_datagrams(out).second, 5u);
+}
+
+// `send` stops at once on SIGINT even while it waits for a record 300 s
+// after the first: exit 0 within 2 s of the signal (before, it slept the
+// whole gap through).
+TEST(Cli, SendStopsPromptlyOnSigintDuringALongWait) {
+    TempDir tmp;
+    const LineConfig line_a{"239.255.92.3", 39523, "127.0.0.1"};
+    const LineConfig line_b{"239.255.92.4", 39524, "127.0.0.1"};
+    const std::string capture = tmp.file("gap.pcap");
+    {
+        CaptureWriter w(capture);
+        const std::int64_t t0 = 1'700'000'000'000'000'000;
+        for (std::uint64_t i = 1; i <= 2; ++i) {
+            const std::int64_t t = t0 + static_cast<std::int64_t>(i - 1) * 300'000'000'000;  // 300 s apart
+            PacketBuilder pb(8, 1, i, t);
+            pb.quote(1, i, t, 100, 1, 101, 1);
+            w.write_udp(t, 0x7F000001, 40000, *parse_ipv4(line_a.group), line_a.port, pb.bytes());
+        }
+    }
+    Config cfg;
+    ChannelConfig ch;
+    ch.id = 8;
+    ch.a = line_a;
+    ch.b = line_b;
+    cfg.channels.push_back(ch);
+    Receiver rx(cfg);
+
+    BackgroundCli send({"send", capture}, tmp);
+    ASSERT_TRUE(send.started());
+    int received = 0;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (received == 0 && std::chrono::steady_clock::now() < give_up)
+        received = rx.poll_once(50'000'000, [](const RawDatagram&) {});
+    ASSERT_EQ(received, 1) << "the first record never arrived: " << send.err();
+
+    const auto signalled = std::chrono::steady_clock::now();
+    EXPECT_EQ(send.interrupt(), 0) << send.err();
+    EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(2))
+        << "send ignored SIGINT while waiting for the next record";
+    EXPECT_NE(send.err().find("send: 1 datagrams sent"), std::string::npos) << send.err();
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ Replayed replay_file(const std::string& path, const Config& cfg = Config{}) {
     Handler handler(cfg.capacity, cfg.gate);
     apply_config(handler.sequencer(), cfg);
     const ReplayResult r = replay_capture(path, cfg, handler);
-    return {Json::parse(summary_json(summary_source(handler), {r.last_ts_ns, "", &r.frames, r.foreign_channel_packets})), r};
+    return {Json::parse(summary_json(summary_source(handler), {.now_ns = r.last_ts_ns, .frames = &r.frames, .truncation = r.truncation ? &*r.truncation : nullptr, .foreign_channel_packets = r.foreign_channel_packets})), r};
 }
 
 Replayed replay(const std::vector<Record>& records, const Config& cfg = Config{},
@@ -881,6 +881,52 @@ TEST(Replay, GateSourceAgeUsesChannelClockOffset) {
     expect_instrument(without, 1, {.gate = "stale_at_source"});
     expect_instrument(without, 2, {.gate = "stale_at_source"});
     expect_instrument(without, 3, {.gate = "ok"});
+}
+
+// A symbol learned off the wire that is a terminal escape sequence (clear
+// screen, cursor home), BEL, DEL and the 8-bit CSI 0x9b: the table and the
+// live view show it as text (`\x1b` ...), never as control bytes; the JSON
+// summary escapes each byte and parses back to the original bytes (one code
+// point per byte).
+TEST(Replay, HostileSymbolIsTextInTheTableTheLiveViewAndTheJson) {
+    const std::string hostile = "\x1b[2J\x1b[HOK\x07\x7f\x9b";
+    const std::string shown = R"(\x1b[2J\x1b[HOK\x07\x7f\x9b)";
+    Handler h(Capacity{}, GateConfig{});
+    PacketBuilder pb(1, 1, 1, kT0);
+    pb.definition(kQ, hostile).quote(kQ, 1, kT0, 1000, 5, 1010, 5);
+    h.on_datagram(pb.bytes(), kT0, 0);
+    ASSERT_EQ(std::string(h.sequencer().state(kQ).symbol), hostile);
+
+    auto controls = [](std::string_view text) {
+        std::size_t n = 0;
+        for (const char ch : text) {
+            const auto c = static_cast<unsigned char>(ch);
+            n += (c < 0x20 && c != '\n') || c == 0x7f || c == 0x9b ? 1 : 0;
+        }
+        return n;
+    };
+    const std::string table = summary_table(summary_source(h), {kT0, "", nullptr});
+    EXPECT_NE(table.find(shown), std::string::npos) << table;
+    EXPECT_EQ(controls(table), 0u) << table;
+
+    const std::string view = live_view(summary_source(h), kT0, "demo.toml", 1.5, "line table\n", true);
+    EXPECT_EQ(view.rfind("\x1b[H\x1b[2J", 0), 0u) << "a terminal frame starts by clearing the screen";
+    EXPECT_EQ(controls(view), 2u) << "only the view's own home + clear: " << view;
+    EXPECT_NE(view.find(shown), std::string::npos) << view;
+    EXPECT_NE(view.find("line table\n"), std::string::npos) << view;
+    const std::string plain = live_view(summary_source(h), kT0, "demo.toml", 1.5, "line table\n", false);
+    EXPECT_EQ(controls(plain), 0u) << plain;
+    EXPECT_NE(plain.find(shown), std::string::npos) << plain;
+
+    const std::string json = summary_json(summary_source(h), {kT0, "cut\x1b]0;title\x07.pcap", nullptr});
+    for (const char ch : json) {
+        const auto c = static_cast<unsigned char>(ch);
+        EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "raw byte " << int{c} << " in " << json;
+    }
+    const Json s = Json::parse(json);
+    // Each byte is the code point of its value: 0x9b reads back as U+009B (UTF-8 C2 9B).
+    EXPECT_EQ(instrument(s, kQ)["symbol"].as_string(), "\x1b[2J\x1b[HOK\x07\x7f\xc2\x9b");
+    EXPECT_EQ(s["capture"].as_string(), "cut\x1b]0;title\x07.pcap");
 }
 
 }  // namespace
