@@ -91,7 +91,7 @@ std::uint16_t ipv4_checksum(const std::byte* p, std::size_t n) noexcept {
 }
 
 [[noreturn]] void throw_io(const std::string& path, const char* what, int err) {
-    throw CaptureError(path + ": " + what + ": " + std::strerror(err));
+    throw CaptureWriteError(path + ": " + what + ": " + std::strerror(err));
 }
 
 void write_all(std::FILE* f, const std::string& path, const void* data, std::size_t n) {

@@ -19,6 +19,10 @@
 #include <sstream>
 #include <utility>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <toml++/toml.h>
 
 #include "tickgate/text.hpp"
@@ -28,6 +32,7 @@ namespace {
 
 constexpr bool kRequired = true;
 constexpr std::int64_t kMaxInstruments = 16'777'216;
+constexpr std::int64_t kMaxMemoryMb = 16'777'216;  // 16 TiB
 constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
 constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
@@ -325,6 +330,34 @@ void read_instruments(const Table& root, Config& c) {
     });
 }
 
+// Each key within its own range can still add up to more memory than the
+// machine has (16777216 instruments × 1024 levels is 512 GiB of books): the
+// whole is estimated from what the constructors allocate and refused here,
+// before anything is allocated, at the line of a key of the largest part.
+void check_memory(const toml::table& doc, const std::string& file, const Config& c) {
+    const MemoryEstimate e = estimate_memory(c);
+    if (mib_ceil(e.total_bytes) <= c.max_memory_mb) return;
+    const MemoryPart& big = e.largest();
+    std::string_view key = "capacity.max_memory_mb";
+    toml::source_region where{};
+    for (const std::string_view k : big.keys) {
+        if (const toml::node* n = doc.at_path(k).node()) {
+            key = k;
+            where = n->source();
+            break;
+        }
+    }
+    if (key == "capacity.max_memory_mb")
+        if (const toml::node* n = doc.at_path(key).node()) where = n->source();
+    std::string keys;
+    for (const std::string_view k : big.keys) keys += (keys.empty() ? "" : " x ") + std::string(k);
+    throw error_at(file, where, key,
+                   "expected a config needing at most " + std::to_string(c.max_memory_mb) +
+                       " MiB (capacity.max_memory_mb), got an estimated " + std::to_string(mib_ceil(e.total_bytes)) +
+                       " MiB, of which " + std::string(big.what) + " (" + keys + ") " +
+                       std::to_string(mib_ceil(big.bytes)) + " MiB");
+}
+
 }  // namespace
 
 Config parse_config(std::string_view toml_text, const std::string& name) {
@@ -344,11 +377,13 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
                       "metrics"});
 
     // Capacity first: instrument ids are checked against it.
-    if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments"})) {
+    if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments",
+                                               "max_memory_mb"})) {
         t->integer("max_instruments", c.capacity.max_instruments, 1, kMaxInstruments);
         t->integer("book_depth", c.capacity.book_depth, 1, 1024);
         t->integer("recovery_depth", c.capacity.recovery_depth, 0, 65536);
         t->integer("recovery_instruments", c.capacity.recovery_instruments, 0, kMaxInstruments);
+        t->integer("max_memory_mb", c.max_memory_mb, 1, kMaxMemoryMb);
     }
     if (const auto t = root.table("gate", {"stale_ms", "source_age_ms"})) {
         t->integer("stale_ms", c.gate.stale_ms, 1, 86'400'000);
@@ -391,20 +426,52 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     }
     read_instruments(root, c);
     read_channels(root, c);
+    check_memory(doc, name, c);
     return c;
 }
 
+namespace {
+std::string file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+}  // namespace
+
+// Only a regular file of at most kMaxConfigBytes: `--config /dev/zero` would
+// otherwise grow memory until the OOM killer came, and a FIFO would hang
+// start-up waiting for a writer (hence O_NONBLOCK on open; the file is
+// checked before anything is read).
 Config load_config(const std::string& path) {
-    struct Close {
-        void operator()(std::FILE* f) const { std::fclose(f); }
-    };
     const auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
-    const std::unique_ptr<std::FILE, Close> f(std::fopen(path.c_str(), "rb"));
-    if (!f) throw cannot_read(errno);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw cannot_read(errno);
+    struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+    } const close_at_exit{fd};
+    struct stat st{};
+    if (::fstat(fd, &st) != 0) throw cannot_read(errno);
+    if (!S_ISREG(st.st_mode)) throw ConfigError(path + ": expected a regular file, got " + file_kind(st.st_mode));
+    const auto too_large = [&](const std::string& got) {
+        return ConfigError(path + ": expected a config file of at most " + std::to_string(kMaxConfigBytes) +
+                           " bytes, got " + got);
+    };
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes)
+        throw too_large(std::to_string(st.st_size) + " bytes");
     std::string text;
     char buf[8192];
-    while (const auto n = std::fread(buf, 1, sizeof buf, f.get())) text.append(buf, n);
-    if (std::ferror(f.get())) throw cannot_read(errno);
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw cannot_read(errno);
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > kMaxConfigBytes) throw too_large("more (it grew while being read)");
+    }
     return parse_config(text, path);
 }
 

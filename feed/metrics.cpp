@@ -505,7 +505,7 @@ void MetricsServer::start() {
     const bool loopback_v4 = addr.is_v4() && (addr.to_v4().to_uint() >> 24) == 127;
     if (!loopback_v4 && !options_.allow_non_loopback)
         throw std::invalid_argument("metrics: refusing to listen on " + options_.address +
-                                    " (not a 127.x address; set allow_non_loopback to expose metrics)");
+                                    " (not a 127.x address: metrics stay on the host; give a 127.x address to --metrics or metrics.listen)");
     auto impl = std::make_unique<Impl>();
     impl->shared.registry = &registry_;
     impl->shared.requests = &requests_;

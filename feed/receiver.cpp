@@ -124,6 +124,11 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
 }
 
+std::size_t Receiver::batch_bytes(std::uint32_t batch) noexcept {
+    const std::size_t n = std::min<std::size_t>(std::max<std::uint32_t>(batch, 1), kMaxBatch);
+    return n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes);
+}
+
 // The sockets must go before the io_context (in batch_) they were opened on.
 Receiver::~Receiver() { sockets_.clear(); }
 
@@ -268,7 +273,15 @@ RingPublisher::RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instrument
       scratch_(wire::max_events_for(kSlotBytes)),
       pending_flag_(max_instruments, 0) {
     pending_ids_.reserve(max_instruments);
-    pending_sessions_.reserve(64);
+    pending_sessions_.reserve(64);  // kPendingSessions in bytes_for
+}
+
+std::size_t RingPublisher::bytes_for(std::uint32_t max_instruments, const ReceiverConfig& rc,
+                                     std::uint32_t channels) noexcept {
+    constexpr std::size_t kPendingSessions = 64;  // as reserved by the constructor
+    return (rc.arbitration ? PacketArbiter::bytes_for(channels, rc.arbitration_window) : PacketArbiter::bytes_for(0, 0)) +
+           wire::PacketDecoder::bytes_for() + wire::max_events_for(kSlotBytes) * sizeof(Event) +
+           std::size_t{max_instruments} * 2 * sizeof(std::uint32_t) + kPendingSessions * sizeof(Event);
 }
 
 bool RingPublisher::flush_pending() noexcept {

@@ -200,7 +200,7 @@ std::string real_price(std::int64_t px, int exponent) {
 
 }  // namespace
 
-std::string summary_json(const SummarySource& h, const SummaryContext& ctx) {
+std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std::string_view live) {
     const auto& dc = h.decoder;
     const Sequencer& seq = h.sequencer;
     std::string out = fmt::format(
@@ -251,7 +251,9 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx) {
         append_levels(out, seq.books().side(id, Side::kAsk));
         out += fmt::format(", \"gate\": \"{}\"}}", to_string(h.gate.check(id, ctx.now_ns).reason));
     }
-    out += first ? "]\n}\n" : "\n  ]\n}\n";
+    out += first ? "]" : "\n  ]";
+    if (!live.empty()) out += fmt::format(",\n  \"live\": {}", live);
+    out += "\n}\n";
     return out;
 }
 

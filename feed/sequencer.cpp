@@ -16,7 +16,7 @@ Sequencer::Sequencer(const Capacity& capacity)
       books_(capacity.max_instruments, capacity.book_depth),
       recovery_(std::size_t{capacity.recovery_instruments} * capacity.recovery_depth),
       blocks_(capacity.recovery_instruments),
-      channel_offsets_(65536, 0) {
+      channel_offsets_(kChannelIds, 0) {
     if (capacity.max_instruments == 0 || capacity.book_depth == 0)
         throw std::invalid_argument("capacity: max_instruments and book_depth must be > 0");
     seen_ids_.reserve(capacity.max_instruments);

@@ -1,8 +1,6 @@
 // `tickgate sim`: the venue simulator's command line (see simulator.hpp).
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,13 +10,11 @@
 #include "tickgate/config.hpp"
 #include "tickgate/simulator.hpp"
 
+#include "options.hpp"
+
 namespace tickgate {
 
 namespace {
-
-struct SimUsage {
-    std::string message;
-};
 
 std::string help_text() {
     const SimOptions d;
@@ -75,93 +71,94 @@ exit codes: 0 ok, 1 runtime failure, 2 bad usage
                        d.epoch_ns);
 }
 
-std::int64_t to_int(std::string_view opt, std::string_view text, std::int64_t lo, std::int64_t hi) {
-    const std::string s(text);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || errno != 0 || v < lo || v > hi)
-        throw SimUsage{fmt::format("{}: expected an integer in {}..{}, got '{}'", opt, lo, hi, text)};
-    return v;
-}
-
-double to_double(std::string_view opt, std::string_view text, double lo, double hi) {
-    const std::string s(text);
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || errno != 0 || !(v >= lo && v <= hi))
-        throw SimUsage{fmt::format("{}: expected a number in [{}, {}], got '{}'", opt, lo, hi, text)};
-    return v;
+// "A:B" or "A:B:C" split at the colons; `what` names the parts for the message.
+std::vector<std::string_view> parts(std::string_view option, std::string_view value, std::size_t n,
+                                    std::string_view what) {
+    std::vector<std::string_view> out;
+    for (std::size_t from = 0;;) {
+        const auto colon = value.find(':', from);
+        out.push_back(value.substr(from, colon == std::string_view::npos ? colon : colon - from));
+        if (colon == std::string_view::npos) break;
+        from = colon + 1;
+    }
+    if (out.size() != n) throw cli::UsageError{fmt::format("{}: expected {}, got '{}'", option, what, value)};
+    return out;
 }
 
 int run(const std::vector<std::string_view>& args) {
-    SimOptions o;
-    std::optional<std::string> config_path, pcap, group_a, group_b, iface;
-    std::optional<std::uint16_t> channel, port_a, port_b;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view a = args[i];
-        auto value = [&]() -> std::string_view {
-            if (i + 1 >= args.size()) throw SimUsage{fmt::format("{}: missing value", a)};
-            return args[++i];
-        };
-        auto u32 = [&](std::int64_t lo, std::int64_t hi) { return static_cast<std::uint32_t>(to_int(a, value(), lo, hi)); };
-        auto prob = [&] { return to_double(a, value(), 0, 1); };
-        if (a == "-h" || a == "--help") {
-            fmt::print("{}", help_text());
-            return 0;
-        } else if (a == "--config") config_path = std::string(value());
-        else if (a == "--channel") channel = static_cast<std::uint16_t>(u32(0, 65535));
-        else if (a == "--group-a") group_a = std::string(value());
-        else if (a == "--group-b") group_b = std::string(value());
-        else if (a == "--port-a") port_a = static_cast<std::uint16_t>(u32(1, 65535));
-        else if (a == "--port-b") port_b = static_cast<std::uint16_t>(u32(1, 65535));
-        else if (a == "--interface") iface = std::string(value());
-        else if (a == "--instruments") o.instruments = u32(1, 65535);
-        else if (a == "--rate") o.rate = to_double(a, value(), 1e-3, 1e8);
-        else if (a == "--duration") o.duration_s = to_double(a, value(), 1e-3, 86400);
-        else if (a == "--messages") o.messages = static_cast<std::uint64_t>(to_int(a, value(), 1, std::int64_t{1} << 40));
-        else if (a == "--batch") o.batch = u32(1, 28);
-        else if (a == "--heartbeat-ms") o.heartbeat_ms = u32(1, 3'600'000);
-        else if (a == "--snapshot-ms") o.snapshot_ms = u32(1, 3'600'000);
-        else if (a == "--definition-ms") o.definition_ms = u32(1, 3'600'000);
-        else if (a == "--seed") o.seed = static_cast<std::uint64_t>(to_int(a, value(), 0, INT64_MAX));
-        else if (a == "--session") o.session = u32(0, 0xFFFFFFF0);
-        else if (a == "--loss-a") o.loss_a = prob();
-        else if (a == "--loss-b") o.loss_b = prob();
-        else if (a == "--burst-loss") {
-            const std::string_view v = value();
-            const auto colon = v.find(':');
-            if (colon == std::string_view::npos) throw SimUsage{fmt::format("--burst-loss: expected P:LEN, got '{}'", v)};
-            o.burst_p = to_double(a, v.substr(0, colon), 0, 1);
-            o.burst_len = static_cast<std::uint32_t>(to_int(a, v.substr(colon + 1), 1, 1'000'000));
-        } else if (a == "--outage-a" || a == "--outage-b") {
-            const std::string_view v = value();
-            const auto colon = v.find(':');
-            if (colon == std::string_view::npos) throw SimUsage{fmt::format("{}: expected FROM:TO, got '{}'", a, v)};
-            const SimOptions::Outage w{to_double(a, v.substr(0, colon), 0, 1), to_double(a, v.substr(colon + 1), 0, 1)};
-            if (!(w.from < w.to)) throw SimUsage{fmt::format("{}: expected FROM < TO, got '{}'", a, v)};
-            (a == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
-        } else if (a == "--surge") {
-            const std::string_view v = value();
-            const auto c1 = v.find(':'), c2 = v.find(':', c1 == std::string_view::npos ? c1 : c1 + 1);
-            if (c1 == std::string_view::npos || c2 == std::string_view::npos)
-                throw SimUsage{fmt::format("--surge: expected FROM:TO:FACTOR, got '{}'", v)};
-            o.surge = SimOptions::Surge{to_double(a, v.substr(0, c1), 0, 1), to_double(a, v.substr(c1 + 1, c2 - c1 - 1), 0, 1),
-                                        to_double(a, v.substr(c2 + 1), 1, 1e6)};
-            if (!(o.surge->from < o.surge->to)) throw SimUsage{fmt::format("--surge: expected FROM < TO, got '{}'", v)};
-        } else if (a == "--dup") o.dup = prob();
-        else if (a == "--reorder") o.reorder = prob();
-        else if (a == "--restart-at") {
-            o.restart_at = to_double(a, value(), 0, 1);
-            if (*o.restart_at <= 0 || *o.restart_at >= 1) throw SimUsage{"--restart-at: expected a fraction in (0, 1)"};
-        } else if (a == "--lagging-snapshots") o.lagging_snapshots = true;
-        else if (a == "--quiet") o.quiet.push_back(u32(1, 65535));
-        else if (a == "--silence") o.silence.push_back(u32(1, 65535));
-        else if (a == "--pcap") pcap = std::string(value());
-        else if (a == "--epoch-ns") o.epoch_ns = to_int(a, value(), 0, INT64_MAX / 2);
-        else throw SimUsage{fmt::format("unknown argument '{}' (see tickgate sim --help)", a)};
+    const cli::Options opt(args, {"--lagging-snapshots"},
+                           {"--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b", "--interface",
+                            "--instruments", "--rate", "--duration", "--messages", "--batch", "--heartbeat-ms",
+                            "--snapshot-ms", "--definition-ms", "--seed", "--session", "--loss-a", "--loss-b",
+                            "--burst-loss", "--outage-a", "--outage-b", "--surge", "--dup", "--reorder",
+                            "--restart-at", "--quiet", "--silence", "--pcap", "--epoch-ns"},
+                           "sim");
+    if (opt.help()) {
+        fmt::print("{}", help_text());
+        return 0;
     }
+    if (!opt.positional().empty())
+        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
+    SimOptions o;
+    const auto u32 = [&](std::string_view name, std::uint32_t fallback, std::int64_t lo, std::int64_t hi) {
+        return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));
+    };
+    const auto ids = [&](std::string_view name) {
+        std::vector<std::uint32_t> out;
+        for (const std::string& v : opt.all(name)) out.push_back(static_cast<std::uint32_t>(cli::parse_integer(name, v, 1, 65535)));
+        return out;
+    };
+    const std::optional<std::string> config_path = opt.text("--config"), pcap = opt.text("--pcap"),
+                                     group_a = opt.text("--group-a"), group_b = opt.text("--group-b");
+    std::optional<std::uint16_t> channel, port_a, port_b;
+    if (opt.has("--channel")) channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
+    if (opt.has("--port-a")) port_a = static_cast<std::uint16_t>(opt.integer("--port-a", 0, 1, 65535));
+    if (opt.has("--port-b")) port_b = static_cast<std::uint16_t>(opt.integer("--port-b", 0, 1, 65535));
+    const std::optional<std::string> iface =
+        opt.has("--interface") ? std::optional(opt.loopback_address("--interface", "")) : std::nullopt;
+    o.instruments = u32("--instruments", o.instruments, 1, 65535);
+    o.rate = opt.decimal("--rate", o.rate, 1e-3, 1e8);
+    o.duration_s = opt.decimal("--duration", o.duration_s, 1e-3, 86400);
+    if (opt.has("--messages")) o.messages = static_cast<std::uint64_t>(opt.integer("--messages", 0, 1, std::int64_t{1} << 40));
+    o.batch = u32("--batch", o.batch, 1, 28);
+    o.heartbeat_ms = u32("--heartbeat-ms", o.heartbeat_ms, 1, 3'600'000);
+    o.snapshot_ms = u32("--snapshot-ms", o.snapshot_ms, 1, 3'600'000);
+    o.definition_ms = u32("--definition-ms", o.definition_ms, 1, 3'600'000);
+    o.seed = static_cast<std::uint64_t>(opt.integer("--seed", static_cast<std::int64_t>(o.seed), 0, INT64_MAX));
+    o.session = u32("--session", o.session, 0, 0xFFFFFFF0);
+    o.loss_a = opt.decimal("--loss-a", o.loss_a, 0, 1);
+    o.loss_b = opt.decimal("--loss-b", o.loss_b, 0, 1);
+    if (const auto v = opt.text("--burst-loss")) {
+        const auto p = parts("--burst-loss", *v, 2, "P:LEN");
+        o.burst_p = cli::parse_decimal("--burst-loss", p[0], 0, 1);
+        o.burst_len = static_cast<std::uint32_t>(cli::parse_integer("--burst-loss", p[1], 1, 1'000'000));
+    }
+    for (const std::string_view name : {"--outage-a", "--outage-b"}) {
+        for (const std::string& v : opt.all(name)) {
+            const auto p = parts(name, v, 2, "FROM:TO");
+            const SimOptions::Outage w{cli::parse_decimal(name, p[0], 0, 1), cli::parse_decimal(name, p[1], 0, 1)};
+            if (!(w.from < w.to)) throw cli::UsageError{fmt::format("{}: expected FROM < TO, got '{}'", name, v)};
+            (name == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
+        }
+    }
+    if (const auto v = opt.text("--surge")) {
+        const auto p = parts("--surge", *v, 3, "FROM:TO:FACTOR");
+        o.surge = SimOptions::Surge{cli::parse_decimal("--surge", p[0], 0, 1), cli::parse_decimal("--surge", p[1], 0, 1),
+                                    cli::parse_decimal("--surge", p[2], 1, 1e6)};
+        if (!(o.surge->from < o.surge->to))
+            throw cli::UsageError{fmt::format("--surge: expected FROM < TO, got '{}'", *v)};
+    }
+    o.dup = opt.decimal("--dup", o.dup, 0, 1);
+    o.reorder = opt.decimal("--reorder", o.reorder, 0, 1);
+    if (opt.has("--restart-at")) {
+        o.restart_at = opt.decimal("--restart-at", 0, 0, 1);
+        if (*o.restart_at <= 0 || *o.restart_at >= 1)
+            throw cli::UsageError{"--restart-at: expected a fraction in (0, 1)"};
+    }
+    o.lagging_snapshots = opt.has("--lagging-snapshots");
+    o.quiet = ids("--quiet");
+    o.silence = ids("--silence");
+    o.epoch_ns = opt.integer("--epoch-ns", o.epoch_ns, 0, INT64_MAX / 2);
 
     if (config_path) {
         const Config cfg = load_config(*config_path);
@@ -172,7 +169,7 @@ int run(const std::vector<std::string_view>& args) {
                 break;
             }
         if (!ch)
-            throw SimUsage{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
+            throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
                                    : fmt::format("{}: no [[channel]]", *config_path)};
         o.channel = ch->id;
         o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
@@ -187,7 +184,7 @@ int run(const std::vector<std::string_view>& args) {
     try {
         o.validate();
     } catch (const std::invalid_argument& e) {
-        throw SimUsage{e.what()};
+        throw cli::UsageError{e.what()};
     }
 
     const GroundTruth gt = pcap ? simulate_to_capture(o, *pcap) : simulate_to_sockets(o);
@@ -204,19 +201,8 @@ int run(const std::vector<std::string_view>& args) {
 
 }  // namespace
 
-int cmd_sim(const std::vector<std::string_view>& args) {
-    try {
-        return run(args);
-    } catch (const SimUsage& e) {
-        fmt::print(stderr, "tickgate sim: {}\n", e.message);
-        return 2;
-    } catch (const ConfigError& e) {
-        fmt::print(stderr, "tickgate sim: config error: {}\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "tickgate sim: {}\n", e.what());
-        return 1;
-    }
-}
+// Errors go to main like every command's: a cli::UsageError or ConfigError
+// exits 2, any other failure (sockets, writing --pcap) 1.
+int cmd_sim(const std::vector<std::string_view>& args) { return run(args); }
 
 }  // namespace tickgate

@@ -28,6 +28,8 @@
 #include "tickgate/simulator.hpp"
 #include "tickgate/text.hpp"
 
+#include "options.hpp"
+
 
 
 namespace {
@@ -35,6 +37,7 @@ namespace {
 using namespace tickgate;
 
 constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 // Distinct from 0 so that tooling checking only the exit code learns that the
 // input was incomplete, and from 2 because the summary is there and valid
@@ -54,6 +57,7 @@ commands:
   replay   replay a pcap/pcapng capture through the handler and print the summary
   capture  write the live datagrams with kernel timestamps to a pcap/pcapng file
   send     re-publish a capture's multicast datagrams on loopback
+  config   `config check FILE`: validate a config and print the memory it needs
   help     this text
 
   tickgate <command> --help   lists the options of a command
@@ -94,9 +98,12 @@ a few times a second (plain periodic blocks when not a terminal), and prints
 the summary at exit. Stops cleanly on SIGINT/SIGTERM.
 
 options:
-  --config FILE        TOML config (required)
-  --duration S         stop after S seconds (default: run until a signal)
-  --json               print the JSON summary on stdout at exit; the live view goes to stderr
+  --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
+                       it makes run allocate, refused above capacity.max_memory_mb)
+  --duration S         stop after S seconds, a decimal number (default: run until a signal)
+  --json               print the JSON summary on stdout at exit, with a "live" object: per line
+                       (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
+                       on both, ...) and ring (overflows) counters; the live view goes to stderr
   --refresh-ms N       live view refresh period on a terminal (default 250)
   --quiet              no live view
   --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics (127.x only, e.g.
@@ -117,7 +124,22 @@ options:
   --config FILE        TOML config (required)
   --out FILE           output capture (required)
   --format F           pcap (nanosecond, default) or pcapng
-  --duration S         stop after S seconds (default: until SIGINT/SIGTERM)
+  --duration S         stop after S seconds, a decimal number (default: until SIGINT/SIGTERM)
+  -h, --help           this text
+
+A file that cannot be created or written is a runtime failure (exit 1).
+)";
+
+constexpr std::string_view kConfigHelp = R"(usage: tickgate config check FILE
+
+Reads and validates FILE as `tickgate run` would, then prints the memory it
+makes the live handler allocate at start-up, part by part (books, recovery
+pool, event ring, per-instrument state, receiver and arbiter), and the limit
+capacity.max_memory_mb (default: half of this machine's physical memory).
+Exit 0 if the config is valid and within the limit, 2 if not (one line on
+stderr: FILE:LINE: KEY: expected ..., got ...).
+
+options:
   -h, --help           this text
 )";
 
@@ -130,63 +152,16 @@ two records (exit 0). A capture cut short mid-record is sent up to the cut,
 then a warning and exit code 3.
 
 options:
-  --speed X            pacing multiplier (default 1.0: original pacing; 2 = twice as fast)
+  --speed X            pacing multiplier, a decimal number (default 1.0: original pacing; 2 = twice as fast)
   --max-speed          as fast as possible
   --interface ADDR     loopback address to send from (default 127.0.0.1; only 127.x allowed)
   -h, --help           this text
 )";
 
-struct UsageError {
-    std::string message;
-};
+using cli::UsageError;
 
-// Parsed command line of one subcommand: --name value / --flag / positionals.
-struct Args {
-    std::map<std::string, std::string, std::less<>> values;
-    std::vector<std::string> positional;
-    bool help = false;
-
-    [[nodiscard]] bool has(std::string_view k) const { return values.find(k) != values.end(); }
-    [[nodiscard]] std::optional<std::string> get(std::string_view k) const {
-        const auto it = values.find(k);
-        return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
-    }
-    [[nodiscard]] double number(std::string_view k, double fallback, double min, double max) const {
-        const auto v = get(k);
-        if (!v) return fallback;
-        char* end = nullptr;
-        errno = 0;
-        const double d = std::strtod(v->c_str(), &end);
-        if (v->empty() || *end != '\0' || errno != 0 || !(d >= min && d <= max))
-            throw UsageError{fmt::format("{}: expected a number in [{}, {}], got '{}'", k, min, max, *v)};
-        return d;
-    }
-};
-
-// `flags` take no value, `options` take one; anything else starting with '-' is an error.
-Args parse_args(const std::vector<std::string_view>& in, std::initializer_list<std::string_view> flags,
-                std::initializer_list<std::string_view> options, std::string_view command) {
-    Args a;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const std::string_view s = in[i];
-        if (s == "-h" || s == "--help") {
-            a.help = true;
-        } else if (std::find(flags.begin(), flags.end(), s) != flags.end()) {
-            a.values.insert_or_assign(std::string(s), std::string(1, '1'));
-        } else if (std::find(options.begin(), options.end(), s) != options.end()) {
-            if (i + 1 >= in.size()) throw UsageError{fmt::format("{}: missing value", s)};
-            a.values[std::string(s)] = std::string(in[++i]);
-        } else if (s.size() > 1 && s[0] == '-') {
-            throw UsageError{fmt::format("unknown option '{}' (see tickgate {} --help)", s, command)};
-        } else {
-            a.positional.emplace_back(s);
-        }
-    }
-    return a;
-}
-
-Config config_from(const Args& a, bool required) {
-    if (const auto path = a.get("--config")) return load_config(*path);
+Config config_from(const cli::Options& a, bool required) {
+    if (const auto path = a.text("--config")) return load_config(*path);
     if (required) throw UsageError{"--config FILE is required"};
     return Config{};
 }
@@ -197,19 +172,27 @@ void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::st
                printable(path), t.intact_bytes, t.file_bytes, t.intact_records + 1, t.detail, t.intact_records, done);
 }
 
+// run and capture receive on the configured lines: a config without any is a
+// bad config (exit 2), said before sockets are touched.
+void require_channels(const Config& cfg, std::string_view command) {
+    if (cfg.channels.empty())
+        throw ConfigError(fmt::format("{}:1: channel: expected at least one [[channel]] ({} receives on its lines A "
+                                      "and B), got none",
+                                      cfg.source, command));
+}
+
 int cmd_replay(const std::vector<std::string_view>& args) {
-    const Args a =
-        parse_args(args, {"--json", "--stats", "--arbitrate"}, {"--config", "--stale-ms", "--source-age-ms"}, "replay");
-    if (a.help) {
+    const cli::Options a(args, {"--json", "--stats", "--arbitrate"}, {"--config", "--stale-ms", "--source-age-ms"},
+                         "replay");
+    if (a.help()) {
         fmt::print("{}", kReplayHelp);
         return kExitOk;
     }
-    if (a.positional.size() != 1) throw UsageError{"replay takes exactly one CAPTURE (see tickgate replay --help)"};
-    const std::string& capture = a.positional.front();
+    if (a.positional().size() != 1) throw UsageError{"replay takes exactly one CAPTURE (see tickgate replay --help)"};
+    const std::string& capture = a.positional().front();
     Config cfg = config_from(a, false);
-    cfg.gate.stale_ms = static_cast<std::int64_t>(a.number("--stale-ms", double(cfg.gate.stale_ms), 1, 86400000));
-    cfg.gate.source_age_ms =
-        static_cast<std::int64_t>(a.number("--source-age-ms", double(cfg.gate.source_age_ms), 1, 86400000));
+    cfg.gate.stale_ms = a.integer("--stale-ms", cfg.gate.stale_ms, 1, 86'400'000);
+    cfg.gate.source_age_ms = a.integer("--source-age-ms", cfg.gate.source_age_ms, 1, 86'400'000);
 
     Handler handler(cfg.capacity, cfg.gate);
     apply_config(handler.sequencer(), cfg);
@@ -282,18 +265,76 @@ std::vector<ChannelPacketCount> foreign_channel_packets(const FeedHandler& h) {
     return out;
 }
 
+// run --json's "live" object: what the receiver, the A/B arbiter and the ring
+// count, so that a script sees overload (kernel drops, ring overflows) and
+// odd traffic (rejected sources, unconfirmed jumps) without scraping metrics.
+// Each counter shown is one line of these tables.
+constexpr std::pair<std::string_view, RelaxedCounter LineStats::*> kLineCounters[] = {
+    {"packets", &LineStats::packets},
+    {"bytes", &LineStats::bytes},
+    {"seq_gaps", &LineStats::seq_gaps},
+    {"kernel_drops", &LineStats::kernel_drops},
+    {"rejected_source", &LineStats::rejected_source},
+    {"foreign_channel_packets", &LineStats::foreign_channel_packets},
+    {"oversized", &LineStats::oversized},
+};
+constexpr std::pair<std::string_view, RelaxedCounter ArbiterCounters::*> kArbiterCounters[] = {
+    {"duplicate_packets", &ArbiterCounters::duplicate_packets},
+    {"held_packets", &ArbiterCounters::held_packets},
+    {"filled_holes", &ArbiterCounters::filled_holes},
+    {"lost_on_both", &ArbiterCounters::released_gaps},
+    {"unarbitrated", &ArbiterCounters::unarbitrated},
+    {"unconfirmed_jumps", &ArbiterCounters::unconfirmed_jumps},
+    {"late_packets", &ArbiterCounters::late_packets},
+};
+constexpr std::pair<std::string_view, RelaxedCounter PublisherCounters::*> kRingCounters[] = {
+    {"overflow_packets", &PublisherCounters::ring_overflow_packets},
+    {"overflow_events", &PublisherCounters::ring_overflow_events},
+    {"data_lost_marks", &PublisherCounters::data_lost_marks},
+};
+
+template <class Counters, std::size_t N>
+std::string json_counters(const Counters& c, const std::pair<std::string_view, RelaxedCounter Counters::*> (&table)[N]) {
+    std::string out;
+    for (const auto& [name, counter] : table) out += fmt::format(", \"{}\": {}", name, (c.*counter).get());
+    return out;
+}
+
+// {"channels": [{"id": N, "lines": [{"line": "A", "group": ..., "port": ..., counters...}, B]}, ...],
+//  "arbitration": {"enabled": bool, counters...}, "ring": {"capacity": N, "fill": N, counters...}}
+std::string live_json(const FeedHandler& h) {
+    std::string out = "{\n    \"channels\": [";
+    const auto lines = h.line_stats();
+    for (std::size_t i = 0; i < lines.size();) {
+        const std::uint16_t channel = lines[i]->channel_id;
+        out += fmt::format("{}\n      {{\"id\": {}, \"lines\": [", i == 0 ? "" : ",", channel);
+        for (bool first = true; i < lines.size() && lines[i]->channel_id == channel; ++i, first = false) {
+            const LineStats& l = *lines[i];
+            out += fmt::format("{}{{\"line\": \"{}\", \"group\": \"{}\", \"port\": {}{}}}", first ? "" : ", ",
+                               l.line ? "B" : "A", l.group, l.port, json_counters(l, kLineCounters));
+        }
+        out += "]}";
+    }
+    out += lines.empty() ? "],\n" : "\n    ],\n";
+    out += fmt::format("    \"arbitration\": {{\"enabled\": {}{}}},\n", h.config().receiver.arbitration,
+                       json_counters(h.arbiter_counters(), kArbiterCounters));
+    out += fmt::format("    \"ring\": {{\"capacity\": {}, \"fill\": {}{}}}\n  }}", h.config().receiver.ring_size,
+                       h.ring_fill(), json_counters(h.publisher_counters(), kRingCounters));
+    return out;
+}
+
 int cmd_run(const std::vector<std::string_view>& args) {
-    const Args a =
-        parse_args(args, {"--json", "--quiet"}, {"--config", "--duration", "--refresh-ms", "--metrics"}, "run");
-    if (a.help) {
+    const cli::Options a(args, {"--json", "--quiet"}, {"--config", "--duration", "--refresh-ms", "--metrics"}, "run");
+    if (a.help()) {
         fmt::print("{}", kRunHelp);
         return kExitOk;
     }
-    if (!a.positional.empty()) throw UsageError{"run takes no positional argument"};
+    if (!a.positional().empty()) throw UsageError{"run takes no positional argument"};
     const Config cfg = config_from(a, true);
+    require_channels(cfg, "run");
     // Where to serve metrics, if at all: --metrics, else the config's [metrics].
     std::optional<MetricsServerOptions> metrics_listen;
-    if (const auto listen = a.get("--metrics")) {
+    if (const auto listen = a.text("--metrics")) {
         try {
             metrics_listen = parse_metrics_listen(*listen);
         } catch (const std::invalid_argument& e) {
@@ -302,8 +343,8 @@ int cmd_run(const std::vector<std::string_view>& args) {
     } else if (cfg.metrics.enabled) {
         metrics_listen = MetricsServerOptions{.address = cfg.metrics.address, .port = cfg.metrics.port};
     }
-    const double duration = a.number("--duration", 0, 0, 1e9);
-    const auto refresh = std::chrono::milliseconds(static_cast<int>(a.number("--refresh-ms", 250, 10, 60000)));
+    const double duration = a.decimal("--duration", 0, 0, 1e9);
+    const auto refresh = std::chrono::milliseconds(a.integer("--refresh-ms", 250, 10, 60000));
     const bool json = a.has("--json");
     const bool quiet = a.has("--quiet");
     std::FILE* view = json ? stderr : stdout;  // stdout stays machine-readable with --json
@@ -322,7 +363,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
         } catch (const std::invalid_argument& e) {
             // A non-loopback or malformed address, which only --metrics can
             // give (the config's metrics.listen is checked when it is read).
-            throw UsageError{fmt::format("--metrics {}: {}", a.get("--metrics").value_or(""), e.what())};
+            throw UsageError{fmt::format("--metrics {}: {}", a.text("--metrics").value_or(""), e.what())};
         }
         fmt::print(stderr, "metrics: http://{}:{}/metrics\n", metrics_listen->address, server->port());
     }
@@ -364,29 +405,53 @@ int cmd_run(const std::vector<std::string_view>& args) {
     state_log.stop();
     const std::int64_t wall = realtime_ns();
     if (json) {
-        std::string out = summary_json(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)});
-        fmt::print("{}", out);
+        fmt::print("{}", summary_json(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)},
+                                      live_json(handler)));
     } else {
         fmt::print("{}\n{}", summary_table(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)}), line_table(handler));
     }
     return kExitOk;
 }
 
+int cmd_config(const std::vector<std::string_view>& args) {
+    const cli::Options a(args, {}, {}, "config");
+    if (a.help()) {
+        fmt::print("{}", kConfigHelp);
+        return kExitOk;
+    }
+    if (a.positional().size() != 2 || a.positional()[0] != "check")
+        throw UsageError{"expected `config check FILE` (see tickgate config --help)"};
+    const Config cfg = load_config(a.positional()[1]);  // refuses a config above the limit
+    const MemoryEstimate e = estimate_memory(cfg);
+    fmt::print("{}: ok\n", cfg.source);
+    for (const MemoryPart& p : e.parts) {
+        std::string keys;
+        for (const std::string_view k : p.keys) keys += (keys.empty() ? "" : ", ") + std::string(k);
+        fmt::print("  {:<22} {:>9} MiB  ({})\n", p.what, mib_ceil(p.bytes), keys);
+    }
+    fmt::print("memory: {} MiB estimated, limit {} MiB (capacity.max_memory_mb; default here: {} MiB, half of "
+               "physical memory)\n",
+               mib_ceil(e.total_bytes), cfg.max_memory_mb, default_max_memory_mb());
+    return kExitOk;
+}
+
 int cmd_capture(const std::vector<std::string_view>& args) {
-    const Args a = parse_args(args, {}, {"--config", "--out", "--duration", "--format"}, "capture");
-    if (a.help) {
+    const cli::Options a(args, {}, {"--config", "--out", "--duration", "--format"}, "capture");
+    if (a.help()) {
         fmt::print("{}", kCaptureHelp);
         return kExitOk;
     }
+    if (!a.positional().empty()) throw UsageError{"capture takes no positional argument"};
     const Config cfg = config_from(a, true);
-    const auto out = a.get("--out");
+    require_channels(cfg, "capture");
+    const auto out = a.text("--out");
     if (!out) throw UsageError{"capture: --out FILE is required"};
-    const std::string fmt_name = a.get("--format").value_or("pcap");
+    const std::string fmt_name = a.text("--format").value_or("pcap");
     CaptureFormat format;
     if (fmt_name == "pcap") format = CaptureFormat::kPcapNano;
     else if (fmt_name == "pcapng") format = CaptureFormat::kPcapng;
     else throw UsageError{"--format: expected pcap or pcapng, got '" + fmt_name + "'"};
-    const double duration = a.number("--duration", 0, 0, 1e9);
+    const double duration = a.decimal("--duration", 0, 0, 1e9);
 
     Receiver receiver(cfg);
     CaptureWriter writer(*out, format);
@@ -416,16 +481,16 @@ int cmd_capture(const std::vector<std::string_view>& args) {
 }
 
 int cmd_send(const std::vector<std::string_view>& args) {
-    const Args a = parse_args(args, {"--max-speed"}, {"--speed", "--interface"}, "send");
-    if (a.help) {
+    const cli::Options a(args, {"--max-speed"}, {"--speed", "--interface"}, "send");
+    if (a.help()) {
         fmt::print("{}", kSendHelp);
         return kExitOk;
     }
-    if (a.positional.size() != 1) throw UsageError{"send takes exactly one CAPTURE"};
-    const double speed = a.number("--speed", 1.0, 1e-6, 1e9);
+    if (a.positional().size() != 1) throw UsageError{"send takes exactly one CAPTURE"};
+    const double speed = a.decimal("--speed", 1.0, 0.000001, 1e9);
     const bool max_speed = a.has("--max-speed");
-    MulticastSender sender(a.get("--interface").value_or("127.0.0.1"));
-    CaptureReader reader(a.positional.front());
+    MulticastSender sender(a.loopback_address("--interface", "127.0.0.1"));
+    CaptureReader reader(a.positional().front());
     install_signal_handlers();
     FrameCounters frames;
     std::uint64_t sent = 0, skipped = 0;
@@ -455,7 +520,7 @@ int cmd_send(const std::vector<std::string_view>& args) {
     fmt::print(stderr, "send: {} datagrams sent, {} not multicast skipped, {} frames not UDP/IPv4\n", sent, skipped,
                frames.non_ip + frames.non_udp + frames.fragments + frames.truncated);
     if (reader.truncation()) {
-        warn_cut_short(a.positional.front(), *reader.truncation(), "sent");
+        warn_cut_short(a.positional().front(), *reader.truncation(), "sent");
         return kExitCaptureCut;
     }
     return kExitOk;
@@ -485,6 +550,7 @@ int main(int argc, char** argv) {
         if (cmd == "sim") return cmd_sim(args);
         if (cmd == "capture") return cmd_capture(args);
         if (cmd == "send") return cmd_send(args);
+        if (cmd == "config") return cmd_config(args);
         fmt::print(stderr, "tickgate: unknown command '{}'\n{}", cmd, kTopHelp);
         return kExitUsage;
     } catch (const UsageError& e) {
@@ -493,11 +559,14 @@ int main(int argc, char** argv) {
     } catch (const ConfigError& e) {
         fmt::print(stderr, "tickgate: config error: {}\n", e.what());
         return kExitUsage;
+    } catch (const CaptureWriteError& e) {
+        fmt::print(stderr, "tickgate: {}\n", e.what());
+        return kExitFailure;
     } catch (const CaptureError& e) {
         fmt::print(stderr, "tickgate: {}\n", e.what());
         return kExitUsage;
     } catch (const std::exception& e) {
         fmt::print(stderr, "tickgate: {}\n", e.what());
-        return 1;
+        return kExitFailure;
     }
 }

@@ -42,7 +42,7 @@ public:
     // first sight (offline replay without a config); `window`: packets that
     // can be held per channel (power of two); `hold_ns`: how long.
     PacketArbiter(std::uint32_t channels, std::uint32_t window, std::int64_t hold_ns)
-        : window_(window), mask_(window - 1), hold_ns_(hold_ns), index_(65536, kNone), states_(channels),
+        : window_(window), mask_(window - 1), hold_ns_(hold_ns), index_(kChannelIds, kNone), states_(channels),
           slots_(std::size_t{channels} * window), delivered_(std::size_t{channels} * window) {}
 
     // The configured channels own the slots (live): a packet of any other
@@ -56,6 +56,12 @@ public:
             ++used_;
         }
         fixed_channels_ = true;
+    }
+
+    // What the constructor allocates (estimate_memory in config.hpp).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t channels, std::uint32_t window) noexcept {
+        return kChannelIds * sizeof(std::uint16_t) +
+               std::size_t{channels} * (sizeof(State) + window * (sizeof(Slot) + sizeof(DeliveredMark)));
     }
 
     // Offers one datagram; deliver(span<const std::byte>, recv_ns, line) is
@@ -83,6 +89,7 @@ public:
 
 private:
     static constexpr std::uint16_t kNone = 0xFFFF;
+    static constexpr std::size_t kChannelIds = 65536;
     struct Slot {
         std::uint64_t packet_seq;
         std::int64_t recv_ns;

@@ -92,6 +92,12 @@ class BookStore {
 public:
     // Books for instrument ids [0, instruments), `depth` (> 0) levels per side.
     BookStore(std::uint32_t instruments, std::uint32_t depth);
+    // What the constructor allocates, so a config can be refused before it is
+    // tried (estimate_memory in config.hpp).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t instruments, std::uint32_t depth) noexcept {
+        const std::size_t stride = (std::size_t{depth} + 7) / 8 * 8;
+        return std::size_t{instruments} * 2 * (stride * sizeof(detail::BookSlot) + sizeof(std::uint32_t));
+    }
 
     [[nodiscard]] std::uint32_t depth() const noexcept { return depth_; }
 

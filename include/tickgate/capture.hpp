@@ -20,6 +20,13 @@ class CaptureError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+// The writer could not create or write its file (disk full, no such
+// directory): a failure of the run, not of its input — the CLI exits 1 for
+// it, 2 for an unreadable capture.
+class CaptureWriteError : public CaptureError {
+public:
+    using CaptureError::CaptureError;
+};
 
 // Link types the reader understands (values are LINKTYPE_* numbers).
 enum class LinkType : std::uint16_t {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tickgate/gate.hpp"
@@ -67,8 +68,15 @@ struct MetricsConfig {
     std::uint16_t port = 9108;          // 0: a free port, chosen at start-up
 };
 
+// The default of capacity.max_memory_mb: half of this machine's physical
+// memory (sysconf), read when called — the handler shares the host with the
+// engine that embeds it; 4096 if the figure cannot be read.
+[[nodiscard]] std::uint64_t default_max_memory_mb() noexcept;
+
 struct Config {
     std::string source;           // file it was read from ("" = defaults)
+    // What estimate_memory(*this) may come to, MiB (capacity.max_memory_mb).
+    std::uint64_t max_memory_mb = default_max_memory_mb();
     std::vector<ChannelConfig> channels;
     bool learn_instruments = true;  // take symbols from `I` messages
     std::vector<InstrumentConfig> instruments;
@@ -93,8 +101,32 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The memory a config makes `tickgate run` allocate at start-up, part by
+// part, computed from the sizes the constructors themselves allocate
+// (Sequencer, BookStore, SpscRing, RingPublisher with its arbiter and
+// decoder, Receiver, metrics snapshots, state log) — so that a config whose
+// keys are each in range but together too large is refused before anything
+// is allocated. Kernel socket buffers (receiver.rcvbuf_bytes) are not ours
+// and not counted.
+struct MemoryPart {
+    std::string_view what;                    // e.g. "books"
+    std::vector<std::string_view> keys;       // the keys it grows with, e.g. capacity.book_depth
+    std::uint64_t bytes = 0;
+};
+struct MemoryEstimate {
+    std::vector<MemoryPart> parts;
+    std::uint64_t total_bytes = 0;
+    [[nodiscard]] const MemoryPart& largest() const;
+};
+[[nodiscard]] MemoryEstimate estimate_memory(const Config& c);
+// Bytes as whole MiB, rounded up (what messages and `config check` print).
+[[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
+
 // Reads and validates a TOML file. Throws ConfigError on any problem
-// (unknown keys included). Start-up only.
+// (unknown keys included; a config whose estimate_memory exceeds
+// capacity.max_memory_mb; a path that is not a regular file of at most
+// kMaxConfigBytes). Start-up only.
+inline constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
 [[nodiscard]] Config load_config(const std::string& path);
 // Same, from text (`name` is used in messages).
 [[nodiscard]] Config parse_config(std::string_view toml_text, const std::string& name);

@@ -61,6 +61,8 @@ public:
     ~Receiver();
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
+    // What the receive batch of `batch` datagrams takes (estimate_memory in config.hpp).
+    [[nodiscard]] static std::size_t batch_bytes(std::uint32_t batch) noexcept;
 
     // Receives up to one batch per socket and calls sink(const RawDatagram&)
     // for each accepted datagram (not for a rejected source, nor for a
@@ -131,6 +133,10 @@ public:
     // hold and window from the receiver config.
     RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
                   std::span<const std::uint16_t> channel_ids);
+    // What the constructor allocates, arbiter and decoder included
+    // (estimate_memory in config.hpp).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, const ReceiverConfig& rc,
+                                               std::uint32_t channels) noexcept;
 
     void operator()(const RawDatagram& d) noexcept;
     // Releases arbitration holds whose time is up; call when idle.

@@ -86,7 +86,8 @@ struct SummarySource {
 }
 
 // The JSON summary (field names fixed by the spec of `replay --json`).
-std::string summary_json(const SummarySource& src, const SummaryContext& ctx);
+// `live`, if not empty, is a JSON object shown as "live" (run --json: lines, A/B, ring).
+std::string summary_json(const SummarySource& src, const SummaryContext& ctx, std::string_view live = {});
 // A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason, age.
 std::string summary_table(const SummarySource& src, const SummaryContext& ctx);
 

@@ -92,6 +92,20 @@ class Sequencer {
 public:
     explicit Sequencer(const Capacity& capacity = {});
 
+    // What the constructor allocates besides the books (BookStore::bytes_for),
+    // so a config can be refused before it is tried (estimate_memory).
+    // Per instrument: its state and its slot in seen_ids; plus the per-channel
+    // clock offsets.
+    [[nodiscard]] static std::size_t state_bytes(const Capacity& c) noexcept {
+        return std::size_t{c.max_instruments} * (sizeof(InstrumentState) + sizeof(std::uint32_t)) +
+               kChannelIds * sizeof(std::int64_t);
+    }
+    // The recovery pool: recovery_instruments blocks of recovery_depth deltas.
+    [[nodiscard]] static std::size_t recovery_bytes(const Capacity& c) noexcept {
+        return std::size_t{c.recovery_instruments} *
+               (std::size_t{c.recovery_depth} * sizeof(BufferedDelta) + sizeof(RecoveryBlock) + sizeof(std::uint32_t));
+    }
+
     // Applies one event. Engine thread only; O(1) except snapshots (levels)
     // and session changes (instruments of the channel).
     Update apply(const Event& ev) noexcept;
@@ -119,6 +133,7 @@ public:
     [[nodiscard]] const Capacity& capacity() const noexcept { return capacity_; }
 
 private:
+    static constexpr std::size_t kChannelIds = 65536;
     struct BufferedDelta {
         std::uint64_t seq;
         std::int64_t source_ns;

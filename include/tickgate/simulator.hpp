@@ -138,7 +138,4 @@ GroundTruth simulate_to_sockets(SimOptions options);
 // Both lines' copies as a ns pcap (Ethernet), dst = line group:port, src 127.0.0.1.
 GroundTruth simulate_to_capture(const SimOptions& options, const std::string& path);
 
-// `tickgate sim ...`: 0 ok, 1 runtime failure, 2 bad usage.
-int cmd_sim(const std::vector<std::string_view>& args);
-
 }  // namespace tickgate

@@ -27,6 +27,8 @@ public:
     }
 
     [[nodiscard]] std::size_t capacity() const noexcept { return mask_ + 1; }
+    // What the constructor allocates (estimate_memory in config.hpp).
+    [[nodiscard]] static constexpr std::size_t bytes_for(std::size_t capacity) noexcept { return capacity * sizeof(T); }
 
     // --- producer thread ---
 

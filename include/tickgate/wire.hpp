@@ -123,6 +123,8 @@ struct DecoderCounters {
 class PacketDecoder {
 public:
     PacketDecoder() : newest_session_(std::make_unique<std::uint64_t[]>(kChannels)) {}
+    // What the constructor allocates (estimate_memory in config.hpp).
+    [[nodiscard]] static constexpr std::size_t bytes_for() noexcept { return kChannels * sizeof(std::uint64_t); }
 
     // Decodes `datagram` and hands each Event to `sink(const Event&)` in wire
     // order. Never reads outside `datagram`, never allocates.

@@ -2,9 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "tickgate/book.hpp"
 
 namespace {
 
@@ -278,6 +285,8 @@ const BadCase kBadCases[] = {
     {"batch zero", "[receiver]\nbatch = 0\n", "receiver.batch", 2},
     {"cpu below -1", "[threading]\nreceiver_cpu = -2\n", "threading.receiver_cpu", 2},
     {"cpu too large", "[threading]\nengine_cpu = 1024\n", "threading.engine_cpu", 2},
+    {"memory limit of zero", "[capacity]\nmax_memory_mb = 0\n", "capacity.max_memory_mb", 2},
+    {"memory limit as a string", "[capacity]\nmax_memory_mb = \"4G\"\n", "capacity.max_memory_mb", 2},
     // Instrument ids against capacity, whichever comes first in the file.
     {"instrument id >= max_instruments", "[[instrument]]\nid = 16\nsymbol = \"X\"\n[capacity]\nmax_instruments = 16\n",
      "instrument[0].id", 2},
@@ -384,6 +393,128 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
     EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
               "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
               "\"0.0.0.0:9108\"");
+}
+
+// Finding: every capacity key in its own range, but together more memory
+// than a machine has. Refused by the parser at the line of a key of the
+// largest part — before any constructor allocates — and quickly. The limit is
+// pinned (a 32 GiB machine's default) so the rows do not depend on this
+// machine's memory.
+struct OversizedCase {
+    const char* what;
+    const char* toml;
+    const char* key;  // named in the message
+    int line;
+    const char* part;  // the largest part, named in the message
+};
+const OversizedCase kOversizedCases[] = {
+    {"16777216 instruments x 1024 levels (512 GiB of books)",
+     "[capacity]\nmax_memory_mb = 16384\nmax_instruments = 16777216\nbook_depth = 1024\n", "capacity.max_instruments",
+     3, "books"},
+    {"65536 deltas x 16777216 recovery instruments (32 TiB)",
+     "[capacity]\nmax_memory_mb = 16384\nrecovery_depth = 65536\nrecovery_instruments = 16777216\n",
+     "capacity.recovery_instruments", 4, "recovery pool"},
+    {"a 67108864-event ring (4 GiB) on a machine that allows 2 GiB",
+     "[capacity]\nmax_memory_mb = 2048\n[receiver]\nring_size = 67108864\n", "receiver.ring_size", 4, "event ring"},
+    {"defaults above a tiny limit: reported at the limit", "\n[capacity]\nmax_memory_mb = 1\n", "capacity.max_memory_mb",
+     3, "recovery pool"},
+};
+
+TEST(Config, ConfigsNeedingMoreMemoryThanTheLimitAreRefusedBeforeAllocating) {
+    for (const OversizedCase& bad : kOversizedCases) {
+        SCOPED_TRACE(bad.what);
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            (void)tickgate::parse_config(bad.toml, "big.toml");
+            ADD_FAILURE() << "no ConfigError for:\n" << bad.toml;
+        } catch (const ConfigError& e) {
+            const std::string msg = e.what();
+            EXPECT_EQ(msg.rfind("big.toml:" + std::to_string(bad.line) + ": " + bad.key + ": expected a config needing "
+                                "at most ", 0), 0u) << msg;
+            EXPECT_NE(msg.find("MiB (capacity.max_memory_mb), got an estimated "), std::string::npos) << msg;
+            EXPECT_NE(msg.find(std::string("of which ") + bad.part + " ("), std::string::npos) << msg;
+            EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+        }
+        // Parsing allocates nothing of the estimate: a refusal is immediate
+        // (allocating would take seconds to forever). Generous for sanitizers.
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+    }
+}
+
+TEST(Config, TheEstimateIsWhatTheConstructorsAllocate) {
+    Config c;
+    c.capacity = {.max_instruments = 1000, .book_depth = 10, .recovery_depth = 100, .recovery_instruments = 50};
+    c.receiver.ring_size = 4096;
+    const tickgate::MemoryEstimate e = tickgate::estimate_memory(c);
+    ASSERT_EQ(e.parts.size(), 5u);
+    EXPECT_EQ(e.parts[0].what, "books");
+    EXPECT_EQ(e.parts[0].bytes, tickgate::BookStore::bytes_for(1000, 10));
+    EXPECT_EQ(e.parts[0].bytes, 1000u * 2 * (16 * sizeof(tickgate::Level) + 4));  // depth 10 -> stride 16
+    EXPECT_EQ(e.parts[1].what, "recovery pool");
+    EXPECT_EQ(e.parts[1].bytes, tickgate::Sequencer::recovery_bytes(c.capacity));
+    EXPECT_EQ(e.parts[2].what, "event ring");
+    EXPECT_EQ(e.parts[2].bytes, 4096u * 64);
+    std::uint64_t sum = 0;
+    for (const auto& p : e.parts) sum += p.bytes;
+    EXPECT_EQ(e.total_bytes, sum);
+    // Ten times the instruments: the books grow tenfold, the per-instrument
+    // state by at least the sequencer's state of the 9000 more.
+    Config ten = c;
+    ten.capacity.max_instruments = 10000;
+    const tickgate::MemoryEstimate e10 = tickgate::estimate_memory(ten);
+    EXPECT_EQ(e10.parts[0].bytes, 10 * e.parts[0].bytes);
+    EXPECT_GT(e10.parts[3].bytes, e.parts[3].bytes + 9000 * sizeof(tickgate::InstrumentState));
+}
+
+TEST(Config, LargeConfigWithinTheLimitIsAccepted) {
+    // 1 M instruments x 64 levels, 64 K x 256 recovery, 16 M-event ring:
+    // about 3.3 GiB, under an 8 GiB limit.
+    const Config c = tickgate::parse_config(
+        "[capacity]\nmax_memory_mb = 8192\nmax_instruments = 1048576\nbook_depth = 64\nrecovery_depth = 256\n"
+        "recovery_instruments = 65536\n[receiver]\nring_size = 16777216\n",
+        "large.toml");
+    EXPECT_EQ(c.max_memory_mb, 8192u);
+    const auto mib = tickgate::mib_ceil(tickgate::estimate_memory(c).total_bytes);
+    EXPECT_GT(mib, 2048u);
+    EXPECT_LE(mib, 8192u);
+}
+
+TEST(Config, MemoryLimitDefaultsToHalfOfPhysicalMemory) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    ASSERT_GT(pages, 0);
+    ASSERT_GT(page, 0);
+    const std::uint64_t half_mib = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2 >> 20;
+    EXPECT_EQ(tickgate::default_max_memory_mb(), half_mib);
+    EXPECT_EQ(tickgate::parse_config("", "empty.toml").max_memory_mb, half_mib);
+    EXPECT_EQ(tickgate::parse_config("[capacity]\nmax_memory_mb = 100\n", "m.toml").max_memory_mb, 100u);
+}
+
+// --config is read only from a regular file of at most 1 MiB: /dev/zero would
+// grow memory until the OOM killer came, a FIFO would hang start-up.
+TEST(Config, OnlyARegularFileOfAtMostOneMebibyteIsRead) {
+    const auto message = [](const std::string& path) {
+        try {
+            (void)tickgate::load_config(path);
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message("/dev/zero"), "/dev/zero: expected a regular file, got a character device");
+    char dir_template[] = "/tmp/tickgate-config-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template;
+    EXPECT_EQ(message(dir), dir + ": expected a regular file, got a directory");
+    const std::string fifo = dir + "/fifo.toml";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(message(fifo), fifo + ": expected a regular file, got a FIFO");  // returns: nobody writes to it
+    const std::string big = dir + "/big.toml";
+    std::ofstream(big) << "# " << std::string(tickgate::kMaxConfigBytes, 'x') << "\n";
+    EXPECT_EQ(message(big), big + ": expected a config file of at most 1048576 bytes, got 1048579 bytes");
+    const std::string fits = dir + "/fits.toml";
+    std::ofstream(fits) << "# " << std::string(tickgate::kMaxConfigBytes - 3, 'x') << "\n";
+    EXPECT_EQ(message(fits), "no error");
+    std::filesystem::remove_all(dir);
 }
 
 // configs/README.md shows an error message for a broken demo.toml: it must be

@@ -3,8 +3,9 @@
 // exit 0; the real exchange captures (none is QFB/1) replay cleanly as
 // foreign traffic; `run` serves metrics where the config or --metrics says
 // (scraped over TCP on 127.0.0.1; its lines join groups no other test uses,
-// and nothing is sent to them). `capture` and `send` are run on loopback
-// multicast (interface 127.0.0.1, TTL 0, loop on), on groups of their own.
+// and nothing is sent to them). `capture`, `send`, and `run --json` fed by
+// `sim` run on loopback multicast (interface 127.0.0.1, TTL 0, loop on), on
+// groups of their own; `run --json` reports its line, A/B and ring counters.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -157,6 +158,19 @@ public:
 
     [[nodiscard]] bool started() const { return pid_ > 0; }
     [[nodiscard]] std::string err() const { return read_file(err_path_); }
+    [[nodiscard]] std::string out() const { return read_file(out_path_); }
+
+    // Waits up to `limit` for it to exit by itself: the exit code (128 +
+    // signal if killed by one), or -1 if it is still running (then it is
+    // killed when the object goes).
+    int wait_exit(std::chrono::milliseconds limit) {
+        for (auto waited = std::chrono::milliseconds(0); pid_ > 0 && waited < limit; waited += std::chrono::milliseconds(10)) {
+            if (::waitpid(pid_, &status_, WNOHANG) == pid_) pid_ = -1;
+            else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (pid_ > 0) return -1;
+        return WIFEXITED(status_) ? WEXITSTATUS(status_) : WIFSIGNALED(status_) ? 128 + WTERMSIG(status_) : -1;
+    }
 
     // Waits up to 10 s for `text` on stderr; false if it exited or timed out first.
     bool wait_for_stderr(std::string_view text) {
@@ -564,6 +578,208 @@ TEST(Cli, SendStopsPromptlyOnSigintDuringALongWait) {
     EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(2))
         << "send ignored SIGINT while waiting for the next record";
     EXPECT_NE(send.err().find("send: 1 datagrams sent"), std::string::npos) << send.err();
+}
+
+// --------------------------------------------- config size and memory
+
+TEST(Cli, ConfigCheckPrintsTheMemoryAConfigNeeds) {
+    const CliResult ok = run_cli("config check " + quoted(TICKGATE_SOURCE_DIR "/configs/demo.toml"));
+    EXPECT_EQ(ok.exit, 0) << ok.err;
+    EXPECT_EQ(ok.err, "");
+    for (const char* part : {"books", "recovery pool", "event ring", "per-instrument state", "receiver and arbiter"})
+        EXPECT_NE(ok.out.find(part), std::string::npos) << part << " not in:\n" << ok.out;
+    EXPECT_NE(ok.out.find("MiB estimated, limit "), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB (capacity.max_memory_mb"), std::string::npos) << ok.out;
+
+    TempDir tmp;
+    const std::string big = tmp.file("big.toml");
+    write_file(big, "[capacity]\nmax_instruments = 16777216\nbook_depth = 1024\n");
+    const auto start = std::chrono::steady_clock::now();
+    const CliResult refused = run_cli("config check " + quoted(big));
+    expect_usage_error(refused, {big + ":2: capacity.max_instruments: expected a config needing at most",
+                                           "(capacity.max_memory_mb), got an estimated"});
+    // run refuses it the same way, before allocating anything.
+    expect_usage_error(run_cli("run --quiet --duration 1 --config " + quoted(big)), {big + ":2:", "max_memory_mb"});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+
+    expect_usage_error(run_cli("config verify " + quoted(big)), {"config check FILE"});
+}
+
+// --config takes a regular file of at most 1 MiB: /dev/zero used to grow
+// memory until the OOM killer came, a FIFO to hang start-up. Each is refused
+// at once (the FIFO run is bounded: -1 would mean it still hangs).
+TEST(Cli, ConfigMustBeARegularFileOfAtMostOneMebibyte) {
+    TempDir tmp;
+    const std::string fifo = tmp.file("fifo.toml");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const std::string big = tmp.file("big.toml");
+    write_file(big, "# " + std::string(2 << 20, 'x') + "\n");
+    for (const std::string& command : {std::string("run"), std::string("sim"), std::string("config")}) {
+        for (const std::string& path : {std::string("/dev/zero"), fifo, big}) {
+            SCOPED_TRACE(command + " " + path);
+            std::vector<std::string> args = {command, "--config", path, "--duration", "1"};
+            if (command == "config") args = {"config", "check", path};
+            BackgroundCli cli(args, tmp);
+            ASSERT_TRUE(cli.started());
+            EXPECT_EQ(cli.wait_exit(std::chrono::seconds(10)), 2) << cli.err();
+            const std::string err = cli.err();
+            EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+            EXPECT_NE(err.find(path + ": expected a"), std::string::npos) << err;
+        }
+    }
+}
+
+// ------------------------------------------------ exit codes and options
+
+// One rule for every command: a value that is not exactly what the option
+// takes is a usage error naming the option and what it expects.
+TEST(Cli, OptionValuesAreTakenExactlyOrRefused) {
+    TempDir tmp;
+    const std::string capture = tmp.file("ok.pcap");
+    write_capture(capture, 2);
+    const std::string config = write_run_config(tmp, "");
+    const std::string out = tmp.file("out.pcap");
+    // Integer options: no fraction, no hex, no trailing text, no sign where
+    // the range has none, nothing empty, no overflow.
+    const std::string integer_options[] = {
+        "replay " + quoted(capture) + " --stale-ms",
+        "replay " + quoted(capture) + " --source-age-ms",
+        "run --config " + quoted(config) + " --refresh-ms",
+        "sim --duration 0.01 --instruments",
+        "sim --duration 0.01 --port-a",
+        "sim --duration 0.01 --seed",
+    };
+    for (const std::string& command : integer_options) {
+        for (const char* value : {"1.9", "0x10", "10abc", "-5", "", "99999999999999999999", " 12", "+12"}) {
+            SCOPED_TRACE(command + " '" + value + "'");
+            const std::string option = command.substr(command.rfind(' ') + 1);
+            expect_usage_error(run_cli(command + " " + quoted(value)), {option + ": expected an integer in"});
+        }
+    }
+    // Decimal options (seconds, rates, factors): digits with an optional
+    // fraction; no hex, exponent, inf/nan, trailing text or empty value.
+    const std::string decimal_options[] = {
+        "run --config " + quoted(config) + " --duration",
+        "capture --config " + quoted(config) + " --out " + quoted(out) + " --duration",
+        "send " + quoted(capture) + " --speed",
+        "sim --rate",
+        "sim --duration 0.01 --loss-a",
+    };
+    for (const std::string& command : decimal_options) {
+        for (const char* value : {"0x10", "10abc", "-5", "", "1e3", "inf", "nan", "99999999999999999999", ".5", "1."}) {
+            SCOPED_TRACE(command + " '" + value + "'");
+            const std::string option = command.substr(command.rfind(' ') + 1);
+            expect_usage_error(run_cli(command + " " + quoted(value)), {option + ": expected a decimal number in"});
+        }
+    }
+    // Compound values use the same readers.
+    expect_usage_error(run_cli("sim --duration 0.01 --burst-loss 0.1:0x10"), {"--burst-loss: expected an integer"});
+    expect_usage_error(run_cli("sim --duration 0.01 --outage-a 0.1:0.2:0.3"), {"--outage-a: expected FROM:TO"});
+    expect_usage_error(run_cli("sim --duration 0.01 --quiet 1.5"), {"--quiet: expected an integer"});
+}
+
+// A non-loopback --interface is bad usage for send as for sim (it used to
+// fail at socket set-up in send: exit 1).
+TEST(Cli, NonLoopbackInterfaceIsAUsageErrorForSendAndSim) {
+    TempDir tmp;
+    const std::string capture = tmp.file("ok.pcap");
+    write_capture(capture, 2);
+    for (const std::string& command : {"send --interface 10.0.0.1 " + quoted(capture),
+                                       std::string("sim --duration 0.01 --interface 10.0.0.1"),
+                                       "send --interface 127.0.0.01 " + quoted(capture)}) {
+        SCOPED_TRACE(command);
+        expect_usage_error(run_cli(command), {"--interface: expected an IPv4 loopback address"});
+    }
+}
+
+// A config without a channel is a bad config for the commands that receive
+// on channels (it used to be a runtime failure, exit 1, for run).
+TEST(Cli, RunAndCaptureWithoutAChannelAreABadConfig) {
+    TempDir tmp;
+    const std::string config = tmp.file("no-channel.toml");
+    write_file(config, "[gate]\nstale_ms = 250\n");
+    expect_usage_error(run_cli("run --quiet --duration 0.2 --config " + quoted(config)),
+                       {config + ":1: channel: expected at least one [[channel]]"});
+    expect_usage_error(run_cli("capture --duration 0.2 --out " + quoted(tmp.file("x.pcap")) + " --config " +
+                               quoted(config)),
+                       {config + ":1: channel: expected at least one [[channel]]"});
+}
+
+// Writing an output file that fails (here: /dev/full, no space left) is a
+// runtime failure, exit 1, for capture as for sim (capture used to exit 2).
+TEST(Cli, OutputWriteFailureIsARuntimeFailureForCaptureAndSim) {
+    TempDir tmp;
+    const std::string config = write_run_config(tmp, "");
+    for (const std::string& command : {"capture --duration 0.2 --out /dev/full --config " + quoted(config),
+                                       std::string("sim --duration 0.05 --rate 1000 --pcap /dev/full")}) {
+        SCOPED_TRACE(command);
+        const CliResult r = run_cli(command);
+        EXPECT_FALSE(r.signaled) << r.err;
+        EXPECT_EQ(r.exit, 1) << r.err;
+        EXPECT_EQ(r.err.rfind("tickgate: /dev/full: write failed: No space left on device\n", 0), 0u) << r.err;
+    }
+}
+
+// ------------------------------------------------------- run --json live stats
+
+// `run --json` fed by `sim` on both lines: the "live" object shows each line's
+// counters, the A/B arbitration and the ring, so a script sees duplicates,
+// losses, kernel drops and overflows without scraping metrics. Groups and
+// ports of its own (no other test sends or listens there).
+TEST(Cli, RunJsonShowsLineArbitrationAndRingCounters) {
+    TempDir tmp;
+    const std::string config = tmp.file("live.toml");
+    write_file(config, "[[channel]]\nid = 7\n"
+                       "a = { group = \"239.255.93.1\", port = 39531 }\n"
+                       "b = { group = \"239.255.93.2\", port = 39532 }\n"
+                       "[logging]\nsink = \"" + tmp.file("state.log") + "\"\n");
+    BackgroundCli run({"run", "--config", config, "--quiet", "--json", "--duration", "4", "--metrics", "127.0.0.1:0"},
+                      tmp);
+    ASSERT_TRUE(run.started());
+    ASSERT_TRUE(run.wait_for_stderr("/metrics\n")) << run.err();  // the lines are joined
+    const CliResult sim = run_cli("sim --config " + quoted(config) + " --instruments 4 --rate 2000 --duration 0.5 "
+                                  "--loss-a 0.1 --seed 11");
+    ASSERT_EQ(sim.exit, 0) << sim.err;
+    ASSERT_EQ(run.wait_exit(std::chrono::seconds(15)), 0) << run.err();
+    const Json truth = Json::parse(sim.out);
+    const Json summary = Json::parse(run.out());
+    const Json& live = summary["live"];
+    ASSERT_EQ(live["channels"].size(), 1u);
+    const Json& channel = live["channels"][0];
+    EXPECT_EQ(channel["id"].as_uint(), 7u);
+    ASSERT_EQ(channel["lines"].size(), 2u);
+    const Json& a = channel["lines"][0];
+    const Json& b = channel["lines"][1];
+    EXPECT_EQ(a["line"].as_string(), "A");
+    EXPECT_EQ(b["line"].as_string(), "B");
+    EXPECT_EQ(a["group"].as_string(), "239.255.93.1");
+    EXPECT_EQ(b["port"].as_uint(), 39532u);
+    // Loopback loses nothing at this rate: every packet the sim sent per line arrived.
+    EXPECT_EQ(a["packets"].as_uint(), truth["packets"]["sent_a"].as_uint());
+    EXPECT_EQ(b["packets"].as_uint(), truth["packets"]["sent_b"].as_uint());
+    EXPECT_GT(a["bytes"].as_uint(), a["packets"].as_uint());
+    EXPECT_GT(a["seq_gaps"].as_uint(), 0u);  // line A lost 10 %
+    EXPECT_EQ(b["seq_gaps"].as_uint(), 0u);
+    for (const Json* line : {&a, &b}) {
+        EXPECT_EQ((*line)["kernel_drops"].as_uint(), 0u);
+        EXPECT_EQ((*line)["rejected_source"].as_uint(), 0u);
+    }
+    const Json& arb = live["arbitration"];
+    EXPECT_TRUE(arb["enabled"].as_bool());
+    // Both lines carry the feed: each packet that came on both lines is
+    // taken once and dropped once (B carries all, A 90 %).
+    const std::uint64_t on_both = truth["packets"]["sent_a"].as_uint();
+    EXPECT_GT(arb["duplicate_packets"].as_uint(), on_both * 9 / 10);
+    EXPECT_LE(arb["duplicate_packets"].as_uint(), on_both);
+    EXPECT_EQ(arb["lost_on_both"].as_uint(), 0u);
+    for (const char* key : {"held_packets", "filled_holes", "unarbitrated", "unconfirmed_jumps"})
+        EXPECT_NO_THROW((void)arb[key].as_uint()) << key;
+    const Json& ring = live["ring"];
+    EXPECT_EQ(ring["capacity"].as_uint(), 65536u);
+    EXPECT_EQ(ring["overflow_packets"].as_uint(), 0u);
+    EXPECT_EQ(ring["overflow_events"].as_uint(), 0u);
+    EXPECT_EQ(ring["data_lost_marks"].as_uint(), 0u);
+    EXPECT_NO_THROW((void)ring["fill"].as_uint());
 }
 
 }  // namespace

@@ -1,0 +1,61 @@
+// How much memory a config makes the live handler allocate, from the sizes
+// the constructors themselves report (each class's bytes_for/…_bytes sits
+// next to the allocation it describes, so the two cannot drift apart
+// unnoticed by a reader). config.cpp refuses a config above
+// capacity.max_memory_mb with it; `tickgate config check` prints it.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "tickgate/book.hpp"
+#include "tickgate/config.hpp"
+#include "tickgate/metrics.hpp"
+#include "tickgate/receiver.hpp"
+#include "tickgate/sequencer.hpp"
+#include "tickgate/spsc_ring.hpp"
+#include "tickgate/state_log.hpp"
+
+namespace tickgate {
+
+std::uint64_t default_max_memory_mb() noexcept {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return 4096;
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 2 >> 20);
+}
+
+const MemoryPart& MemoryEstimate::largest() const {
+    return *std::max_element(parts.begin(), parts.end(),
+                             [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
+}
+
+MemoryEstimate estimate_memory(const Config& c) {
+    const Capacity& cap = c.capacity;
+    const auto channels = static_cast<std::uint32_t>(c.channels.size());
+    const std::size_t lines = 2 * std::size_t{channels};
+    const StateLogOptions log_defaults;  // what `tickgate run` gives its state log, apart from max_instruments
+    MemoryEstimate e;
+    e.parts = {
+        {"books", {"capacity.max_instruments", "capacity.book_depth"}, BookStore::bytes_for(cap.max_instruments, cap.book_depth)},
+        {"recovery pool", {"capacity.recovery_instruments", "capacity.recovery_depth"}, Sequencer::recovery_bytes(cap)},
+        {"event ring", {"receiver.ring_size"}, SpscRing<Event>::bytes_for(c.receiver.ring_size)},
+        // Sequencer state, the ring publisher's owed-DataLost flags, the
+        // metrics double buffer and the state log's was-suspect bitmap.
+        {"per-instrument state",
+         {"capacity.max_instruments"},
+         Sequencer::state_bytes(cap) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
+             2 * (std::size_t{cap.max_instruments} * sizeof(MetricsRegistry::InstrumentSample) +
+                  lines * sizeof(MetricsRegistry::LineSample)) +
+             (std::size_t{cap.max_instruments} + 63) / 64 * 8},
+        // Arbiter windows, decoder session table, packet scratch (the
+        // per-instrument flags are counted above), receive batch, state log ring.
+        {"receiver and arbiter",
+         {"receiver.arbitration_window", "receiver.batch"},
+         RingPublisher::bytes_for(0, c.receiver, channels) + Receiver::batch_bytes(c.receiver.batch) +
+             log_defaults.ring_capacity * sizeof(StateChange)},
+    };
+    for (const MemoryPart& p : e.parts) e.total_bytes += p.bytes;
+    return e;
+}
+
+}  // namespace tickgate
