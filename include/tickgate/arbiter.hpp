@@ -43,7 +43,7 @@ public:
     // can be held per channel (power of two); `hold_ns`: how long.
     PacketArbiter(std::uint32_t channels, std::uint32_t window, std::int64_t hold_ns)
         : window_(window), mask_(window - 1), hold_ns_(hold_ns), index_(kChannelIds, kNone), states_(channels),
-          slots_(std::size_t{channels} * window), delivered_(std::size_t{channels} * window) {}
+          slots_(std::size_t{channels} * window), delivered_(std::size_t{channels} * delivered_span(window)) {}
 
     // The configured channels own the slots (live): a packet of any other
     // channel id is passed on unarbitrated and can take no slot.
@@ -61,7 +61,8 @@ public:
     // What the constructor allocates (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t channels, std::uint32_t window) noexcept {
         return kChannelIds * sizeof(std::uint16_t) +
-               std::size_t{channels} * (sizeof(State) + window * (sizeof(Slot) + sizeof(DeliveredMark)));
+               std::size_t{channels} * (sizeof(State) + window * sizeof(Slot) +
+                                        delivered_span(window) * sizeof(DeliveredMark));
     }
 
     // Offers one datagram; deliver(span<const std::byte>, recv_ns, line) is
@@ -98,6 +99,13 @@ private:
         bool used;
         std::byte data[wire::kMaxDatagram];
     };
+    // How many delivered packet_seqs are remembered per channel: more than
+    // the hold window, since one line can run a whole receive batch (up to
+    // 1,024 datagrams) ahead of the other; a copy arriving later than that
+    // still goes to the sequencer, whose per-message rule drops it.
+    static constexpr std::uint64_t delivered_span(std::uint64_t window) noexcept {
+        return window > 4096 ? window : 4096;
+    }
     struct DeliveredMark {
         std::uint64_t packet_seq = 0;
         bool valid = false;
@@ -131,11 +139,15 @@ private:
     template <class Deliver>
     void deliver_marked(const State& st, std::uint64_t seq, std::span<const std::byte> d, std::int64_t recv_ns,
                         std::uint8_t line, Deliver& deliver) noexcept {
-        delivered_[st.first_slot + (seq & mask_)] = {seq, true};
+        delivered_[delivered_index(st, seq)] = {seq, true};
         deliver(d, recv_ns, line);
     }
+    [[nodiscard]] std::size_t delivered_index(const State& st, std::uint64_t seq) const noexcept {
+        const std::uint64_t span = delivered_span(window_);
+        return st.first_slot / window_ * span + (seq & (span - 1));
+    }
     [[nodiscard]] bool was_delivered(const State& st, std::uint64_t seq) const noexcept {
-        const DeliveredMark& m = delivered_[st.first_slot + (seq & mask_)];
+        const DeliveredMark& m = delivered_[delivered_index(st, seq)];
         return m.valid && m.packet_seq == seq;
     }
 
@@ -207,7 +219,7 @@ private:
     std::vector<std::uint16_t> index_;  // channel id -> state index
     std::vector<State> states_;
     std::vector<Slot> slots_;
-    std::vector<DeliveredMark> delivered_;  // [channel][seq & mask]: the last packet_seq delivered there
+    std::vector<DeliveredMark> delivered_;  // [channel][seq % delivered_span]: the last packet_seq delivered there
     std::uint32_t used_ = 0;
     bool fixed_channels_ = false;
     ArbiterCounters counters_;
@@ -242,7 +254,8 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         st.session = session;
         st.expected = seq;
         st.far_pending = false;
-        std::fill_n(delivered_.begin() + st.first_slot, window_, DeliveredMark{});  // packet_seq starts afresh
+        std::fill_n(delivered_.begin() + static_cast<std::ptrdiff_t>(delivered_index(st, 0)), delivered_span(window_),
+                    DeliveredMark{});  // packet_seq starts afresh
     } else if (session < st.session) {
         deliver(d, recv_ns, line);  // the decoder discards and counts it
         return;
