@@ -157,8 +157,8 @@ struct MetricsServerOptions {
 // few KB, not a thread, and the server keeps answering everyone else. Such
 // clients are also bounded: a request must arrive whole within
 // kRequestDeadline, and a connection beyond kMaxConnections closes the one
-// that has waited longest in its current read or write (the newcomer is
-// always served), so holding connections open cannot lock a scraper out.
+// that has waited longest in its current read or write rather than being
+// refused, so holding connections open cannot lock a scraper out.
 class MetricsServer {
 public:
     // Far more than the one or two Prometheus servers that scrape a handler.
