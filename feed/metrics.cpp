@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <iterator>
+#include <list>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -358,6 +359,14 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
 }
 
 // ---------------------------------------------------------------- HTTP server
+//
+// One thread, one io_context, every connection asynchronous: a client that
+// connects and sends nothing (or a byte now and then) holds a socket and a
+// few KB, never a thread. Two rules keep such clients from locking a scraper
+// out (see MetricsServer in the header):
+//  - a request must arrive whole within kRequestDeadline;
+//  - at most kMaxConnections are open, and a new connection closes the one
+//    that has waited longest in its current read or write, never itself.
 
 namespace {
 
@@ -366,35 +375,59 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-constexpr std::size_t kMaxConnections = 32;
-constexpr auto kIoTimeout = std::chrono::seconds(10);
+// Writing a response: generous, since the response is complete and a slow
+// reader that holds on is evicted like any other once the cap is reached.
+constexpr auto kWriteDeadline = std::chrono::seconds(10);
+
+class Session;
 
 struct ServerShared {
     const MetricsRegistry* registry;
     std::atomic<std::uint64_t>* requests;
-    std::size_t connections = 0;  // server thread only
+    // Open connections, least recently active first. Server thread only.
+    std::list<Session*> open;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
 public:
-    Session(tcp::socket socket, ServerShared& shared) : stream_(std::move(socket)), shared_(shared) {
-        ++shared_.connections;
-    }
-    ~Session() { --shared_.connections; }
+    Session(tcp::socket socket, ServerShared& shared)
+        : stream_(std::move(socket)), shared_(shared), place_(shared_.open.insert(shared_.open.end(), this)) {}
+    ~Session() { leave_open_list(); }
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
 
     void read() {
+        mark_active();
         parser_.emplace();
         parser_->header_limit(8192);
         parser_->body_limit(4096);
-        stream_.expires_after(kIoTimeout);
+        // One deadline for the whole request, not per byte: a client
+        // trickling a byte at a time is closed when it runs out.
+        stream_.expires_after(MetricsServer::kRequestDeadline);
         http::async_read(stream_, buffer_, *parser_,
                          [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
 
+    // Closes the connection to make room for a new one. It leaves the open
+    // list now, so the cap sees the room at once; the pending operation then
+    // completes with operation_aborted and releases the session.
+    void evict() {
+        leave_open_list();
+        stream_.close();
+    }
+
 private:
+    void mark_active() {
+        if (listed_) shared_.open.splice(shared_.open.end(), shared_.open, place_);
+    }
+    void leave_open_list() {
+        if (listed_) shared_.open.erase(place_);
+        listed_ = false;
+    }
+
     void on_read(beast::error_code ec) {
         if (ec) {
-            // end_of_stream, timeout, bad request or shutdown: drop the connection.
+            // end_of_stream, deadline, eviction, bad request or shutdown: drop the connection.
             beast::error_code ignored;
             stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
             return;
@@ -406,7 +439,13 @@ private:
         res->set(http::field::server, "tickgate");
         std::string_view target(req.target().data(), req.target().size());
         if (const auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
-        if ((req.method() == http::verb::get || req.method() == http::verb::head) && target == "/metrics") {
+        const bool get_or_head = req.method() == http::verb::get || req.method() == http::verb::head;
+        if (!get_or_head) {
+            res->result(http::status::method_not_allowed);
+            res->set(http::field::allow, "GET, HEAD");
+            res->set(http::field::content_type, "text/plain; charset=utf-8");
+            res->body() = "method not allowed: try GET /metrics\n";
+        } else if (target == "/metrics") {
             try {
                 res->result(http::status::ok);
                 res->set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -425,7 +464,8 @@ private:
         if (req.method() == http::verb::head) res->body().clear();  // Content-Length stays
         shared_.requests->fetch_add(1, std::memory_order_relaxed);
         res_ = res;
-        stream_.expires_after(kIoTimeout);
+        mark_active();
+        stream_.expires_after(kWriteDeadline);
         http::async_write(stream_, *res_, [self = shared_from_this()](beast::error_code wec, std::size_t) {
             self->on_write(wec);
         });
@@ -447,6 +487,8 @@ private:
     std::optional<http::request_parser<http::string_body>> parser_;
     std::shared_ptr<http::response<http::string_body>> res_;
     ServerShared& shared_;
+    std::list<Session*>::iterator place_;  // in shared_.open while listed_
+    bool listed_ = true;
 };
 
 }  // namespace
@@ -464,12 +506,10 @@ struct MetricsServer::Impl {
         acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
             if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
             if (!ec) {
-                if (shared.connections >= kMaxConnections) {
-                    beast::error_code ignored;
-                    socket.close(ignored);
-                } else {
-                    std::make_shared<Session>(std::move(socket), shared)->read();
-                }
+                // Refusing the newcomer instead would let a few idle clients
+                // lock every scraper out for as long as they care to stay.
+                if (shared.open.size() >= kMaxConnections) shared.open.front()->evict();
+                std::make_shared<Session>(std::move(socket), shared)->read();
             }
             accept();
         });

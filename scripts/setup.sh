@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config git python3
           libboost-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
-          iproute2 tcpreplay prometheus curl ca-certificates)
+          iproute2 tcpreplay prometheus prometheus-cpp-dev curl ca-certificates)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,11 +10,13 @@
 // reader, that publish is skipped (counted), never waited for.
 //
 // MetricsServer serves render() as `GET /metrics` over HTTP/1.1 (Boost.Beast)
-// on a thread of its own, on a loopback address unless told otherwise.
+// on a thread of its own, on a loopback address unless told otherwise; idle
+// or slow clients cannot lock a scraper out (see MetricsServer).
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -146,10 +148,25 @@ struct MetricsServerOptions {
 // a --metrics option. Throws std::invalid_argument with the reason.
 [[nodiscard]] MetricsServerOptions parse_metrics_listen(std::string_view text);
 
-// HTTP/1.1 on a thread of its own: `GET /metrics` answers render() with
-// Content-Type "text/plain; version=0.0.4"; anything else gets 404.
+// HTTP/1.1 on a thread of its own: `GET /metrics` (and HEAD) answers
+// render() with Content-Type "text/plain; version=0.0.4"; another path gets
+// 404, another method 405.
+//
+// Every connection is asynchronous on that one thread, so a client that
+// connects and sends nothing, or a byte now and then, costs a socket and a
+// few KB, not a thread, and the server keeps answering everyone else. Such
+// clients are also bounded: a request must arrive whole within
+// kRequestDeadline, and a connection beyond kMaxConnections closes the one
+// that has waited longest in its current read or write rather than being
+// refused, so holding connections open cannot lock a scraper out.
 class MetricsServer {
 public:
+    // Far more than the one or two Prometheus servers that scrape a handler.
+    static constexpr std::size_t kMaxConnections = 64;
+    // From the accept, or from the previous response on a kept-alive
+    // connection. A scraper sends its few hundred bytes at once.
+    static constexpr std::chrono::milliseconds kRequestDeadline{3000};
+
     MetricsServer(const MetricsRegistry& registry, MetricsServerOptions options = {});
     ~MetricsServer();  // stop()
     MetricsServer(const MetricsServer&) = delete;

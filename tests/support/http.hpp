@@ -21,11 +21,11 @@ struct HttpResponse {
     std::string body;
 };
 
-// `method path` to 127.0.0.1:port; waits up to 5 s for the answer.
-inline HttpResponse http_get(std::uint16_t port, const std::string& path, const std::string& method = "GET") {
-    HttpResponse r;
+// A TCP connection to 127.0.0.1:port whose receives give up after 5 s; the
+// descriptor, or -1.
+inline int connect_loopback(std::uint16_t port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return r;
+    if (fd < 0) return -1;
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
@@ -34,8 +34,16 @@ inline HttpResponse http_get(std::uint16_t port, const std::string& path, const 
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
         ::close(fd);
-        return r;
+        return -1;
     }
+    return fd;
+}
+
+// `method path` to 127.0.0.1:port; waits up to 5 s for the answer.
+inline HttpResponse http_get(std::uint16_t port, const std::string& path, const std::string& method = "GET") {
+    HttpResponse r;
+    const int fd = connect_loopback(port);
+    if (fd < 0) return r;
     const std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
     if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
         ::close(fd);
