@@ -95,6 +95,7 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
     s.ab_lost_both = ac.released_gaps.get();
     s.ab_unarbitrated = ac.unarbitrated.get();
     s.ab_unconfirmed_jumps = ac.unconfirmed_jumps.get();
+    s.ab_late_packets = ac.late_packets.get();
 
     const PublisherCounters& pc = h.publisher_counters();
     s.ring_overflow_packets = pc.ring_overflow_packets.get();
@@ -133,6 +134,8 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
         out.seq_gaps = ls->seq_gaps.get();
         out.kernel_drops = ls->kernel_drops.get();
         out.rejected_source = ls->rejected_source.get();
+        out.foreign_channel_packets = ls->foreign_channel_packets.get();
+        out.oversized = ls->oversized.get();
     }
     s.line_count = l;
 
@@ -161,6 +164,7 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     out.ab_lost_both = s.ab_lost_both;
     out.ab_unarbitrated = s.ab_unarbitrated;
     out.ab_unconfirmed_jumps = s.ab_unconfirmed_jumps;
+    out.ab_late_packets = s.ab_late_packets;
     out.ring_overflow_packets = s.ring_overflow_packets;
     out.ring_overflow_events = s.ring_overflow_events;
     out.data_lost_marks = s.data_lost_marks;
@@ -285,6 +289,12 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
                    [](const I& x) { return x.counters.unbuffered_deltas; });
     per_instrument("tickgate_instrument_book_overflows_total", C, "Price levels dropped beyond the book depth.",
                    [](const I& x) { return x.counters.book_overflows; });
+    per_instrument("tickgate_instrument_implausible_seq_total", C,
+                   "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped.",
+                   [](const I& x) { return x.counters.implausible_seq; });
+    per_instrument("tickgate_instrument_foreign_channel_messages_total", C,
+                   "Messages for the instrument on another channel than its own (rule 7), dropped.",
+                   [](const I& x) { return x.counters.foreign_channel; });
     per_instrument("tickgate_instrument_suspect", G, "1 while the instrument's book is suspect (gap not repaired).",
                    [](const I& x) { return x.suspect ? 1u : 0u; });
     per_instrument("tickgate_instrument_last_seq", G, "Last accepted instrument sequence number.",
@@ -309,6 +319,11 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
              [](const L& x) { return x.kernel_drops; });
     per_line("tickgate_line_rejected_source_total", "Datagrams from a source address not allowed for the channel.",
              [](const L& x) { return x.rejected_source; });
+    per_line("tickgate_line_foreign_channel_packets_total",
+             "Datagrams whose header named another channel than the line's (rule 7), dropped.",
+             [](const L& x) { return x.foreign_channel_packets; });
+    per_line("tickgate_line_oversized_total", "Datagrams larger than the receive slot (malformed), dropped whole.",
+             [](const L& x) { return x.oversized; });
 
     // A/B arbitration.
     w.single("tickgate_ab_duplicate_packets_total", C, "Second copies of packets (other line) dropped.",
@@ -322,6 +337,9 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     w.single("tickgate_ab_unconfirmed_jump_packets_total", C,
              "Packets beyond the arbitration window passed on without moving the channel (not yet followed).",
              s.ab_unconfirmed_jumps);
+    w.single("tickgate_ab_late_packets_total", C,
+             "Packets below the next expected one that were never delivered, passed on to the sequencer.",
+             s.ab_late_packets);
 
     // Ring between the network and engine threads.
     w.single("tickgate_ring_overflow_packets_total", C, "Datagrams dropped because the event ring was full.",

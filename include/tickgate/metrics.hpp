@@ -66,7 +66,8 @@ public:
     struct LineSample {
         std::uint16_t channel = 0;
         std::uint8_t line = 0;  // 0 = A, 1 = B
-        std::uint64_t packets = 0, bytes = 0, seq_gaps = 0, kernel_drops = 0, rejected_source = 0;
+        std::uint64_t packets = 0, bytes = 0, seq_gaps = 0, kernel_drops = 0, rejected_source = 0,
+                      foreign_channel_packets = 0, oversized = 0;
     };
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet
@@ -78,7 +79,7 @@ public:
         std::uint64_t out_of_range = 0, session_resets = 0;
         // Arbiter.
         std::uint64_t ab_duplicate_packets = 0, ab_held_packets = 0, ab_filled_holes = 0, ab_lost_both = 0,
-                      ab_unarbitrated = 0, ab_unconfirmed_jumps = 0;
+                      ab_unarbitrated = 0, ab_unconfirmed_jumps = 0, ab_late_packets = 0;
         // Ring.
         std::uint64_t ring_overflow_packets = 0, ring_overflow_events = 0, data_lost_marks = 0;
         std::uint64_t ring_fill = 0, ring_capacity = 0;

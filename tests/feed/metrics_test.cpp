@@ -171,10 +171,14 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
         ASSERT_TRUE(sender.send(ga, 39501, d));
         ASSERT_TRUE(sender.send(gb, 39502, d));
     }
+    PacketBuilder foreign(6, 1, 1, t);  // channel 6's header on channel 5's line A: dropped (rule 7)
+    foreign.quote(7, 3, t, 1, 1, 2, 1);
+    ASSERT_TRUE(sender.send(ga, 39501, foreign.bytes()));
     const Sequencer& seq = h.sequencer();
     ASSERT_TRUE(poll_until(h, [&] {
         return seq.state(7).counters.heartbeats == 1 && seq.state(9).counters.lost == 3 &&
-               h.arbiter_counters().duplicate_packets.get() == 3;
+               h.arbiter_counters().duplicate_packets.get() == 3 &&
+               h.line_stats()[0]->foreign_channel_packets.get() == 1;
     })) << "the datagrams did not all arrive";
 
     GateRejections rejections;
@@ -207,7 +211,13 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     EXPECT_TRUE(has_line(m, "tickgate_malformed_packets_total 0")) << m;
     EXPECT_TRUE(has_line(m, "tickgate_ab_duplicate_packets_total 3")) << m;
     EXPECT_TRUE(has_line(m, "tickgate_ab_lost_both_total 0")) << m;
-    EXPECT_TRUE(has_line(m, R"(tickgate_line_packets_total{channel="5",line="A"} 3)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_line_packets_total{channel="5",line="A"} 4)")) << m;  // the foreign one too
+    EXPECT_TRUE(has_line(m, R"(tickgate_line_foreign_channel_packets_total{channel="5",line="A"} 1)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_line_foreign_channel_packets_total{channel="5",line="B"} 0)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_line_oversized_total{channel="5",line="A"} 0)")) << m;
+    EXPECT_TRUE(has_line(m, "tickgate_ab_late_packets_total 0")) << m;
+    EXPECT_TRUE(has_line(m, "tickgate_instrument_implausible_seq_total" + i7 + " 0")) << m;
+    EXPECT_TRUE(has_line(m, "tickgate_instrument_foreign_channel_messages_total" + i7 + " 0")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_line_packets_total{channel="5",line="B"} 3)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_line_kernel_drops_total{channel="5",line="A"} 0)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_gate_rejections_total{reason="suspect"} 1)")) << m;
