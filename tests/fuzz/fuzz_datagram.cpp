@@ -4,7 +4,8 @@
 // Input format (see README.md):
 //   byte 0            flags: bit0 arbiter on, bit1 learn definitions off,
 //                     bit2 static definitions for ids 1..3, bit3 clock offsets
-//                     on channels 1 and 2
+//                     on channels 1 and 2, bit4 instruments not bound to
+//                     channels (offline replay without a config)
 //   then records:     u16 LE header, then the datagram bytes
 //                     header bits 0..10  length (values > 1400 wrap: len % 1401;
 //                                         cut short by the end of the input)
@@ -16,9 +17,12 @@
 // events per datagram within wire::max_events_for, seen_ids consistent,
 // the gate consistent with the state, and per event the spec's rules for the
 // verdict (a duplicate changes nothing, a heartbeat gap does not refresh
-// liveness and moves last_seq forward, ...). With the arbiter: every packet
-// delivered once or counted as a duplicate, per-channel delivery in
-// packet_seq order, no hold left past its deadline after expire().
+// liveness and moves last_seq forward, an implausible jump or another
+// channel's message changes nothing, ...), and a packet never changes an
+// instrument of another channel than its header's (rule 7). With the
+// arbiter: every packet delivered once or counted as a duplicate, per-channel
+// delivery in packet_seq order (but for the packets it passes on unordered,
+// counted), no hold left past its deadline after expire().
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -57,12 +61,13 @@ bool same_except_counters(const InstrumentState& a, const InstrumentState& b) {
 bool same(const InstrumentState& a, const InstrumentState& b) {
     const auto& x = a.counters;
     const auto& y = b.counters;
-    return same_except_counters(a, b) && a.seen == b.seen && a.channel_id == b.channel_id &&
+    return same_except_counters(a, b) && a.seen == b.seen && a.bound == b.bound && a.channel_id == b.channel_id &&
            a.clock_offset_ns == b.clock_offset_ns && x.accepted == y.accepted && x.duplicates == y.duplicates &&
            x.lost == y.lost && x.gap_events == y.gap_events && x.heartbeats == y.heartbeats &&
            x.snapshots_applied == y.snapshots_applied && x.stale_snapshots == y.stale_snapshots &&
            x.recovered == y.recovered && x.unbuffered_deltas == y.unbuffered_deltas &&
-           x.book_overflows == y.book_overflows;
+           x.book_overflows == y.book_overflows && x.implausible_seq == y.implausible_seq &&
+           x.foreign_channel == y.foreign_channel;
 }
 
 void check_counters_monotonic(const InstrumentCounters& b, const InstrumentCounters& a) {
@@ -76,6 +81,8 @@ void check_counters_monotonic(const InstrumentCounters& b, const InstrumentCount
     FUZZ_CHECK(a.recovered >= b.recovered);
     FUZZ_CHECK(a.unbuffered_deltas >= b.unbuffered_deltas);
     FUZZ_CHECK(a.book_overflows >= b.book_overflows);
+    FUZZ_CHECK(a.implausible_seq >= b.implausible_seq);
+    FUZZ_CHECK(a.foreign_channel >= b.foreign_channel);
 }
 
 // Checks one Update against the instrument's state before (`prev`) and after
@@ -124,6 +131,21 @@ void check_update(const Update& u, const InstrumentState& prev, const Instrument
             FUZZ_CHECK(cur.counters.lost == prev.counters.lost + u.lost);
             FUZZ_CHECK(cur.last_alive_ns == prev.last_alive_ns && cur.alive == prev.alive);
             break;
+        case Verdict::kImplausible:
+            // Rule 6: more than 10^9 ahead of a known last_seq; dropped, nothing changes.
+            FUZZ_CHECK(prev.known);
+            FUZZ_CHECK(same_except_counters(prev, cur));
+            FUZZ_CHECK(cur.counters.implausible_seq == prev.counters.implausible_seq + 1);
+            FUZZ_CHECK(cur.counters.accepted == prev.counters.accepted && cur.counters.lost == prev.counters.lost);
+            FUZZ_CHECK(u.lost == 0 && !u.book_changed);
+            break;
+        case Verdict::kForeignChannel:
+            // Rule 7: the instrument belongs to another channel; dropped, nothing changes.
+            FUZZ_CHECK(prev.bound && cur.bound && cur.channel_id == prev.channel_id);
+            FUZZ_CHECK(same_except_counters(prev, cur));
+            FUZZ_CHECK(cur.counters.foreign_channel == prev.counters.foreign_channel + 1);
+            FUZZ_CHECK(u.lost == 0 && !u.book_changed);
+            break;
         case Verdict::kSnapshotStale:
             FUZZ_CHECK(prev.known && !prev.suspect);
             FUZZ_CHECK(same_except_counters(prev, cur));
@@ -170,6 +192,8 @@ public:
             seq.set_clock_offset(1, 1'500'000'000);
             seq.set_clock_offset(2, -700'000'000);
         }
+        bind_channels_ = (flags & 16) == 0;
+        seq.set_bind_instruments_to_channels(bind_channels_);
         const std::uint32_t n = seq.max_instruments();
         shadow_.resize(n);
         for (std::uint32_t id = 0; id < n; ++id) shadow_[id] = seq.state(id);
@@ -226,6 +250,12 @@ private:
             unconfirmed_seen_ = u;
             return;
         }
+        // So is a packet below the next expected one that was never delivered
+        // (given up, or before the channel's start): the sequencer decides.
+        if (const std::uint64_t l = arbiter_->counters().late_packets.get(); l != late_seen_) {
+            late_seen_ = l;
+            return;
+        }
         for (auto& c : order_) {
             if (c.channel != hdr.channel_id()) continue;
             const std::uint32_t session = hdr.session();
@@ -248,6 +278,7 @@ private:
         const Sequencer& seq = h.sequencer();
         const std::uint32_t n = seq.max_instruments();
         const auto before = fuzz::snapshot(h.decoder().counters());
+        const std::vector<InstrumentState> states_before = shadow_;
         std::size_t events = 0;
         bool reset = false;
         const wire::DecodeResult r = h.on_datagram(d, t, line, [&](const Update& u) {
@@ -283,6 +314,20 @@ private:
         fuzz::check_decoder_step(before, fuzz::snapshot(h.decoder().counters()), r, d);
         // Each event touched only the instrument it reported (or a channel's on reset).
         for (std::uint32_t id = 0; id < n; ++id) FUZZ_CHECK(same(shadow_[id], seq.state(id)));
+        // Rule 7: a packet changes only instruments of the channel its header
+        // names (one it binds, or one already bound to that channel), apart
+        // from the count of its own dropped messages.
+        const wire::PacketHeaderView hdr(d);
+        if (bind_channels_ && hdr.valid()) {
+            for (std::uint32_t id = 0; id < n; ++id) {
+                const InstrumentState& was = states_before[id];
+                const InstrumentState& now = seq.state(id);
+                if (same_except_counters(was, now) && was.bound == now.bound && was.channel_id == now.channel_id)
+                    continue;
+                FUZZ_CHECK(now.channel_id == hdr.channel_id());
+                FUZZ_CHECK(!was.bound || was.channel_id == hdr.channel_id());
+            }
+        }
         check_books(seq);
         fuzz::check_seen(seq);
         for (const std::int64_t dt : {std::int64_t{0}, std::int64_t{251'000'000}, std::int64_t{2'100'000'000}}) {
@@ -298,6 +343,8 @@ private:
     std::uint64_t offered_ = 0;
     std::uint64_t delivered_ = 0;
     std::uint64_t unconfirmed_seen_ = 0;  // arbiter's unconfirmed_jumps at the last delivery
+    std::uint64_t late_seen_ = 0;         // arbiter's late_packets at the last delivery
+    bool bind_channels_ = true;
 };
 
 }  // namespace
