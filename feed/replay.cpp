@@ -282,6 +282,15 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     out += fmt::format("packets {}  messages {}  malformed {}  unknown {}  stale-session {}\n", dc.packets.get(),
                        dc.messages.get(), dc.malformed_packets.get(), dc.unknown_messages.get(),
                        dc.stale_session_packets.get());
+    std::uint64_t foreign = 0, implausible = 0, foreign_messages = 0;
+    for (const ChannelPacketCount& c : ctx.foreign_channel_packets) foreign += c.packets;
+    for (const std::uint32_t id : seq.seen_ids()) {
+        implausible += seq.state(id).counters.implausible_seq;
+        foreign_messages += seq.state(id).counters.foreign_channel;
+    }
+    if (foreign + implausible + foreign_messages > 0)  // rules 6 and 7: worth a look
+        out += fmt::format("dropped: foreign-channel packets {}  foreign-channel messages {}  implausible seq {}\n",
+                           foreign, foreign_messages, implausible);
     if (ctx.truncation)
         out += fmt::format("capture cut short: {} intact records replayed, the rest ({} of {} bytes) is incomplete\n",
                            ctx.truncation->intact_records,
