@@ -11,8 +11,26 @@
 namespace tickgate {
 
 namespace text_detail {
-inline constexpr char kHex[] = "0123456789abcdef";
+// Printable ASCII is kept, a byte of `specials` gets a backslash before it,
+// every other byte becomes `prefix` and two hex digits.
+inline void append_escaped(std::string& out, std::string_view s, std::string_view specials,
+                           std::string_view prefix) {
+    constexpr char kHex[] = "0123456789abcdef";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (specials.find(ch) != std::string_view::npos) {
+            out += '\\';
+            out += ch;
+        } else if (c >= 0x20 && c <= 0x7e) {
+            out += ch;
+        } else {
+            out += prefix;
+            out += kHex[c >> 4];
+            out += kHex[c & 0x0f];
+        }
+    }
 }
+}  // namespace text_detail
 
 // For terminals and logs: printable ASCII (0x20..0x7e) is kept, a backslash
 // is doubled, every other byte becomes the four characters `\xHH`. ESC, the
@@ -22,18 +40,7 @@ inline constexpr char kHex[] = "0123456789abcdef";
 // keeps a symbol that literally reads `\x1b` distinguishable from one that
 // holds an ESC byte.
 inline void append_printable(std::string& out, std::string_view s) {
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c >= 0x20 && c <= 0x7e) {
-            out += ch;
-        } else {
-            out += "\\x";
-            out += text_detail::kHex[c >> 4];
-            out += text_detail::kHex[c & 0x0f];
-        }
-    }
+    text_detail::append_escaped(out, s, "\\", "\\x");
 }
 
 [[nodiscard]] inline std::string printable(std::string_view s) {
@@ -49,19 +56,7 @@ inline void append_printable(std::string& out, std::string_view s) {
 // the same value: the output is plain ASCII and always valid JSON, and a
 // reader gets the original bytes back as code points U+0000..U+00FF.
 inline void append_json_escaped(std::string& out, std::string_view s) {
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c >= 0x20 && c <= 0x7e) {
-            out += ch;
-        } else {
-            out += "\\u00";
-            out += text_detail::kHex[c >> 4];
-            out += text_detail::kHex[c & 0x0f];
-        }
-    }
+    text_detail::append_escaped(out, s, "\"\\", "\\u00");
 }
 
 [[nodiscard]] inline std::string json_escape(std::string_view s) {

@@ -57,7 +57,6 @@ void expect_demo_channel(const Config& c) {
     EXPECT_EQ(ch.b.group, "239.255.10.2");
     EXPECT_EQ(ch.b.port, 31002);
     EXPECT_EQ(ch.b.interface, "127.0.0.1");
-    EXPECT_TRUE(ch.sources.empty());
     EXPECT_EQ(ch.clock_offset_ns, 0);
 }
 
@@ -75,12 +74,14 @@ TEST(Config, DefaultFileHoldsTheDefaults) {
     EXPECT_EQ(c.source, path);
     expect_default_settings(c);
     expect_demo_channel(c);
+    EXPECT_TRUE(c.channels[0].sources.empty());  // the default: any sender
     EXPECT_TRUE(c.instruments.empty());
 }
 
 TEST(Config, DemoFileLoads) {
     const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/demo.toml");
     expect_demo_channel(c);
+    EXPECT_EQ(c.channels[0].sources, std::vector<std::string>{"127.0.0.1"});  // as the README recommends
     EXPECT_EQ(c.gate.stale_ms, 250);
     EXPECT_EQ(c.gate.source_age_ms, 2000);
     const char* symbols[] = {"EURUSD", "GBPUSD", "USDJPY", "AUDUSD", "USDCHF", "USDCAD", "NZDUSD", "EURGBP"};
