@@ -155,6 +155,7 @@ int Receiver::receive(std::size_t si) noexcept {
 }
 
 const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
+    oversized_ = false;
     Batch& b = *batch_;
     Socket& s = *sockets_[si];
     LineStats& st = *stats_[si];
@@ -189,7 +190,8 @@ const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
     }
     // Larger than the slot: the kernel kept only its first kSlotBytes. A
     // prefix of a packet is not the packet: drop it whole, count it.
-    if ((m.msg_hdr.msg_flags & MSG_TRUNC) != 0) {
+    oversized_ = (m.msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    if (oversized_) {
         st.oversized.add();
         return nullptr;
     }

@@ -91,6 +91,7 @@ private:
     std::unique_ptr<Batch> batch_;
     std::unique_ptr<::pollfd[]> pollfds_;
     RawDatagram current_{};
+    bool oversized_ = false;  // datagram() returned nullptr for an oversized datagram
     std::int64_t drained_until_ = 0;
 };
 
@@ -109,6 +110,10 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
             if (const RawDatagram* d = datagram(s, i)) {
                 sink(*d);
                 ++handed;
+            } else if (oversized_) {
+                // A sink that decodes counts it as malformed too; one that
+                // only records (capture) has nothing to do with it.
+                if constexpr (requires { sink.oversized(); }) sink.oversized();
             }
         }
     }
@@ -139,6 +144,9 @@ public:
                                                std::uint32_t channels) noexcept;
 
     void operator()(const RawDatagram& d) noexcept;
+    // A datagram larger than the receive slot was dropped by the receiver:
+    // malformed, as the spec counts a datagram it cannot read whole.
+    void oversized() noexcept { decoder_.count_malformed_unread(); }
     // Releases arbitration holds whose time is up; call when idle.
     void expire(std::int64_t now_ns) noexcept;
     // Earliest arbitration deadline (INT64_MAX: nothing held).

@@ -133,6 +133,12 @@ public:
                         std::uint8_t line, Sink&& sink) noexcept;
 
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
+    // Counts a packet that never reached decode() because it could not be
+    // read whole (larger than the receiver's slot): a malformed packet.
+    void count_malformed_unread() noexcept {
+        counters_.packets.add();
+        counters_.malformed_packets.add();
+    }
 
 private:
     static constexpr std::size_t kChannels = 65536;

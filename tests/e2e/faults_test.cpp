@@ -274,7 +274,8 @@ TEST(OversizedDatagram, IsDroppedWholeAndCountedNotDecodedFromItsPrefix) {
     }
     EXPECT_EQ(oversized, 1u);
     EXPECT_EQ(packets, 1u) << "only the normal packet is a packet of the line";
-    EXPECT_EQ(h.decoder_counters().packets.get(), 1u);
+    EXPECT_EQ(h.decoder_counters().packets.get(), 2u) << "the normal packet and the oversized one";
+    EXPECT_EQ(h.decoder_counters().malformed_packets.get(), 1u) << "an oversized datagram is a malformed packet";
 }
 
 }  // namespace
