@@ -25,6 +25,7 @@
 
 #include <toml++/toml.h>
 
+#include "tickgate/capture.hpp"  // parse_ipv4
 #include "tickgate/text.hpp"
 
 namespace tickgate {
@@ -83,26 +84,6 @@ std::string range_text(std::int64_t lo, std::int64_t hi) {
     using L = std::numeric_limits<std::int64_t>;
     if (lo == L::min() && hi == L::max()) return "integer";
     return "integer in " + std::to_string(lo) + ".." + std::to_string(hi);
-}
-
-// Strict dotted quad: four decimal numbers 0..255, no leading zeros (which
-// inet_aton would read as octal), nothing else.
-std::optional<std::uint32_t> parse_ipv4(std::string_view s) {
-    std::uint32_t addr = 0;
-    for (int i = 0; i < 4; ++i) {
-        if (i > 0) {
-            if (s.empty() || s.front() != '.') return std::nullopt;
-            s.remove_prefix(1);
-        }
-        unsigned part = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), part);
-        const auto len = static_cast<std::size_t>(end - s.data());
-        if (ec != std::errc{} || len > 3 || part > 255 || (len > 1 && s.front() == '0')) return std::nullopt;
-        addr = addr << 8 | part;
-        s.remove_prefix(len);
-    }
-    if (!s.empty()) return std::nullopt;
-    return addr;
 }
 
 constexpr bool is_multicast(std::uint32_t a) { return (a >> 28) == 0xE; }
