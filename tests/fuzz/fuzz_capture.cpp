@@ -76,8 +76,12 @@ void replay(const Config& cfg, bool arbitrate) {
         FUZZ_CHECK(r.filtered_out <= r.frames.udp_datagrams);
         FUZZ_CHECK(r.any_records == (r.frames.records > 0));
         if (!arbitrate) FUZZ_CHECK(r.duplicate_packets == 0);
-        // Every datagram kept reaches the decoder, except duplicate copies.
-        FUZZ_CHECK(h.decoder().counters().packets.get() + r.duplicate_packets ==
+        // Every datagram kept reaches the decoder, except duplicate copies and
+        // those whose header names another channel than their line's (rule 7).
+        std::uint64_t foreign = 0;
+        for (const ChannelPacketCount& c : r.foreign_channel_packets) foreign += c.packets;
+        if (cfg.channels.empty()) FUZZ_CHECK(foreign == 0);  // no lines, no binding: the header decides
+        FUZZ_CHECK(h.decoder().counters().packets.get() + r.duplicate_packets + foreign ==
                    r.frames.udp_datagrams - r.filtered_out);
     } catch (const CaptureError& e) {
         FUZZ_CHECK(e.what()[0] != '\0');
