@@ -55,6 +55,15 @@ Update Sequencer::apply_other(const Event& ev) noexcept {
         ++counters_.out_of_range;
         return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
     }
+    if (ev.kind == EventKind::kDataLost) {
+        // From the transport, not the wire: the instrument's data was lost
+        // whichever channel the dropped packet named, and it binds nothing.
+        InstrumentState& st = states_[ev.instrument_id];
+        if (!st.seen) seen_ids_.push_back(ev.instrument_id);
+        st.seen = true;
+        st.suspect = true;
+        return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
+    }
     InstrumentState* const touched = touch(ev);
     if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, states_[ev.instrument_id].suspect, 0};
     InstrumentState& st = *touched;
@@ -63,9 +72,6 @@ Update Sequencer::apply_other(const Event& ev) noexcept {
         case EventKind::kDelta: return on_delta(st, ev);
         case EventKind::kHeartbeat: return on_heartbeat(st, ev);
         case EventKind::kDefinition: return on_definition(st, ev);
-        case EventKind::kDataLost:
-            st.suspect = true;
-            return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
         default: return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};  // unreachable
     }
 }

@@ -5,13 +5,14 @@
 // then it is released and the sequencer sees (and counts) the gap. Without
 // it, a line running one receive batch ahead of the other would make the
 // sequencer count gaps that the slower line is about to fill.
-// A packet further ahead than the window moves the channel only once the
-// next packet confirms it (seq + 1), and never by more than the spec's
-// plausible jump (QFB1.md rule 6): a forged or corrupt packet_seq is passed
-// on but cannot make every genuine packet after it look old. A packet below
-// the next expected one is dropped as a duplicate only if the arbiter
-// delivered that very packet_seq (it remembers a window of them); any other
-// goes on, and the sequencer's per-message rule decides.
+// A packet is a duplicate only if the arbiter delivered that very packet:
+// same packet_seq and same bytes (send time, length) — it remembers the last
+// 4,096 per channel. Anything else goes on to the sequencer, whose
+// per-message rule decides. A packet further ahead than the window is passed
+// on at once; the channel jumps to it only when the other line's copy of it
+// arrives (both lines lost what lies below) and never by more than the
+// spec's plausible jump (QFB1.md rule 6), so a forged or corrupt packet_seq
+// cannot make the genuine packets after it look old.
 // No allocation after construction; one thread (the network thread).
 #pragma once
 
@@ -33,7 +34,7 @@ struct ArbiterCounters {
     RelaxedCounter released_gaps;      // packet seqs given up as lost on both lines
     RelaxedCounter unarbitrated;       // passed through: bad header, unconfigured or too many channels
     RelaxedCounter unconfirmed_jumps;  // packets beyond the window passed on without moving the channel
-    RelaxedCounter late_packets;       // below the window and not known delivered: passed on to the sequencer
+    RelaxedCounter late_packets;       // not a copy of a packet delivered (given up, or other bytes): passed on
 };
 
 class PacketArbiter {
@@ -99,15 +100,28 @@ private:
         bool used;
         std::byte data[wire::kMaxDatagram];
     };
-    // How many delivered packet_seqs are remembered per channel: more than
-    // the hold window, since one line can run a whole receive batch (up to
-    // 1,024 datagrams) ahead of the other; a copy arriving later than that
-    // still goes to the sequencer, whose per-message rule drops it.
+    // How many delivered packets are remembered per channel: more than the
+    // hold window, since one line can run a whole receive batch (up to 1,024
+    // datagrams) ahead of the other; a copy arriving later than that still
+    // goes to the sequencer, whose per-message rule drops it.
     static constexpr std::uint64_t delivered_span(std::uint64_t window) noexcept {
         return window > 4096 ? window : 4096;
     }
+    // What tells two packets with the same packet_seq apart. The A and B
+    // copies of a packet are byte-identical, so another send time or length
+    // is another packet (forged, corrupt, or an old capture's), never a copy.
+    struct Fingerprint {
+        std::int64_t send_ns = 0;
+        std::uint16_t len = 0;
+        bool operator==(const Fingerprint&) const = default;
+    };
+    [[nodiscard]] static Fingerprint fingerprint(std::span<const std::byte> d) noexcept {
+        return {wire::PacketHeaderView(d).send_time_ns(), static_cast<std::uint16_t>(d.size())};
+    }
     struct DeliveredMark {
         std::uint64_t packet_seq = 0;
+        Fingerprint fp;
+        std::uint8_t line = 0;
         bool valid = false;
     };
     struct State {
@@ -117,71 +131,87 @@ private:
         std::uint32_t held = 0;
         std::uint32_t first_slot = 0;
         bool started = false;
-        bool far_pending = false;     // a packet beyond the window was passed on ...
-        std::uint64_t far_seq = 0;    // ... with this seq; far_seq + 1 confirms the jump
     };
 
-    template <class Deliver>
-    void drain(State& st, Deliver& deliver) noexcept {
-        // Deliver consecutive held packets from `expected` on.
-        while (st.held > 0) {
-            Slot& s = slots_[st.first_slot + (st.expected & mask_)];
-            if (!s.used || s.packet_seq != st.expected) break;
-            s.used = false;
-            --st.held;
-            ++st.expected;
-            deliver_marked(st, s.packet_seq, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line, deliver);
-        }
-    }
-
-    // Delivers an arbitrated packet and remembers its packet_seq, so that a
-    // later copy is known to be a duplicate.
-    template <class Deliver>
-    void deliver_marked(const State& st, std::uint64_t seq, std::span<const std::byte> d, std::int64_t recv_ns,
-                        std::uint8_t line, Deliver& deliver) noexcept {
-        delivered_[delivered_index(st, seq)] = {seq, true};
-        deliver(d, recv_ns, line);
-    }
     [[nodiscard]] std::size_t delivered_index(const State& st, std::uint64_t seq) const noexcept {
         const std::uint64_t span = delivered_span(window_);
         return st.first_slot / window_ * span + (seq & (span - 1));
     }
-    [[nodiscard]] bool was_delivered(const State& st, std::uint64_t seq) const noexcept {
+    [[nodiscard]] const DeliveredMark* delivered_mark(const State& st, std::uint64_t seq) const noexcept {
         const DeliveredMark& m = delivered_[delivered_index(st, seq)];
-        return m.valid && m.packet_seq == seq;
+        return m.valid && m.packet_seq == seq ? &m : nullptr;
+    }
+    [[nodiscard]] bool is_held(const State& st, std::uint64_t seq) const noexcept {
+        const Slot& s = slots_[st.first_slot + (seq & mask_)];
+        return s.used && s.packet_seq == seq;
     }
 
-    // Gives up on the hole at `expected`: skips to the oldest held packet.
+    // Delivers a packet and remembers it, so that a later copy of it (same
+    // packet_seq, same bytes) is known to be a duplicate.
+    template <class Deliver>
+    void deliver_marked(const State& st, std::uint64_t seq, std::span<const std::byte> d, std::int64_t recv_ns,
+                        std::uint8_t line, Deliver& deliver) noexcept {
+        delivered_[delivered_index(st, seq)] = {seq, fingerprint(d), line, true};
+        deliver(d, recv_ns, line);
+    }
+
+    // Moves `expected` over what can go now: held packets (delivered in
+    // order) and packets already passed on ahead of the window.
+    template <class Deliver>
+    void advance(State& st, Deliver& deliver) noexcept {
+        for (;;) {
+            if (st.held > 0 && is_held(st, st.expected)) {
+                Slot& s = slots_[st.first_slot + (st.expected & mask_)];
+                s.used = false;
+                --st.held;
+                ++st.expected;
+                deliver_marked(st, s.packet_seq, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line,
+                               deliver);
+            } else if (delivered_mark(st, st.expected) != nullptr) {
+                ++st.expected;
+            } else {
+                return;
+            }
+        }
+    }
+
+    // Gives up on the hole at `expected`: skips to the next packet held or
+    // already passed on (one exists within the window while anything is held).
     template <class Deliver>
     void skip_hole(State& st, Deliver& deliver) noexcept {
         for (std::uint64_t d = 1; d < window_; ++d) {  // offsets: packet_seq may wrap near 2^64
             const std::uint64_t k = st.expected + d;
-            const Slot& s = slots_[st.first_slot + (k & mask_)];
-            if (s.used && s.packet_seq == k) {
+            if (is_held(st, k) || delivered_mark(st, k) != nullptr) {
                 counters_.released_gaps.add(k - st.expected);
                 st.expected = k;
                 break;
             }
         }
-        drain(st, deliver);
+        advance(st, deliver);
         if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
     }
 
     // Delivers the held packets below `target` (> expected) in order, gives
-    // up every other seq below it, and makes `target` the next expected.
+    // up every other seq below it that was not passed on already, and makes
+    // `target` the next expected.
     template <class Deliver>
     void release_below(State& st, std::uint64_t target, Deliver& deliver) noexcept {
         const std::uint64_t span = target - st.expected;
+        const std::uint64_t scan = std::min<std::uint64_t>(span, delivered_span(window_));
         std::uint64_t next = st.expected;  // lowest seq not yet delivered or given up
-        for (std::uint64_t d = 0; d < span && d < window_ && st.held > 0; ++d) {
+        for (std::uint64_t d = 0; d < scan; ++d) {
             const std::uint64_t k = st.expected + d;  // < target: cannot wrap
-            Slot& s = slots_[st.first_slot + (k & mask_)];
-            if (!s.used || s.packet_seq != k) continue;
-            counters_.released_gaps.add(k - next);
-            s.used = false;
-            --st.held;
-            next = k + 1;
-            deliver_marked(st, k, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line, deliver);
+            if (is_held(st, k)) {
+                counters_.released_gaps.add(k - next);
+                Slot& s = slots_[st.first_slot + (k & mask_)];
+                s.used = false;
+                --st.held;
+                next = k + 1;
+                deliver_marked(st, k, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line, deliver);
+            } else if (delivered_mark(st, k) != nullptr) {
+                counters_.released_gaps.add(k - next);
+                next = k + 1;
+            }
         }
         counters_.released_gaps.add(target - next);
         st.expected = target;
@@ -253,45 +283,39 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         st.started = true;
         st.session = session;
         st.expected = seq;
-        st.far_pending = false;
         std::fill_n(delivered_.begin() + static_cast<std::ptrdiff_t>(delivered_index(st, 0)), delivered_span(window_),
                     DeliveredMark{});  // packet_seq starts afresh
     } else if (session < st.session) {
         deliver(d, recv_ns, line);  // the decoder discards and counts it
         return;
     }
-    if (seq < st.expected) {
-        if (was_delivered(st, seq)) {
-            counters_.duplicate_packets.add();
-            return;
+    const Fingerprint fp = fingerprint(d);
+    if (const DeliveredMark* m = delivered_mark(st, seq); m != nullptr && m->fp == fp) {
+        counters_.duplicate_packets.add();
+        // A copy from the other line of a packet passed on ahead of `expected`:
+        // both lines carry it, so both really lost what lies below it. (One
+        // line's packets, forged or corrupt, can never move the channel.)
+        if (seq > st.expected && m->line != line && seq - st.expected <= kImplausibleSeqJump) {
+            release_below(st, seq, deliver);
+            advance(st, deliver);
+            if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
         }
-        // Given up as lost, before this channel's start, or below a jump: not
-        // known to be a copy, so the sequencer's per-message rule decides.
-        counters_.late_packets.add();
-        deliver(d, recv_ns, line);
         return;
     }
-    if (st.far_pending && seq > st.expected && seq - st.far_seq <= 1) {
-        if (seq == st.far_seq) {
-            counters_.duplicate_packets.add();  // the other copy of the packet passed on
-            return;
-        }
-        // far_seq + 1: both lines really lost that much. What is held below
-        // far_seq goes in order, the rest below it is given up; far_seq
-        // itself went already, so this packet is next.
-        st.far_pending = false;
-        release_below(st, st.far_seq, deliver);
-        st.expected = seq + 1;
-        deliver_marked(st, seq, d, recv_ns, line, deliver);
-        drain(st, deliver);
-        if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
+    if (seq < st.expected) {
+        // Given up as lost, from before the channel's start, or other bytes
+        // than the packet delivered with this seq: not known to be a copy, so
+        // it goes on and the sequencer's per-message rule decides.
+        counters_.late_packets.add();
+        if (st.expected - seq < delivered_span(window_)) deliver_marked(st, seq, d, recv_ns, line, deliver);
+        else deliver(d, recv_ns, line);
         return;
     }
     if (seq == st.expected) {
         ++st.expected;
         deliver_marked(st, seq, d, recv_ns, line, deliver);
         const bool had_holds = st.held > 0;
-        drain(st, deliver);
+        advance(st, deliver);
         if (had_holds) {
             counters_.filled_holes.add();
             if (st.held > 0) st.deadline = deadline_after(oldest_recv(st));
@@ -301,18 +325,21 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
     if (seq - st.expected >= window_) {  // seq > expected here; the difference cannot wrap
         // Too far ahead to hold: what is held goes first, in order. Alone so
         // far, this is the start of a jump or a forged/corrupt packet_seq:
-        // passed on (the sequencer judges its messages), the channel stays put.
-        // A jump beyond the spec's plausible bound is never confirmed.
+        // passed on (the sequencer judges its messages), the channel stays
+        // put until the other line's copy confirms it.
         flush(st, deliver);
-        st.far_pending = seq - st.expected <= kImplausibleSeqJump;
-        st.far_seq = seq;
         counters_.unconfirmed_jumps.add();
-        deliver(d, recv_ns, line);
+        deliver_marked(st, seq, d, recv_ns, line, deliver);
         return;
     }
     Slot& s = slots_[st.first_slot + (seq & mask_)];
     if (s.used && s.packet_seq == seq) {
-        counters_.duplicate_packets.add();
+        if (fingerprint(std::span<const std::byte>(s.data, s.len)) == fp) {
+            counters_.duplicate_packets.add();
+            return;
+        }
+        counters_.late_packets.add();  // another packet with a held one's seq: the sequencer decides
+        deliver(d, recv_ns, line);
         return;
     }
     s.packet_seq = seq;

@@ -91,6 +91,14 @@ protected:
         arb_.offer(d, t, line, rec_);
     }
     void offer_raw(std::span<const std::byte> d, std::int64_t t, std::uint8_t line) { arb_.offer(d, t, line, rec_); }
+    // A packet with `seq` that the publisher never sent: other bytes (send
+    // time) than packet(ch, session, seq), as a forger or a corruption makes.
+    void offer_forged(std::uint64_t seq, std::int64_t t, std::uint8_t line, std::uint16_t ch = kCh) {
+        PacketBuilder b(ch, kSession, seq, 999'999);
+        b.quote(ch, seq, 999'999, 1, 1, 2, 1);
+        const Bytes d = to_bytes(b);
+        arb_.offer(d, t, line, rec_);
+    }
     void expire(std::int64_t now) { arb_.expire(now, rec_); }
 
     [[nodiscard]] Counts counts() const {
@@ -314,18 +322,22 @@ TEST_F(ArbiterTest, PacketBeyondWindowFlushesHeldFirstThenIsDelivered) {
     EXPECT_EQ(arb_.counters().late_packets.get(), 1u);
 }
 
-// A confirmed jump while packets are held on both sides of it: those below
-// the jump go first, in order; those above it wait for their turn.
-TEST_F(ArbiterTest, ConfirmedJumpReleasesHeldPacketsInOrder) {
+// A packet passed on ahead of the window stays delivered: when the holes
+// below it are given up, the channel moves over it (not counted lost, not
+// delivered again), and the packets held above it follow in order. One
+// line's packets alone never confirm a jump: 11 after 10 on line A waits.
+TEST_F(ArbiterTest, PacketPassedOnAheadIsSkippedNotLostWhenHolesBelowItAreGivenUp) {
     offer(1, 0, kA);                   // expected 2
     offer(2 + kWindow, 10, kA);        // 10: lone, passed on
     for (std::uint64_t s = 2; s <= 4; ++s) offer(s, 10 + static_cast<std::int64_t>(s), kA);  // in order
     offer(6, 20, kA);                  // held (5 missing)
     offer(12, 21, kA);                 // held: 12 - 5 < window
-    offer(11, 22, kA);                 // follows 10: the jump is confirmed
+    offer(11, 22, kA);                 // held: same line as 10, no confirmation
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 10, 2, 3, 4}));
+    expire(22 + kHold);
     ASSERT_EQ(rec_.seqs(), (Seqs{1, 10, 2, 3, 4, 6, 11, 12}));
     // Given up: 5 and 7..9; 10 went already.
-    EXPECT_EQ(counts(), (Counts{0, 2, 0, 4, 0}));
+    EXPECT_EQ(counts(), (Counts{0, 3, 0, 4, 0}));
     EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
     offer(13, 23, kA);
     offer(12, 24, kB);                 // a late copy: duplicate
@@ -369,19 +381,117 @@ TEST_F(ArbiterTest, ForgedConsecutivePairFarAheadDoesNotMoveTheChannel) {
     EXPECT_EQ(arb_.counters().unconfirmed_jumps.get(), 2u);
 }
 
-// A forged pair within the plausible bound still confirms a jump, but the
-// genuine packets after it were never delivered: they are passed on (the
-// sequencer's per-message rule decides), not dropped as duplicates.
-TEST_F(ArbiterTest, GenuinePacketsBelowAConfirmedForgedJumpAreNotDropped) {
+// A forged pair within the plausible bound on one line (packets the venue
+// never sent: other bytes than the genuine 100 and 101) confirms nothing:
+// the genuine stream goes on arbitrated, and the genuine 100 and 101, when
+// they come, are not taken for copies of the forged ones.
+TEST_F(ArbiterTest, ForgedPairOnOneLineConfirmsNothingAndGenuineSameSeqsAreNotDuplicates) {
     offer(1, 0, kA);
-    offer(100, 1, kA);
-    offer(101, 2, kA);  // confirms the jump to 102
-    for (std::uint64_t s = 2; s <= 4; ++s) offer(s, 10 + static_cast<std::int64_t>(s), kB);
+    offer_forged(100, 1, kA);
+    offer_forged(101, 2, kA);
+    for (std::uint64_t s = 2; s <= 4; ++s) {
+        offer(s, 10 + static_cast<std::int64_t>(s), kB);
+        offer(s, 20 + static_cast<std::int64_t>(s), kA);  // copies: dropped
+    }
     EXPECT_EQ(rec_.seqs(), (Seqs{1, 100, 101, 2, 3, 4}));
-    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 0u);
-    EXPECT_EQ(arb_.counters().late_packets.get(), 3u);
-    offer(101, 30, kB);  // delivered: a duplicate
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 3u);
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 0u);
+    for (std::uint64_t s = 5; s <= 101; ++s) offer(s, 100 + static_cast<std::int64_t>(s), kB);
+    ASSERT_EQ(rec_.out.size(), 6u + 97u) << "every genuine packet delivered once";
+    EXPECT_EQ(rec_.seqs().back(), 101u);
+    // The channel moved over the seqs passed on ahead (100, 101) when it
+    // reached them; the genuine ones, other bytes, still went on (late).
+    EXPECT_EQ(arb_.counters().late_packets.get(), 2u);
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 3u);
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 0u);
+}
+
+// Review finding: a corrupt packet_seq beyond the window, then the genuine
+// stream with one packet lost on line A and line B a little behind. The
+// genuine 200 must not be taken for the corrupt one, and the hole the other
+// line fills must not be given up.
+TEST_F(ArbiterTest, CorruptPacketAheadLeavesNoTrapForTheGenuineStream) {
+    for (std::uint64_t s = 1; s <= 99; ++s) offer(s, static_cast<std::int64_t>(s), kA);
+    offer_forged(200, 100, kA);  // corrupt: 200 with another packet's bytes
+    for (std::uint64_t s = 100; s <= 202; ++s) {
+        const auto t = 100 + static_cast<std::int64_t>(s);
+        if (s != 199) offer(s, t, kA);   // A loses 199
+        if (s >= 102) offer(s - 2, t, kB);  // B two packets behind
+    }
+    offer(201, 400, kB);
+    offer(202, 401, kB);
+    Seqs want;
+    for (std::uint64_t s = 1; s <= 99; ++s) want.push_back(s);
+    want.push_back(200);  // the corrupt one, passed on
+    for (std::uint64_t s = 100; s <= 202; ++s) want.push_back(s);
+    EXPECT_EQ(rec_.seqs(), want);
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 0u);
+    EXPECT_GT(arb_.counters().filled_holes.get(), 0u) << "B filled 199";
+}
+
+// A real jump with the lines skewed: both lost 10..4999, A runs ahead of B
+// by a few packets. B's copy of a packet A passed on confirms the jump; no
+// packet is delivered twice and the lost ones are counted once.
+TEST_F(ArbiterTest, JumpConfirmedByTheOtherLineWithLinesSkewedDeliversEachPacketOnce) {
+    for (std::uint64_t s = 1; s <= 9; ++s) {
+        offer(s, static_cast<std::int64_t>(s), kA);
+        offer(s, static_cast<std::int64_t>(s), kB);
+    }
+    for (std::uint64_t s = 5000; s <= 5010; ++s) {
+        const auto t = static_cast<std::int64_t>(s);
+        offer(s, t, kA);
+        if (s >= 5003) offer(s - 3, t, kB);
+    }
+    for (std::uint64_t s = 5008; s <= 5010; ++s) offer(s, 6000, kB);
+    Seqs want;
+    for (std::uint64_t s = 1; s <= 9; ++s) want.push_back(s);
+    for (std::uint64_t s = 5000; s <= 5010; ++s) want.push_back(s);
+    EXPECT_EQ(rec_.seqs(), want);
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 9u + 11u);
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 4990u);  // 10..4999
+    offer(5011, 7000, kA);
+    EXPECT_EQ(rec_.seqs().back(), 5011u) << "arbitrated in order again";
+    EXPECT_EQ(arb_.next_deadline(), INT64_MAX);
+}
+
+// A packet beyond the plausible bound arrives on both lines: the second copy
+// is a duplicate (the sequencer sees it once), and it moves nothing.
+TEST_F(ArbiterTest, ImplausiblyFarPacketOnBothLinesIsPassedOnOnce) {
+    constexpr std::uint64_t kFar = std::uint64_t{1} << 40;
+    offer(1, 0, kA);
+    offer(kFar, 1, kA);
+    offer(kFar, 2, kB);
+    offer(2, 3, kA);
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, kFar, 2}));
     EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
+    EXPECT_EQ(arb_.counters().released_gaps.get(), 0u);
+}
+
+// A packet given up as lost that then arrives late on both lines reaches the
+// sequencer once: the late copy is remembered like any delivered packet.
+TEST_F(ArbiterTest, LatePacketOnBothLinesIsPassedOnOnce) {
+    offer(1, 0, kA);
+    offer(3, 10, kA);
+    expire(10 + kHold);
+    offer(2, 20 + kHold, kA);
+    offer(2, 21 + kHold, kB);
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 2}));
+    EXPECT_EQ(arb_.counters().late_packets.get(), 1u);
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 1u);
+}
+
+// Another packet with the seq of one that is held (forged or corrupt) is not
+// its copy: it goes on to the sequencer, and the held one is still delivered.
+TEST_F(ArbiterTest, OtherBytesWithAHeldSeqAreNotADuplicate) {
+    offer(1, 0, kA);
+    offer(3, 10, kA);         // held
+    offer_forged(3, 11, kB);  // not a copy of the held 3
+    offer(2, 12, kB);
+    EXPECT_EQ(rec_.seqs(), (Seqs{1, 3, 2, 3}));
+    EXPECT_EQ(rec_.out[1].recv_ns, 11) << "the forged one, passed on";
+    EXPECT_EQ(rec_.out[3].recv_ns, 10) << "the held genuine one, in order";
+    EXPECT_EQ(arb_.counters().late_packets.get(), 1u);
+    EXPECT_EQ(arb_.counters().duplicate_packets.get(), 0u);
 }
 
 // The channel starts at the first packet_seq seen; the other line's earlier

@@ -599,6 +599,20 @@ TEST_F(SequencerRule, AfterItsChannelsSessionChangeAnInstrumentBelongsToTheNextC
     EXPECT_EQ(apply(quote(2, 300)).verdict, Verdict::kForeignChannel);
 }
 
+// A DataLost mark comes from the ring, not the wire: it marks the instrument
+// suspect whichever channel the dropped packet named, and binds nothing.
+TEST_F(SequencerRule, DataLostNamingAnotherChannelStillMarksSuspectAndBindsNothing) {
+    apply(quote(1, 100));
+    const Update u = apply(on(kId, event(EventKind::kDataLost, 200), /*ch=*/2));
+    EXPECT_EQ(u.verdict, Verdict::kDataLost);
+    EXPECT_TRUE(st().suspect);
+    EXPECT_EQ(st().channel_id, kCh);
+    EXPECT_EQ(st().counters.foreign_channel, 0u);
+    apply(on(5, event(EventKind::kDataLost, 200), 2));  // never seen: seen, suspect, not bound
+    EXPECT_TRUE(st(5).seen && st(5).suspect && !st(5).bound);
+    EXPECT_EQ(apply(on(5, quote(1, 300))).verdict, Verdict::kAccepted) << "channel 1 may still carry it";
+}
+
 TEST_F(SequencerRule, WithoutChannelBindingAnInstrumentFollowsTheHeader) {
     seq_.set_bind_instruments_to_channels(false);  // offline replay without configured channels
     apply(quote(1, 100));
