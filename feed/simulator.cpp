@@ -616,7 +616,10 @@ GroundTruth simulate_to_sockets(SimOptions options) {
             if (due - now > std::chrono::microseconds(200)) std::this_thread::sleep_for(due - now - std::chrono::microseconds(100));
         }
         max_late = std::max<std::int64_t>(max_late, std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count());
-        wire::store_le<std::int64_t>(p.bytes.data() + 20, realtime_ns());  // send_time_ns
+        // send_time_ns stays the packet's scheduled time (epoch + its slot),
+        // set when it was built: every copy of a packet (lines A and B, a
+        // duplicate, one held back by reordering) is byte-identical, as the
+        // spec says a venue's are; the arbiter tells copies apart by it.
         if (p.line_a && !a.send(ga, options.port_a, p.bytes)) ++errors;
         if (p.line_b && !b.send(gb, options.port_b, p.bytes)) ++errors;
     });
