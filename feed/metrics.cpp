@@ -335,10 +335,10 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     w.single("tickgate_ab_unarbitrated_packets_total", C, "Packets passed through without arbitration.",
              s.ab_unarbitrated);
     w.single("tickgate_ab_unconfirmed_jump_packets_total", C,
-             "Packets beyond the arbitration window passed on without moving the channel (not yet followed).",
+             "Packets beyond the arbitration window passed on without moving the channel (not confirmed by the other line).",
              s.ab_unconfirmed_jumps);
     w.single("tickgate_ab_late_packets_total", C,
-             "Packets below the next expected one that were never delivered, passed on to the sequencer.",
+             "Packets that were not a copy of one delivered (given up, or other bytes), passed on to the sequencer.",
              s.ab_late_packets);
 
     // Ring between the network and engine threads.
