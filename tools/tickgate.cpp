@@ -237,23 +237,6 @@ void install_signal_handlers() {
     std::signal(SIGTERM, on_signal);
 }
 
-std::string line_table(const FeedHandler& h) {
-    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>9}\n", "ch", "line", "group:port",
-                                  "packets", "gaps", "k-drops", "rejected", "oversized");
-    for (const auto& l : h.line_stats())
-        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>8} {:>8} {:>8} {:>9}\n", l->channel_id, l->line ? "B" : "A",
-                           fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->seq_gaps.get(),
-                           l->kernel_drops.get(), l->rejected_source.get(), l->oversized.get());
-    const auto& pc = h.publisher_counters();
-    const auto& ac = h.arbiter_counters();
-    out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
-                       ac.duplicate_packets.get(), ac.held_packets.get(), ac.filled_holes.get(),
-                       ac.released_gaps.get());
-    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring_fill(),
-                       pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
-    return out;
-}
-
 // Rule 7 drops per configured channel, both lines together, for the summary.
 std::vector<ChannelPacketCount> foreign_channel_packets(const FeedHandler& h) {
     std::vector<ChannelPacketCount> out;
@@ -265,20 +248,27 @@ std::vector<ChannelPacketCount> foreign_channel_packets(const FeedHandler& h) {
     return out;
 }
 
-// run --json's "live" object: what the receiver, the A/B arbiter and the ring
-// count, so that a script sees overload (kernel drops, ring overflows) and
-// odd traffic (rejected sources, unconfirmed jumps) without scraping metrics.
-// Each counter shown is one line of these tables.
-constexpr std::pair<std::string_view, RelaxedCounter LineStats::*> kLineCounters[] = {
-    {"packets", &LineStats::packets},
-    {"bytes", &LineStats::bytes},
-    {"seq_gaps", &LineStats::seq_gaps},
-    {"kernel_drops", &LineStats::kernel_drops},
-    {"rejected_source", &LineStats::rejected_source},
-    {"foreign_channel_packets", &LineStats::foreign_channel_packets},
-    {"oversized", &LineStats::oversized},
+// The live counters, each written once here and shown by `run --json`'s
+// "live" object (its JSON name) and, for a line, by the live view's line
+// table (its column title; none: JSON only). A script sees overload (kernel
+// drops, ring overflows) and odd traffic (rejected sources, foreign
+// channels, unconfirmed jumps) without scraping metrics.
+template <class Counters>
+struct CounterField {
+    std::string_view name;
+    RelaxedCounter Counters::*counter;
+    std::string_view title = {};
 };
-constexpr std::pair<std::string_view, RelaxedCounter ArbiterCounters::*> kArbiterCounters[] = {
+constexpr CounterField<LineStats> kLineCounters[] = {
+    {"packets", &LineStats::packets, "packets"},
+    {"bytes", &LineStats::bytes},
+    {"seq_gaps", &LineStats::seq_gaps, "gaps"},
+    {"kernel_drops", &LineStats::kernel_drops, "k-drops"},
+    {"rejected_source", &LineStats::rejected_source, "rejected"},
+    {"foreign_channel_packets", &LineStats::foreign_channel_packets, "foreign"},
+    {"oversized", &LineStats::oversized, "oversized"},
+};
+constexpr CounterField<ArbiterCounters> kArbiterCounters[] = {
     {"duplicate_packets", &ArbiterCounters::duplicate_packets},
     {"held_packets", &ArbiterCounters::held_packets},
     {"filled_holes", &ArbiterCounters::filled_holes},
@@ -287,16 +277,38 @@ constexpr std::pair<std::string_view, RelaxedCounter ArbiterCounters::*> kArbite
     {"unconfirmed_jumps", &ArbiterCounters::unconfirmed_jumps},
     {"late_packets", &ArbiterCounters::late_packets},
 };
-constexpr std::pair<std::string_view, RelaxedCounter PublisherCounters::*> kRingCounters[] = {
+constexpr CounterField<PublisherCounters> kRingCounters[] = {
     {"overflow_packets", &PublisherCounters::ring_overflow_packets},
     {"overflow_events", &PublisherCounters::ring_overflow_events},
     {"data_lost_marks", &PublisherCounters::data_lost_marks},
 };
 
 template <class Counters, std::size_t N>
-std::string json_counters(const Counters& c, const std::pair<std::string_view, RelaxedCounter Counters::*> (&table)[N]) {
+std::string json_counters(const Counters& c, const CounterField<Counters> (&table)[N]) {
     std::string out;
-    for (const auto& [name, counter] : table) out += fmt::format(", \"{}\": {}", name, (c.*counter).get());
+    for (const auto& f : table) out += fmt::format(", \"{}\": {}", f.name, (c.*f.counter).get());
+    return out;
+}
+
+// The live view's per-line statistics (the titled line counters), then A/B and ring.
+std::string line_table(const FeedHandler& h) {
+    std::string out = fmt::format("{:<4} {:<4} {:>21}", "ch", "line", "group:port");
+    for (const auto& f : kLineCounters)
+        if (!f.title.empty()) out += fmt::format(" {:>10}", f.title);
+    out += '\n';
+    for (const auto& l : h.line_stats()) {
+        out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, l->line ? "B" : "A", fmt::format("{}:{}", l->group, l->port));
+        for (const auto& f : kLineCounters)
+            if (!f.title.empty()) out += fmt::format(" {:>10}", ((*l).*f.counter).get());
+        out += '\n';
+    }
+    const auto& pc = h.publisher_counters();
+    const auto& ac = h.arbiter_counters();
+    out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
+                       ac.duplicate_packets.get(), ac.held_packets.get(), ac.filled_holes.get(),
+                       ac.released_gaps.get());
+    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring_fill(),
+                       pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
     return out;
 }
 

@@ -461,6 +461,16 @@ TEST(Cli, RunMetricsAreOffByDefault) {
     }
 }
 
+// The line table `run` prints at exit (and in its live view) has a column
+// per line counter, the rule-7 and oversized drops included.
+TEST(Cli, RunLineTableShowsEveryLineCounter) {
+    TempDir tmp;
+    const CliResult r = run_cli("run --quiet --duration 0.2 --config " + quoted(write_run_config(tmp, "")));
+    ASSERT_EQ(r.exit, 0) << r.err;
+    for (const char* column : {"packets", "gaps", "k-drops", "rejected", "foreign", "oversized"})
+        EXPECT_NE(r.out.find(column), std::string::npos) << column << " not in:\n" << r.out;
+}
+
 TEST(Cli, RunBadMetricsOptionIsAUsageError) {
     TempDir tmp;
     const std::string config = write_run_config(tmp, "");
