@@ -211,14 +211,11 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std:
         dc.messages.get(), dc.session_changes.get(), seq.counters().out_of_range, h.gate_config.stale_ms,
         h.gate_config.source_age_ms, ctx.now_ns);
     if (!ctx.capture.empty()) out += fmt::format("  \"capture\": \"{}\",\n", json_escape(ctx.capture));
-    std::uint64_t foreign_total = 0;
     std::string foreign_by_channel;
-    for (const ChannelPacketCount& c : ctx.foreign_channel_packets) {
-        foreign_total += c.packets;
+    for (const ChannelPacketCount& c : ctx.foreign_channel_packets)
         foreign_by_channel += fmt::format("{}\"{}\": {}", foreign_by_channel.empty() ? "" : ", ", c.channel_id, c.packets);
-    }
     out += fmt::format("  \"foreign_channel_packets\": {},\n  \"foreign_channel_packets_by_channel\": {{{}}},\n",
-                       foreign_total, foreign_by_channel);
+                       total_packets(ctx.foreign_channel_packets), foreign_by_channel);
     if (ctx.frames)
         out += fmt::format(
             "  \"frames\": {{\"records\": {}, \"udp_datagrams\": {}, \"non_ip\": {}, \"non_udp\": {}, "
@@ -282,8 +279,8 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     out += fmt::format("packets {}  messages {}  malformed {}  unknown {}  stale-session {}\n", dc.packets.get(),
                        dc.messages.get(), dc.malformed_packets.get(), dc.unknown_messages.get(),
                        dc.stale_session_packets.get());
-    std::uint64_t foreign = 0, implausible = 0, foreign_messages = 0;
-    for (const ChannelPacketCount& c : ctx.foreign_channel_packets) foreign += c.packets;
+    const std::uint64_t foreign = total_packets(ctx.foreign_channel_packets);
+    std::uint64_t implausible = 0, foreign_messages = 0;
     for (const std::uint32_t id : seq.seen_ids()) {
         implausible += seq.state(id).counters.implausible_seq;
         foreign_messages += seq.state(id).counters.foreign_channel;

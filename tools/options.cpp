@@ -3,30 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
-#include <cstdio>
 
 #include "tickgate/capture.hpp"  // parse_ipv4
+#include "tickgate/text.hpp"
 
 namespace tickgate::cli {
 
 namespace {
 
-// The value as the user typed it, kept on one line.
+// The value as the user typed it, kept on one line of plain text.
 std::string shown(std::string_view text) {
-    std::string out;
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) {
-            char hex[5];
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            out += hex;
-        } else {
-            out += ch;
-        }
-    }
-    return "'" + out + "'";
+    std::string out = "'";
+    append_printable(out, text);
+    return out += '\'';
 }
 
 bool digits(std::string_view s) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 #include <string_view>
@@ -23,6 +24,12 @@ struct ChannelPacketCount {
     std::uint16_t channel_id;
     std::uint64_t packets;
 };
+// The packets of every channel together.
+[[nodiscard]] inline std::uint64_t total_packets(std::span<const ChannelPacketCount> counts) noexcept {
+    std::uint64_t n = 0;
+    for (const ChannelPacketCount& c : counts) n += c.packets;
+    return n;
+}
 
 struct ReplayResult {
     FrameCounters frames;

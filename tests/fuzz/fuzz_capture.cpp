@@ -78,8 +78,7 @@ void replay(const Config& cfg, bool arbitrate) {
         if (!arbitrate) FUZZ_CHECK(r.duplicate_packets == 0);
         // Every datagram kept reaches the decoder, except duplicate copies and
         // those whose header names another channel than their line's (rule 7).
-        std::uint64_t foreign = 0;
-        for (const ChannelPacketCount& c : r.foreign_channel_packets) foreign += c.packets;
+        const std::uint64_t foreign = total_packets(r.foreign_channel_packets);
         if (cfg.channels.empty()) FUZZ_CHECK(foreign == 0);  // no lines, no binding: the header decides
         FUZZ_CHECK(h.decoder().counters().packets.get() + r.duplicate_packets + foreign ==
                    r.frames.udp_datagrams - r.filtered_out);
