@@ -156,12 +156,7 @@ TEST(SourceFilter, DatagramsFromOtherSourcesAreRejected) {
         ASSERT_TRUE(good.send(ga, l.port_a, legit.bytes()));
         ASSERT_TRUE(stranger.send(ga, l.port_a, forged.bytes()));
     }
-    const auto end = Clock::now() + std::chrono::seconds(5);
-    while (h.sequencer().state(1).last_seq < 50 && Clock::now() < end) h.poll();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    h.stop();
-    while (h.poll() != 0) {
-    }
+    poll_until_then_stop(h, [&] { return h.sequencer().state(1).last_seq >= 50; }, std::chrono::milliseconds(100));
     EXPECT_EQ(h.sequencer().state(1).counters.accepted, 50u);
     EXPECT_FALSE(h.sequencer().state(2).seen) << "a datagram from 127.0.0.2 reached the handler";
     std::uint64_t received = 0, rejected = 0;
@@ -215,12 +210,7 @@ TEST(ChannelBinding, PacketsNamingAnotherChannelThanTheirLinesAreDroppedAndCount
             ASSERT_TRUE(tx.send(g1a, l1.port_a, moved.bytes()));
         }
     }
-    const auto end = Clock::now() + std::chrono::seconds(5);
-    while (h.sequencer().state(1).last_seq < kPackets && Clock::now() < end) h.poll();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    h.stop();
-    while (h.poll() != 0) {
-    }
+    poll_until_then_stop(h, [&] { return h.sequencer().state(1).last_seq >= kPackets; }, std::chrono::milliseconds(100));
     const InstrumentState& st = h.sequencer().state(1);
     EXPECT_EQ(st.counters.accepted, kPackets) << "every genuine quote applied";
     EXPECT_EQ(st.counters.duplicates, 0u) << "B's copies dropped whole by the arbiter";
@@ -260,11 +250,7 @@ TEST(OversizedDatagram, IsDroppedWholeAndCountedNotDecodedFromItsPrefix) {
     normal.quote(2, 1, 0, 200, 1, 201, 1);
     ASSERT_TRUE(sender.send(ga, l.port_a, normal.bytes()));
 
-    const auto end = Clock::now() + std::chrono::seconds(5);
-    while (!h.sequencer().state(2).seen && Clock::now() < end) h.poll();
-    h.stop();
-    while (h.poll() != 0) {
-    }
+    poll_until_then_stop(h, [&] { return h.sequencer().state(2).seen; });
     ASSERT_TRUE(h.sequencer().state(2).seen) << "the normal packet after it never arrived";
     EXPECT_FALSE(h.sequencer().state(1).seen) << "the first 2,048 bytes of the oversized datagram were applied";
     std::uint64_t oversized = 0, packets = 0;

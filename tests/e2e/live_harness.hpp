@@ -123,6 +123,19 @@ inline void expect_every_instrument_whole(const FeedHandler& h, const GroundTrut
     }
 }
 
+// Polls `h` until `done()` holds or 5 s have passed, waits `settle` for
+// stragglers (datagrams that must *not* arrive), then stops the network
+// thread and drains the ring: the handler's state is final afterwards.
+template <class Done>
+void poll_until_then_stop(FeedHandler& h, Done&& done, std::chrono::milliseconds settle = {}) {
+    const auto end = Clock::now() + std::chrono::seconds(5);
+    while (!done() && Clock::now() < end) h.poll();
+    std::this_thread::sleep_for(settle);
+    h.stop();
+    while (h.poll() != 0) {
+    }
+}
+
 // Whether the transport itself lost data (socket buffer or ring overflow):
 // then the ground truth cannot hold and the machine was too loaded to judge.
 #define ASSERT_NO_TRANSPORT_LOSS(h)                                                          \
