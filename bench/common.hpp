@@ -27,8 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "tickgate/capture.hpp"
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/handler.hpp"
 #include "tickgate/text.hpp"
 
 namespace bench {

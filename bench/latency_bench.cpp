@@ -73,10 +73,11 @@
 #include <vector>
 
 #include "common.hpp"
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
-#include "tickgate/receiver.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace {
 

@@ -29,7 +29,7 @@
 #include <prometheus/registry.h>
 
 #include "../tests/support/http.hpp"
-#include "tickgate/metrics.hpp"
+#include "tickgate/feed/metrics.hpp"
 
 namespace {
 

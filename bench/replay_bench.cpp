@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common.hpp"
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/replay.hpp"
 
 using Clock = std::chrono::steady_clock;
 

@@ -44,10 +44,10 @@
 #include <vector>
 
 #include "common.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/receiver.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tickgate/gate.hpp"
+#include "tickgate/book/gate.hpp"
 
 namespace tickgate {
 

@@ -1,4 +1,6 @@
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/capture.hpp"
+
+#include "tickgate/endian.hpp"
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
@@ -8,18 +10,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tickgate/wire.hpp"
+#include "tickgate/endian.hpp"
 
 namespace tickgate {
 
 namespace {
-
-inline std::uint16_t be16(const std::byte* p) noexcept {
-    return static_cast<std::uint16_t>((std::to_integer<unsigned>(p[0]) << 8) | std::to_integer<unsigned>(p[1]));
-}
-inline std::uint32_t be32(const std::byte* p) noexcept {
-    return (std::uint32_t{be16(p)} << 16) | be16(p + 2);
-}
 
 constexpr std::uint16_t kEtherIpv4 = 0x0800;
 constexpr std::uint16_t kEtherVlan = 0x8100;
@@ -36,12 +31,12 @@ std::optional<UdpDatagram> parse_ipv4_udp(std::span<const std::byte> ip, FrameCo
         return std::nullopt;
     }
     const std::size_t ihl = (std::to_integer<unsigned>(ip[0]) & 0x0f) * 4u;
-    const std::size_t total = be16(ip.data() + 2);
+    const std::size_t total = load_be<std::uint16_t>(ip.data() + 2);
     if (ihl < 20 || total < ihl || total > ip.size()) {
         ++c.truncated;
         return std::nullopt;
     }
-    const std::uint16_t frag = be16(ip.data() + 6);
+    const std::uint16_t frag = load_be<std::uint16_t>(ip.data() + 6);
     if ((frag & 0x2000) != 0 || (frag & 0x1fff) != 0) {  // MF set or non-zero offset
         ++c.fragments;
         return std::nullopt;
@@ -55,13 +50,13 @@ std::optional<UdpDatagram> parse_ipv4_udp(std::span<const std::byte> ip, FrameCo
         ++c.truncated;
         return std::nullopt;
     }
-    const std::size_t udp_len = be16(udp.data() + 4);
+    const std::size_t udp_len = load_be<std::uint16_t>(udp.data() + 4);
     if (udp_len < 8 || udp_len > udp.size()) {
         ++c.truncated;
         return std::nullopt;
     }
     ++c.udp_datagrams;
-    return UdpDatagram{be32(ip.data() + 12), be32(ip.data() + 16), be16(udp.data()), be16(udp.data() + 2),
+    return UdpDatagram{load_be<std::uint32_t>(ip.data() + 12), load_be<std::uint32_t>(ip.data() + 16), load_be<std::uint16_t>(udp.data()), load_be<std::uint16_t>(udp.data() + 2),
                        udp.subspan(8, udp_len - 8)};
 }
 
@@ -74,10 +69,10 @@ std::optional<UdpDatagram> extract_udp(LinkType link, std::span<const std::byte>
     switch (link) {
         case LinkType::kEthernet:
             if (f.size() < 14) break;
-            proto = be16(f.data() + 12);
+            proto = load_be<std::uint16_t>(f.data() + 12);
             off = 14;
             while ((proto == kEtherVlan || proto == kEtherQinQ) && f.size() >= off + 4) {
-                proto = be16(f.data() + off + 2);
+                proto = load_be<std::uint16_t>(f.data() + off + 2);
                 off += 4;
             }
             if (proto == kEtherVlan || proto == kEtherQinQ) {
@@ -87,12 +82,12 @@ std::optional<UdpDatagram> extract_udp(LinkType link, std::span<const std::byte>
             break;
         case LinkType::kLinuxSll:
             if (f.size() < 16) break;
-            proto = be16(f.data() + 14);
+            proto = load_be<std::uint16_t>(f.data() + 14);
             off = 16;
             break;
         case LinkType::kLinuxSll2:
             if (f.size() < 20) break;
-            proto = be16(f.data());
+            proto = load_be<std::uint16_t>(f.data());
             off = 20;
             break;
         case LinkType::kNull: {

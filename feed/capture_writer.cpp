@@ -1,6 +1,6 @@
-// Capture writer (pcap µs/ns and pcapng, written directly with stdio), the
-// QFB/1 packet builder and the IPv4 address parser. See capture.hpp.
-#include "tickgate/capture.hpp"
+// Capture writer (pcap µs/ns and pcapng, written directly with stdio) and
+// the IPv4 address parser. See capture.hpp.
+#include "tickgate/feed/capture.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,27 +11,16 @@
 #include <string>
 #include <string_view>
 
-#include "tickgate/wire.hpp"
+#include "tickgate/endian.hpp"
 
 namespace tickgate {
 
 namespace {
 
-using wire::store_le;
+using tickgate::store_le;
+
 
 // ---------------------------------------------------------------- helpers
-
-void store_be16(std::byte* p, std::uint16_t v) noexcept {
-    p[0] = static_cast<std::byte>(v >> 8);
-    p[1] = static_cast<std::byte>(v);
-}
-
-void store_be32(std::byte* p, std::uint32_t v) noexcept {
-    p[0] = static_cast<std::byte>(v >> 24);
-    p[1] = static_cast<std::byte>(v >> 16);
-    p[2] = static_cast<std::byte>(v >> 8);
-    p[3] = static_cast<std::byte>(v);
-}
 
 // Little-endian file layout for pcap and pcapng: both formats are read in
 // either byte order (the magic tells), so one fixed order is always valid.
@@ -132,117 +121,6 @@ std::optional<std::uint32_t> parse_ipv4(std::string_view text) noexcept {
     }
     if (pos != text.size()) return std::nullopt;  // trailing characters
     return addr;
-}
-
-// ---------------------------------------------------------- PacketBuilder
-
-PacketBuilder::PacketBuilder(std::uint16_t channel, std::uint32_t session, std::uint64_t packet_seq,
-                             std::int64_t send_ns)
-    : buf_(wire::kPacketHeaderSize) {
-    std::byte* h = buf_.data();
-    store_le<std::uint16_t>(h + 0, wire::kMagic);
-    store_le<std::uint8_t>(h + 2, wire::kVersion);
-    store_le<std::uint8_t>(h + 3, 0);
-    store_le<std::uint16_t>(h + 4, 0);
-    store_le<std::uint16_t>(h + 6, channel);
-    store_le<std::uint32_t>(h + 8, session);
-    store_le<std::uint64_t>(h + 12, packet_seq);
-    store_le<std::int64_t>(h + 20, send_ns);
-}
-
-std::byte* PacketBuilder::grow(std::size_t n, char type) {
-    if (n < wire::kMessageHeaderSize || n > std::numeric_limits<std::uint16_t>::max())
-        throw std::length_error("PacketBuilder: message length " + std::to_string(n) +
-                                " does not fit the 16-bit length field");
-    if (count_ == std::numeric_limits<std::uint16_t>::max())
-        throw std::length_error("PacketBuilder: msg_count would overflow");
-    const std::size_t off = buf_.size();
-    buf_.resize(off + n);  // value-initialised: pads and reserved bytes are 0
-    std::byte* m = buf_.data() + off;
-    store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(n));
-    store_le<std::uint8_t>(m + 2, static_cast<std::uint8_t>(type));
-    store_le<std::uint8_t>(m + 3, 0);
-    ++count_;
-    store_le<std::uint16_t>(buf_.data() + 4, count_);
-    return m;
-}
-
-PacketBuilder& PacketBuilder::definition(std::uint32_t id, std::string_view symbol,
-                                         std::int8_t price_exponent) {
-    constexpr std::size_t kSymbol = 16;
-    if (symbol.size() > kSymbol)
-        throw std::length_error("PacketBuilder: symbol longer than 16 bytes: " + std::string(symbol));
-    std::byte* m = grow(wire::kDefinitionSize, 'I');
-    store_le<std::uint32_t>(m + 4, id);
-    if (!symbol.empty()) std::memcpy(m + 8, symbol.data(), symbol.size());  // rest stays NUL
-    store_le<std::int8_t>(m + 24, price_exponent);
-    return *this;
-}
-
-PacketBuilder& PacketBuilder::quote(std::uint32_t id, std::uint64_t seq, std::int64_t source_ns,
-                                    std::int64_t bid_px, std::uint32_t bid_qty, std::int64_t ask_px,
-                                    std::uint32_t ask_qty) {
-    std::byte* m = grow(wire::kQuoteSize, 'Q');
-    store_le<std::uint32_t>(m + 4, id);
-    store_le<std::uint64_t>(m + 8, seq);
-    store_le<std::int64_t>(m + 16, source_ns);
-    store_le<std::int64_t>(m + 24, bid_px);
-    store_le<std::int64_t>(m + 32, ask_px);
-    store_le<std::uint32_t>(m + 40, bid_qty);
-    store_le<std::uint32_t>(m + 44, ask_qty);
-    return *this;
-}
-
-PacketBuilder& PacketBuilder::delta(std::uint32_t id, std::uint64_t seq, std::int64_t source_ns,
-                                    std::int64_t price, std::uint32_t qty, std::uint8_t side,
-                                    std::uint8_t action) {
-    std::byte* m = grow(wire::kDeltaSize, 'D');
-    store_le<std::uint32_t>(m + 4, id);
-    store_le<std::uint64_t>(m + 8, seq);
-    store_le<std::int64_t>(m + 16, source_ns);
-    store_le<std::int64_t>(m + 24, price);
-    store_le<std::uint32_t>(m + 32, qty);
-    store_le<std::uint8_t>(m + 36, side);
-    store_le<std::uint8_t>(m + 37, action);
-    return *this;
-}
-
-PacketBuilder& PacketBuilder::snapshot(std::uint32_t id, std::uint64_t seq, std::int64_t source_ns,
-                                       std::span<const SnapLevel> bids,
-                                       std::span<const SnapLevel> asks) {
-    constexpr std::size_t kMaxSide = std::numeric_limits<std::uint8_t>::max();
-    if (bids.size() > kMaxSide || asks.size() > kMaxSide)
-        throw std::length_error("PacketBuilder: more than 255 levels on one side of a snapshot");
-    const std::size_t n = bids.size() + asks.size();
-    std::byte* m = grow(wire::kSnapshotHeaderSize + wire::kSnapshotLevelSize * n, 'S');
-    store_le<std::uint32_t>(m + 4, id);
-    store_le<std::uint64_t>(m + 8, seq);
-    store_le<std::int64_t>(m + 16, source_ns);
-    store_le<std::uint8_t>(m + 24, static_cast<std::uint8_t>(bids.size()));
-    store_le<std::uint8_t>(m + 25, static_cast<std::uint8_t>(asks.size()));
-    std::byte* lv = m + wire::kSnapshotHeaderSize;
-    for (const auto side : {bids, asks}) {
-        for (const SnapLevel& l : side) {
-            store_le<std::int64_t>(lv, l.price);
-            store_le<std::uint32_t>(lv + 8, l.qty);
-            lv += wire::kSnapshotLevelSize;  // 4 pad bytes stay 0
-        }
-    }
-    return *this;
-}
-
-PacketBuilder& PacketBuilder::heartbeat(std::uint32_t id, std::uint64_t next_seq, std::int64_t source_ns) {
-    std::byte* m = grow(wire::kHeartbeatSize, 'H');
-    store_le<std::uint32_t>(m + 4, id);
-    store_le<std::uint64_t>(m + 8, next_seq);
-    store_le<std::int64_t>(m + 16, source_ns);
-    return *this;
-}
-
-PacketBuilder& PacketBuilder::raw_message(char type, std::span<const std::byte> body) {
-    std::byte* m = grow(wire::kMessageHeaderSize + body.size(), type);
-    if (!body.empty()) std::memcpy(m + wire::kMessageHeaderSize, body.data(), body.size());
-    return *this;
 }
 
 // ---------------------------------------------------------- CaptureWriter
@@ -389,25 +267,25 @@ void CaptureWriter::write_udp(std::int64_t ts_ns, std::uint32_t src_ip, std::uin
             put_mac(p + 6, kSrcMac);
             std::size_t off = 12;
             if (vlan_ != 0) {
-                store_be16(p + off, kEtherTypeVlan);
-                store_be16(p + off + 2, vlan_);  // TCI: PCP 0, DEI 0, VID
+                store_be<std::uint16_t>(p + off, kEtherTypeVlan);
+                store_be<std::uint16_t>(p + off + 2, vlan_);  // TCI: PCP 0, DEI 0, VID
                 off += kVlanTag;
             }
-            store_be16(p + off, kEtherTypeIpv4);
+            store_be<std::uint16_t>(p + off, kEtherTypeIpv4);
             break;
         }
         case LinkType::kLinuxSll:
-            store_be16(p + 0, mcast ? kPacketMulticast : kPacketHost);
-            store_be16(p + 2, kArphrdEther);
-            store_be16(p + 4, 6);  // address length
+            store_be<std::uint16_t>(p + 0, mcast ? kPacketMulticast : kPacketHost);
+            store_be<std::uint16_t>(p + 2, kArphrdEther);
+            store_be<std::uint16_t>(p + 4, 6);  // address length
             put_mac(p + 6, kSrcMac);  // 8-byte field, last 2 bytes 0
-            store_be16(p + 14, kEtherTypeIpv4);
+            store_be<std::uint16_t>(p + 14, kEtherTypeIpv4);
             break;
         case LinkType::kLinuxSll2:
-            store_be16(p + 0, kEtherTypeIpv4);
-            store_be16(p + 2, 0);  // reserved
-            store_be32(p + 4, kSll2IfIndex);
-            store_be16(p + 8, kArphrdEther);
+            store_be<std::uint16_t>(p + 0, kEtherTypeIpv4);
+            store_be<std::uint16_t>(p + 2, 0);  // reserved
+            store_be<std::uint32_t>(p + 4, kSll2IfIndex);
+            store_be<std::uint16_t>(p + 8, kArphrdEther);
             p[10] = static_cast<std::byte>(mcast ? kPacketMulticast : kPacketHost);
             p[11] = std::byte{6};  // address length
             put_mac(p + 12, kSrcMac);
@@ -424,22 +302,22 @@ void CaptureWriter::write_udp(std::int64_t ts_ns, std::uint32_t src_ip, std::uin
     std::byte* ip = p + link_len;
     ip[0] = std::byte{0x45};  // version 4, IHL 5
     ip[1] = std::byte{0};     // DSCP/ECN
-    store_be16(ip + 2, static_cast<std::uint16_t>(ip_len));
-    store_be16(ip + 4, ip_id_++);
-    store_be16(ip + 6, 0);    // flags (DF clear) + fragment offset 0
+    store_be<std::uint16_t>(ip + 2, static_cast<std::uint16_t>(ip_len));
+    store_be<std::uint16_t>(ip + 4, ip_id_++);
+    store_be<std::uint16_t>(ip + 6, 0);    // flags (DF clear) + fragment offset 0
     ip[8] = std::byte{1};     // TTL
     ip[9] = std::byte{17};    // UDP
-    store_be16(ip + 10, 0);
-    store_be32(ip + 12, src_ip);
-    store_be32(ip + 16, dst_ip);
-    store_be16(ip + 10, ipv4_checksum(ip, kIpv4Header));
+    store_be<std::uint16_t>(ip + 10, 0);
+    store_be<std::uint32_t>(ip + 12, src_ip);
+    store_be<std::uint32_t>(ip + 16, dst_ip);
+    store_be<std::uint16_t>(ip + 10, ipv4_checksum(ip, kIpv4Header));
 
     // UDP header (checksum 0: not computed, allowed over IPv4).
     std::byte* udp = ip + kIpv4Header;
-    store_be16(udp + 0, src_port);
-    store_be16(udp + 2, dst_port);
-    store_be16(udp + 4, static_cast<std::uint16_t>(kUdpHeader + payload.size()));
-    store_be16(udp + 6, 0);
+    store_be<std::uint16_t>(udp + 0, src_port);
+    store_be<std::uint16_t>(udp + 2, dst_port);
+    store_be<std::uint16_t>(udp + 4, static_cast<std::uint16_t>(kUdpHeader + payload.size()));
+    store_be<std::uint16_t>(udp + 6, 0);
     if (!payload.empty()) std::memcpy(udp + kUdpHeader, payload.data(), payload.size());
 
     write_frame(ts_ns, buf_);

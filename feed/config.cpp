@@ -2,7 +2,7 @@
 // mistake found on a live feed costs much more, so every value is type- and
 // range-checked, unknown keys are errors (a typo must not silently fall back
 // to a default), and each error is one line: "FILE:LINE: KEY: expected ...".
-#include "tickgate/config.hpp"
+#include "tickgate/feed/config.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -25,7 +25,7 @@
 
 #include <toml++/toml.h>
 
-#include "tickgate/capture.hpp"  // parse_ipv4
+#include "tickgate/feed/capture.hpp"  // parse_ipv4
 #include "tickgate/text.hpp"
 
 namespace tickgate {

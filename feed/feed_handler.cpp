@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/replay.hpp"
 
 namespace tickgate {
 

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 
-#include "tickgate/book.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/metrics.hpp"
-#include "tickgate/receiver.hpp"
-#include "tickgate/sequencer.hpp"
+#include "tickgate/book/level_book.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/sequencer.hpp"
 #include "tickgate/spsc_ring.hpp"
-#include "tickgate/state_log.hpp"
+#include "tickgate/feed/state_log.hpp"
 
 namespace tickgate {
 

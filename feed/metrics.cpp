@@ -1,4 +1,4 @@
-#include "tickgate/metrics.hpp"
+#include "tickgate/feed/metrics.hpp"
 
 #include <algorithm>
 #include <charconv>

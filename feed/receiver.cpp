@@ -1,4 +1,4 @@
-#include "tickgate/receiver.hpp"
+#include "tickgate/feed/receiver.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/capture.hpp"
 
 namespace tickgate {
 

@@ -1,4 +1,4 @@
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/replay.hpp"
 
 #include "tickgate/text.hpp"
 

@@ -1,4 +1,4 @@
-#include "tickgate/sequencer.hpp"
+#include "tickgate/feed/sequencer.hpp"
 
 #include <algorithm>
 #include <cstring>

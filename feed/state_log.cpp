@@ -1,4 +1,4 @@
-#include "tickgate/state_log.hpp"
+#include "tickgate/feed/state_log.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
-#include "tickgate/receiver.hpp"
+#include "tickgate/feed/receiver.hpp"
 #include "tickgate/text.hpp"
 
 namespace tickgate {

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tickgate/config.hpp"
-#include "tickgate/simulator.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/qfb1/simulator.hpp"
 
 #include "options.hpp"
 

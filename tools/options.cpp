@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "tickgate/capture.hpp"  // parse_ipv4
+#include "tickgate/feed/capture.hpp"  // parse_ipv4
 #include "tickgate/text.hpp"
 
 namespace tickgate::cli {

@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "tickgate/feed_handler.hpp"
-#include "tickgate/metrics.hpp"
-#include "tickgate/state_log.hpp"
-#include "tickgate/replay.hpp"
-#include "tickgate/simulator.hpp"
+#include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/state_log.hpp"
+#include "tickgate/feed/replay.hpp"
+#include "tickgate/feed/qfb1/simulator.hpp"
 #include "tickgate/text.hpp"
 
 #include "options.hpp"

@@ -13,10 +13,10 @@
 #include <memory>
 #include <thread>
 
-#include "tickgate/config.hpp"
-#include "tickgate/gate.hpp"
-#include "tickgate/receiver.hpp"
-#include "tickgate/sequencer.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/book/gate.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/sequencer.hpp"
 #include "tickgate/spsc_ring.hpp"
 
 namespace tickgate {

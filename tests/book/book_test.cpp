@@ -1,6 +1,6 @@
-// Depth book rules (include/tickgate/book.hpp): sorted sides, set/delete,
+// Depth book rules (include/tickgate/book/level_book.hpp): sorted sides, set/delete,
 // fixed depth, full-quote top, snapshot appends. One test per rule.
-#include "tickgate/book.hpp"
+#include "tickgate/book/level_book.hpp"
 
 #include <gtest/gtest.h>
 

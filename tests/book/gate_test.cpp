@@ -1,13 +1,14 @@
 // Pre-trade gate rules (shared/spec/QFB1.md, "Pre-trade gate"): silence,
 // then source age (clock offset subtracted), then suspect; unknown ids.
-#include "tickgate/gate.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/book/gate.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "tickgate/capture.hpp"
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/handler.hpp"
 
 namespace tickgate {
 namespace {

@@ -31,7 +31,7 @@ step "install tickgate -> $prefix"
 run cmake --install "$out/tickgate"
 
 step "check the install tree"
-for f in include/tickgate/handler.hpp include/tickgate/capture.hpp \
+for f in include/tickgate/feed/handler.hpp include/tickgate/feed/capture.hpp \
          lib/libtickgate_core.a lib/libtickgate_feed.a bin/tickgate \
          lib/cmake/tickgate/tickgateConfig.cmake lib/cmake/tickgate/tickgateConfigVersion.cmake \
          lib/cmake/tickgate/tickgateTargets.cmake; do

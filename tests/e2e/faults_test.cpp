@@ -4,7 +4,8 @@
 #include <cstdio>
 
 #include "live_harness.hpp"
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "tickgate/feed_handler.hpp"
-#include "tickgate/simulator.hpp"
+#include "tickgate/feed/qfb1/simulator.hpp"
 
 namespace tickgate::e2e {
 using Clock = std::chrono::steady_clock;

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "live_harness.hpp"
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/replay.hpp"
 
 namespace {
 

@@ -1,7 +1,8 @@
-// A/B packet arbitration (include/tickgate/arbiter.hpp): one test per rule,
+// A/B packet arbitration (include/tickgate/feed/arbiter.hpp): one test per rule,
 // named after it. Datagrams are real QFB/1 packets from PacketBuilder; a
 // recorder captures what the arbiter delivers, in order.
-#include "tickgate/arbiter.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/arbiter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "tickgate/capture.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 namespace {

@@ -19,8 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tickgate/capture.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 namespace {

@@ -1,4 +1,4 @@
-#include "tickgate/config.hpp"
+#include "tickgate/feed/config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <string>
 
-#include "tickgate/book.hpp"
+#include "tickgate/book/level_book.hpp"
 
 namespace {
 

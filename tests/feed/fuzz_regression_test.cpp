@@ -7,9 +7,10 @@
 #include <filesystem>
 #include <limits>
 
-#include "tickgate/arbiter.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/arbiter.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/handler.hpp"
 
 namespace {
 

@@ -10,9 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/handler.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};

@@ -22,9 +22,10 @@
 #include <vector>
 
 #include "../support/http.hpp"
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
-#include "tickgate/metrics.hpp"
+#include "tickgate/feed/metrics.hpp"
 
 namespace tickgate {
 namespace {

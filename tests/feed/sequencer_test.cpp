@@ -1,7 +1,8 @@
 // Sequencer rules (shared/spec/QFB1.md, "What a conforming handler does"):
 // one test per rule, named after it. Events are built directly; the last
 // tests go through the Handler with real QFB/1 datagrams.
-#include "tickgate/sequencer.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/sequencer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/event.hpp"
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/handler.hpp"
 
 namespace tickgate {
 namespace {

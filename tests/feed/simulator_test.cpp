@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tickgate/replay.hpp"
-#include "tickgate/simulator.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/replay.hpp"
+#include "tickgate/feed/qfb1/simulator.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 namespace {

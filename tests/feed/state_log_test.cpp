@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "tickgate/receiver.hpp"
-#include "tickgate/state_log.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/state_log.hpp"
 
 namespace tickgate {
 namespace {

@@ -1,6 +1,7 @@
 // QFB/1 wire rules (shared/spec/QFB1.md, "Packet header", "Messages",
 // "Malformed input"): one test per rule, named after it.
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/event.hpp"
 
 namespace tickgate {

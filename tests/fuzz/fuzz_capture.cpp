@@ -20,9 +20,9 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/replay.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/handler.hpp"
 
 #define FUZZ_CHECK(cond)                                                                     \
     do {                                                                                     \

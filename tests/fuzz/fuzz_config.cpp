@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "fuzz_common.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/config.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/config.hpp"
 
 namespace {
 

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "tickgate/arbiter.hpp"
-#include "tickgate/handler.hpp"
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/arbiter.hpp"
+#include "tickgate/feed/handler.hpp"
+#include "tickgate/feed/replay.hpp"
 
 namespace {
 

@@ -21,8 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "tickgate/capture.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace fs = std::filesystem;
 using namespace tickgate;

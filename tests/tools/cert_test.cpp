@@ -16,9 +16,9 @@
 #include <string>
 
 #include "../support/json.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/handler.hpp"
-#include "tickgate/replay.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/handler.hpp"
+#include "tickgate/feed/replay.hpp"
 
 namespace tickgate {
 namespace {

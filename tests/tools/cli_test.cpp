@@ -34,9 +34,10 @@
 
 #include "../support/http.hpp"
 #include "../support/json.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/receiver.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/receiver.hpp"
 
 namespace tickgate {
 namespace {

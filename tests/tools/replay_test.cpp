@@ -18,11 +18,12 @@
 #include <vector>
 
 #include "../support/json.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/handler.hpp"
-#include "tickgate/replay.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/handler.hpp"
+#include "tickgate/feed/replay.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 namespace {

@@ -2,10 +2,10 @@
 // feeds it to a Handler and checks decode, book and gate. Also touches code
 // that pulls tickgate_feed's private dependencies into the link (toml++ via
 // parse_config, libpcap via CaptureReader). Exit 0 on success, 1 otherwise.
-#include <tickgate/capture.hpp>
-#include <tickgate/config.hpp>
-#include <tickgate/gate.hpp>
-#include <tickgate/handler.hpp>
+#include <tickgate/feed/capture.hpp>
+#include <tickgate/feed/config.hpp>
+#include <tickgate/book/gate.hpp>
+#include <tickgate/feed/handler.hpp>
 
 #include <cstdint>
 #include <cstdio>

@@ -2,8 +2,8 @@
 // hand-made Events to a Sequencer and checks the book and the Gate.
 // Exit 0 on success, 1 otherwise.
 #include <tickgate/event.hpp>
-#include <tickgate/gate.hpp>
-#include <tickgate/sequencer.hpp>
+#include <tickgate/book/gate.hpp>
+#include <tickgate/feed/sequencer.hpp>
 
 #include <cstdint>
 #include <cstdio>

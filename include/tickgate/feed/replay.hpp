@@ -9,10 +9,10 @@
 #include <vector>
 #include <string_view>
 
-#include "tickgate/arbiter.hpp"
-#include "tickgate/capture.hpp"
-#include "tickgate/config.hpp"
-#include "tickgate/handler.hpp"
+#include "tickgate/feed/arbiter.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/handler.hpp"
 
 namespace tickgate {
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "tickgate/counter.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 

@@ -1,6 +1,7 @@
 // Venue simulator: deterministic QFB/1 schedule with faults, the handler
 // model that yields expected_lost, and the socket / capture sinks.
-#include "tickgate/simulator.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/qfb1/simulator.hpp"
 
 #include <fmt/format.h>
 
@@ -13,9 +14,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tickgate/receiver.hpp"
+#include "tickgate/feed/receiver.hpp"
 #include "tickgate/text.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 

@@ -1,4 +1,4 @@
-#include "tickgate/book.hpp"
+#include "tickgate/book/level_book.hpp"
 
 #include <stdexcept>
 

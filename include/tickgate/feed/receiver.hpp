@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "tickgate/arbiter.hpp"
-#include "tickgate/config.hpp"
+#include "tickgate/feed/arbiter.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/counter.hpp"
 #include "tickgate/event.hpp"
 #include "tickgate/spsc_ring.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 struct pollfd;
 

@@ -22,10 +22,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "tickgate/config.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/counter.hpp"
 #include "tickgate/event.hpp"
-#include "tickgate/sequencer.hpp"
+#include "tickgate/feed/sequencer.hpp"
 #include "tickgate/spsc_ring.hpp"
 
 namespace spdlog {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tickgate/book.hpp"
+#include "tickgate/book/level_book.hpp"
 #include "tickgate/event.hpp"
 
 namespace tickgate {

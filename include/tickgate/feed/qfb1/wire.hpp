@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "tickgate/counter.hpp"
+#include "tickgate/endian.hpp"
 #include "tickgate/event.hpp"
 
 namespace tickgate::wire {
@@ -30,35 +31,9 @@ inline constexpr std::size_t kHeartbeatSize = 24;
 inline constexpr std::size_t kSnapshotHeaderSize = 32;
 inline constexpr std::size_t kSnapshotLevelSize = 16;
 
-namespace detail {
-// Reverses the bytes of `v` (only used on big-endian hosts).
-template <class T>
-[[nodiscard]] inline T reverse_bytes(T v) noexcept {
-    unsigned char b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    for (std::size_t i = 0; i < sizeof(T) / 2; ++i) std::swap(b[i], b[sizeof(T) - 1 - i]);
-    std::memcpy(&v, b, sizeof(T));
-    return v;
-}
-}  // namespace detail
-
-// Little-endian load of a trivially copyable T at `p` (no alignment needed).
-template <class T>
-[[nodiscard]] inline T load_le(const std::byte* p) noexcept {
-    static_assert(std::is_trivially_copyable_v<T>);
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    if constexpr (std::endian::native == std::endian::big) v = detail::reverse_bytes(v);
-    return v;
-}
-
-// Little-endian store, the mirror of load_le (used by the packet builder).
-template <class T>
-inline void store_le(std::byte* p, T v) noexcept {
-    static_assert(std::is_trivially_copyable_v<T>);
-    if constexpr (std::endian::native == std::endian::big) v = detail::reverse_bytes(v);
-    std::memcpy(p, &v, sizeof(T));
-}
+// Byte-order loads/stores are shared by every protocol (endian.hpp).
+using tickgate::load_le;
+using tickgate::store_le;
 
 // View over the 28-byte packet header. Valid only if `valid()`.
 class PacketHeaderView {

@@ -13,7 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tickgate/capture.hpp"
+#include "tickgate/feed/qfb1/packet_builder.hpp"
+#include "tickgate/feed/capture.hpp"
 
 namespace tickgate {
 

@@ -5,9 +5,9 @@
 
 #include <span>
 
-#include "tickgate/gate.hpp"
-#include "tickgate/sequencer.hpp"
-#include "tickgate/wire.hpp"
+#include "tickgate/book/gate.hpp"
+#include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/qfb1/wire.hpp"
 
 namespace tickgate {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tickgate/sequencer.hpp"
+#include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate {
 

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tickgate/gate.hpp"
-#include "tickgate/sequencer.hpp"
+#include "tickgate/book/gate.hpp"
+#include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate {
 
