@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tickgate/endian.hpp"
 
 namespace tickgate {
 
