@@ -264,7 +264,7 @@ public:
     Packer(std::uint32_t per_dgram, Emit emit) : per_(per_dgram), emit_(std::move(emit)) { reset(); }
 
     void add(const Msg& m) {
-        if (b_->msg_count() >= per_ || b_->size() + m.wire_size() > tickgate::wire::kMaxDatagram) flush();
+        if (b_->msg_count() >= per_ || b_->size() + m.wire_size() > tickgate::qfb1::kMaxDatagram) flush();
         switch (m.type) {
             case 'Q': b_->quote(m.id, m.seq, m.src_ns, m.px, m.qty, m.px2, m.qty2); break;
             case 'D': b_->delta(m.id, m.seq, m.src_ns, m.px, m.qty, m.side, m.action); break;
@@ -306,10 +306,10 @@ struct Health {
     }
 };
 
-inline Health health_of(const tickgate::Sequencer& seq) {
+inline Health health_of(const tickgate::InstrumentTable& instruments) {
     Health h;
-    for (auto id : seq.seen_ids()) {
-        const auto& st = seq.state(id);
+    for (auto id : instruments.seen_ids()) {
+        const auto& st = instruments.state(id);
         const auto& c = st.counters;
         h.accepted += c.accepted;
         h.duplicates += c.duplicates;
@@ -325,12 +325,12 @@ inline Health health_of(const tickgate::Sequencer& seq) {
 }
 
 // Books of the handler equal the model's (all instruments)?
-inline bool books_match(const tickgate::Sequencer& seq, const Market& mk, std::uint32_t instruments) {
+inline bool books_match(const tickgate::Handler& seq, const Market& mk, std::uint32_t instruments) {
     for (std::uint32_t i = 0; i < instruments; ++i) {
         if (!mk.is_delta(i)) continue;
         for (int s = 0; s < 2; ++s) {
             const auto want = mk.book(i, s);
-            const auto got = seq.books().side(mk.id_of(i), s == 0 ? tickgate::Side::kBid : tickgate::Side::kAsk);
+            const auto got = seq.book().side(mk.id_of(i), s == 0 ? tickgate::Side::kBid : tickgate::Side::kAsk);
             if (want.size() != got.size()) return false;
             for (std::size_t j = 0; j < want.size(); ++j)
                 if (want[j].price != got[j].price || want[j].qty != got[j].qty) return false;
@@ -383,9 +383,9 @@ inline Stream build_stream(const MixSpec& spec) {
     // its books equal the model's.
     tickgate::Handler h(tickgate::Capacity{}, tickgate::GateConfig{});
     for (std::size_t i = 0; i < st.size(); ++i) h.on_datagram(st.dgram(i), 0, 0);
-    const Health hc = health_of(h.sequencer());
+    const Health hc = health_of(h.instruments());
     if (!hc.clean() || h.decoder().counters().malformed_packets.get() != 0 ||
-        hc.accepted != st.timed_sequenced + mk.warm_sequenced() || !books_match(h.sequencer(), mk, spec.instruments))
+        hc.accepted != st.timed_sequenced + mk.warm_sequenced() || !books_match(h, mk, spec.instruments))
         throw std::runtime_error("benchmark stream self-check failed: " + hc.str());
     return st;
 }

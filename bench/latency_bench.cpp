@@ -73,6 +73,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
@@ -81,7 +82,7 @@
 
 namespace {
 
-using tickgate::wire::store_le;
+using tickgate::qfb1::store_le;
 
 // ------------------------------------------------------------------ histogram
 // Log-linear histogram with HdrHistogram's bucket layout: values 1 ns .. 10 s
@@ -372,9 +373,9 @@ public:
     // Next datagram; scheduled time (realtime ns) goes into each message's source_ns.
     std::span<const std::byte> next(std::int64_t sched_rt_ns) {
         std::byte* h = buf_;
-        std::size_t off = tickgate::wire::kPacketHeaderSize;
-        store_le<std::uint16_t>(h + 0, tickgate::wire::kMagic);
-        store_le<std::uint8_t>(h + 2, tickgate::wire::kVersion);
+        std::size_t off = tickgate::qfb1::kPacketHeaderSize;
+        store_le<std::uint16_t>(h + 0, tickgate::qfb1::kMagic);
+        store_le<std::uint8_t>(h + 2, tickgate::qfb1::kVersion);
         store_le<std::uint8_t>(h + 3, 0);
         store_le<std::uint16_t>(h + 4, static_cast<std::uint16_t>(batch_));
         store_le<std::uint16_t>(h + 6, channel_);
@@ -387,8 +388,8 @@ public:
             std::byte* m = buf_ + off;
             const std::int64_t mid = 100'000'000 + std::int64_t{id} * 1'000'000;
             if (id <= n_ / 2) {
-                std::memset(m, 0, tickgate::wire::kQuoteSize);
-                store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(tickgate::wire::kQuoteSize));
+                std::memset(m, 0, tickgate::qfb1::kQuoteSize);
+                store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(tickgate::qfb1::kQuoteSize));
                 store_le<std::uint8_t>(m + 2, 'Q');
                 store_le<std::uint32_t>(m + 4, id);
                 store_le<std::uint64_t>(m + 8, seq);
@@ -398,13 +399,13 @@ public:
                 store_le<std::int64_t>(m + 32, mid + 1000 + drift);
                 store_le<std::uint32_t>(m + 40, 100 * (1 + rng_.below(100)));
                 store_le<std::uint32_t>(m + 44, 100 * (1 + rng_.below(100)));
-                off += tickgate::wire::kQuoteSize;
+                off += tickgate::qfb1::kQuoteSize;
             } else {
-                std::memset(m, 0, tickgate::wire::kDeltaSize);
+                std::memset(m, 0, tickgate::qfb1::kDeltaSize);
                 const std::uint8_t side = static_cast<std::uint8_t>(rng_.below(2));
                 const std::int64_t lvl = 1 + rng_.below(10);
                 const std::uint8_t action = rng_.below(5) == 0 ? 1 : 0;
-                store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(tickgate::wire::kDeltaSize));
+                store_le<std::uint16_t>(m + 0, static_cast<std::uint16_t>(tickgate::qfb1::kDeltaSize));
                 store_le<std::uint8_t>(m + 2, 'D');
                 store_le<std::uint32_t>(m + 4, id);
                 store_le<std::uint64_t>(m + 8, seq);
@@ -413,7 +414,7 @@ public:
                 store_le<std::uint32_t>(m + 32, action ? 0 : 100 * (1 + rng_.below(100)));
                 store_le<std::uint8_t>(m + 36, side);
                 store_le<std::uint8_t>(m + 37, action);
-                off += tickgate::wire::kDeltaSize;
+                off += tickgate::qfb1::kDeltaSize;
             }
         }
         return {buf_, off};
@@ -426,7 +427,7 @@ private:
     std::vector<std::uint64_t> seq_;
     bench::Rng rng_;
     std::uint64_t packet_seq_ = 0;
-    alignas(64) std::byte buf_[tickgate::wire::kMaxDatagram]{};
+    alignas(64) std::byte buf_[tickgate::qfb1::kMaxDatagram]{};
 };
 
 // The hand-written layout must equal PacketBuilder's.
@@ -434,19 +435,19 @@ void self_check_layout() {
     Traffic t(9, 64, 1);
     for (int i = 0; i < 200; ++i) {
         const auto d = t.next(123456789);
-        const tickgate::wire::PacketHeaderView h(d);
-        const std::byte* m = d.data() + tickgate::wire::kPacketHeaderSize;
+        const tickgate::qfb1::PacketHeaderView h(d);
+        const std::byte* m = d.data() + tickgate::qfb1::kPacketHeaderSize;
         tickgate::PacketBuilder b(9, 1, h.packet_seq(), 0);
-        const auto id = tickgate::wire::load_le<std::uint32_t>(m + 4);
-        const auto seq = tickgate::wire::load_le<std::uint64_t>(m + 8);
+        const auto id = tickgate::qfb1::load_le<std::uint32_t>(m + 4);
+        const auto seq = tickgate::qfb1::load_le<std::uint64_t>(m + 8);
         if (static_cast<char>(m[2]) == 'Q')
-            b.quote(id, seq, 123456789, tickgate::wire::load_le<std::int64_t>(m + 24),
-                    tickgate::wire::load_le<std::uint32_t>(m + 40), tickgate::wire::load_le<std::int64_t>(m + 32),
-                    tickgate::wire::load_le<std::uint32_t>(m + 44));
+            b.quote(id, seq, 123456789, tickgate::qfb1::load_le<std::int64_t>(m + 24),
+                    tickgate::qfb1::load_le<std::uint32_t>(m + 40), tickgate::qfb1::load_le<std::int64_t>(m + 32),
+                    tickgate::qfb1::load_le<std::uint32_t>(m + 44));
         else
-            b.delta(id, seq, 123456789, tickgate::wire::load_le<std::int64_t>(m + 24),
-                    tickgate::wire::load_le<std::uint32_t>(m + 32), tickgate::wire::load_le<std::uint8_t>(m + 36),
-                    tickgate::wire::load_le<std::uint8_t>(m + 37));
+            b.delta(id, seq, 123456789, tickgate::qfb1::load_le<std::int64_t>(m + 24),
+                    tickgate::qfb1::load_le<std::uint32_t>(m + 32), tickgate::qfb1::load_le<std::uint8_t>(m + 36),
+                    tickgate::qfb1::load_le<std::uint8_t>(m + 37));
         if (b.bytes().size() != d.size() || std::memcmp(b.bytes().data(), d.data(), d.size()) != 0)
             throw std::runtime_error("latency_bench: datagram layout differs from tickgate::PacketBuilder");
     }
@@ -609,7 +610,7 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
     }
     r.ring_overflow = feed.publisher_counters().ring_overflow_packets.get();
     r.arb_gaps = feed.arbiter_counters().released_gaps.get();
-    r.seq_lost = bench::health_of(feed.sequencer()).lost;
+    r.seq_lost = bench::health_of(feed.instruments()).lost;
     r.t2b_co = r.t2b.corrected(r.interval_ns);
     r.own_co = r.own.corrected(r.interval_ns);
     r.negatives = r.t2b.negatives() + r.own.negatives() + r.ktx.negatives();

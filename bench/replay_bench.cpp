@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
         replay_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
         msgs = h.decoder().counters().messages.get();
         malformed = h.decoder().counters().malformed_packets.get();
-        hc = bench::health_of(h.sequencer());
+        hc = bench::health_of(h.instruments());
     }
     const double bare_rate = static_cast<double>(msgs) / bench::median(bare_s);
     const double replay_rate = static_cast<double>(msgs) / bench::median(replay_s);

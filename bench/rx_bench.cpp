@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -52,8 +53,8 @@
 namespace {
 
 namespace asio = boost::asio;
-using tickgate::wire::load_le;
-using tickgate::wire::store_le;
+using tickgate::qfb1::load_le;
+using tickgate::qfb1::store_le;
 
 std::int64_t thread_cpu_ns() noexcept {
     timespec ts{};
@@ -122,7 +123,7 @@ Options parse(int argc, char** argv) {
         else usage(("unknown option " + a).c_str());
     }
     for (auto s : o.sizes)
-        if (s < tickgate::wire::kPacketHeaderSize || s > tickgate::wire::kMaxDatagram) usage("sizes: 28..1400");
+        if (s < tickgate::qfb1::kPacketHeaderSize || s > tickgate::qfb1::kMaxDatagram) usage("sizes: 28..1400");
     return o;
 }
 
@@ -243,8 +244,8 @@ int effective_rcvbuf(const Options& o) {
 class Sender {
 public:
     Sender(const Options& o, std::size_t size) : tx_("127.0.0.1"), group_(*tickgate::parse_ipv4(o.group)), port_(o.port), buf_(size) {
-        store_le<std::uint16_t>(buf_.data(), tickgate::wire::kMagic);
-        store_le<std::uint8_t>(buf_.data() + 2, tickgate::wire::kVersion);
+        store_le<std::uint16_t>(buf_.data(), tickgate::qfb1::kMagic);
+        store_le<std::uint8_t>(buf_.data() + 2, tickgate::qfb1::kVersion);
         store_le<std::uint16_t>(buf_.data() + 6, 43);
         store_le<std::uint32_t>(buf_.data() + 8, 1);
     }

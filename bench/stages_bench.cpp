@@ -56,13 +56,13 @@ std::vector<std::vector<std::byte>> datagrams(Gen&& gen, std::uint32_t per, int 
 
 std::vector<Event> decode_all(const std::vector<std::vector<std::byte>>& dgs) {
     std::vector<Event> ev;
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     for (auto& d : dgs) (void)dec.decode(d, kT0, 0, [&](const Event& e) { ev.push_back(e); });
     return ev;
 }
 std::vector<Event> decode_range(const Stream& s, std::size_t from, std::size_t to) {
     std::vector<Event> ev;
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     for (std::size_t i = from; i < to; ++i) (void)dec.decode(s.dgram(i), kT0 + std::int64_t(i) * 1000, 0, [&](const Event& e) { ev.push_back(e); });
     return ev;
 }
@@ -81,7 +81,7 @@ void BM_Decode(benchmark::State& state, char type) {
                                 : MixSpec{.d = 0, .q = 0, .h = 1, .s = 0});
         dgs = datagrams([&] { return mk.next(); }, per);
     }
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     std::size_t i = 0;
     std::uint64_t msgs = 0;
     for (auto _ : state) {
@@ -115,9 +115,9 @@ const SeqData& seq_data() {
     }();
     return d;
 }
-void resnap(Sequencer& seq, const std::vector<Event>& warm) {
+void resnap(Handler& seq, const std::vector<Event>& warm) {
     for (Event e : warm) {
-        if (e.kind == EventKind::kSnapshotBegin) e.u.snapshot.seq = seq.state(e.instrument_id).last_seq;
+        if (e.kind == EventKind::kSnapshotBegin) e.u.snapshot.seq = seq.instruments().state(e.instrument_id).last_seq;
         if (e.kind == EventKind::kSnapshotBegin || e.kind == EventKind::kSnapshotLevels) (void)seq.apply(e);
     }
 }
@@ -125,7 +125,7 @@ void resnap(Sequencer& seq, const std::vector<Event>& warm) {
 void BM_SequencerVerdict_DQ(benchmark::State& state) {
     const SeqData& d = seq_data();
     std::vector<Event> ev = d.timed;
-    Sequencer seq{Capacity{}};
+    Handler seq{Capacity{}, GateConfig{}};
     for (auto& e : d.warm) (void)seq.apply(e);
     std::size_t i = 0;
     std::uint64_t msgs = 0, passes = 0;
@@ -148,7 +148,7 @@ void BM_SequencerVerdict_DQ(benchmark::State& state) {
         i += 64;
         msgs += 64;
     }
-    const auto h = bench::health_of(seq);
+    const auto h = bench::health_of(seq.instruments());
     if (!h.clean()) state.SkipWithError(("not all in sequence: " + h.str()).c_str());
     set_msgs(state, msgs);
 }
@@ -157,7 +157,7 @@ BENCHMARK(BM_SequencerVerdict_DQ);
 // Gap-free heartbeats (pure verdict, no book work).
 void BM_SequencerVerdict_H(benchmark::State& state) {
     const SeqData& d = seq_data();
-    Sequencer seq{Capacity{}};
+    Handler seq{Capacity{}, GateConfig{}};
     for (auto& e : d.warm) (void)seq.apply(e);
     std::vector<Event> hb;
     for (std::uint32_t id = 1; id <= 100; ++id) {
@@ -166,7 +166,7 @@ void BM_SequencerVerdict_H(benchmark::State& state) {
         e.channel_id = 1;
         e.instrument_id = id;
         e.recv_ns = kT0;
-        e.u.heartbeat.next_seq = seq.state(id).last_seq + 1;
+        e.u.heartbeat.next_seq = seq.instruments().state(id).last_seq + 1;
         hb.push_back(e);
     }
     std::uint64_t msgs = 0;
@@ -177,7 +177,7 @@ void BM_SequencerVerdict_H(benchmark::State& state) {
         }
         msgs += hb.size();
     }
-    if (!bench::health_of(seq).clean()) state.SkipWithError("heartbeat gaps");
+    if (!bench::health_of(seq.instruments()).clean()) state.SkipWithError("heartbeat gaps");
     set_msgs(state, msgs);
 }
 BENCHMARK(BM_SequencerVerdict_H);
@@ -187,7 +187,7 @@ void BM_L1_SetTop_Q(benchmark::State& state) {
     Market mk(MixSpec{.d = 0, .q = 1, .h = 0, .s = 0});
     std::vector<Msg> q;
     for (int i = 0; i < 4096; ++i) q.push_back(mk.next());
-    BookStore books(4096, 32);
+    L2Book books(4096, 32);
     std::size_t i = 0;
     std::uint64_t msgs = 0;
     for (auto _ : state) {
@@ -218,7 +218,7 @@ L2Data make_l2(std::uint32_t depth) {
     Market mk(MixSpec{.d = 1, .q = 0, .h = 0, .s = 0, .depth = depth});
     L2Data d;
     d.init = mk.warmup();
-    BookStore check(4096, 32);
+    L2Book check(4096, 32);
     for (auto& m : d.init)
         for (int s = 0; s < 2; ++s)
             for (auto& l : s == 0 ? m.bids : m.asks) check.append_level(m.id, Side(s), l.price, l.qty);
@@ -236,7 +236,7 @@ L2Data make_l2(std::uint32_t depth) {
 void BM_L2_Level_D(benchmark::State& state) {
     const auto depth = static_cast<std::uint32_t>(state.range(0));
     const L2Data d = make_l2(depth);
-    BookStore books(4096, 32);
+    L2Book books(4096, 32);
     std::size_t i = d.ops.size();
     std::uint64_t msgs = 0;
     for (auto _ : state) {
@@ -271,7 +271,7 @@ BENCHMARK(BM_L2_Level_D)->Arg(5)->Arg(20)->Arg(32)->ArgName("book_levels");
 void BM_SnapshotApply(benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     Market mk(MixSpec{.d = 1, .q = 0, .h = 0, .s = 0, .depth = 10});
-    Sequencer seq{Capacity{}};
+    Handler seq{Capacity{}, GateConfig{}};
     std::vector<std::vector<std::byte>> warm;
     warm = datagrams([&, w = mk.warmup(), k = std::size_t{0}]() mutable { return w[k++]; }, 1, 100);
     for (auto& e : decode_all(warm)) (void)seq.apply(e);
@@ -290,8 +290,8 @@ void BM_SnapshotApply(benchmark::State& state) {
         i = i == 99 ? 0 : i + 1;
         ++msgs;
     }
-    const auto h = bench::health_of(seq);
-    if (!h.clean() || seq.books().side(1, Side::kBid).size() != n) state.SkipWithError(("snapshots not applied: " + h.str()).c_str());
+    const auto h = bench::health_of(seq.instruments());
+    if (!h.clean() || seq.book().side(1, Side::kBid).size() != n) state.SkipWithError(("snapshots not applied: " + h.str()).c_str());
     state.counters["levels"] = static_cast<double>(2 * n);
     set_msgs(state, msgs);
 }
@@ -344,7 +344,7 @@ void BM_Pipeline(benchmark::State& state, const Stream& (*get)()) {
         benchmark::DoNotOptimize(r);
         msgs += s.msgs[i++];
     }
-    const auto hc = bench::health_of(h->sequencer());
+    const auto hc = bench::health_of(h->instruments());
     if (!hc.clean() || h->decoder().counters().malformed_packets.get() != 0)
         state.SkipWithError(("pipeline dropped messages: " + hc.str()).c_str());
     state.counters["bytes_per_msg"] = static_cast<double>(s.timed_bytes) / static_cast<double>(s.timed_msgs);

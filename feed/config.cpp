@@ -3,6 +3,7 @@
 // range-checked, unknown keys are errors (a typo must not silently fall back
 // to a default), and each error is one line: "FILE:LINE: KEY: expected ...".
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/protocols.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -279,11 +280,16 @@ LineConfig read_line(const Table& channel, std::string_view key, std::map<std::u
 void read_channels(const Table& root, Config& c) {
     std::map<std::uint16_t, std::string> ids;        // id -> path of first use
     std::map<std::uint64_t, std::string> endpoints;
-    root.tables("channel", {"id", "clock_offset_ns", "sources", "a", "b"}, [&](const Table& t) {
+    root.tables("channel", {"id", "protocol", "clock_offset_ns", "sources", "a", "b"}, [&](const Table& t) {
         ChannelConfig ch;
         const auto* id = t.integer("id", ch.id, 0, 65535, kRequired);
         if (const auto [it, fresh] = ids.emplace(ch.id, t.path()); !fresh)
             t.expected(id, "id", "a unique channel id", std::to_string(ch.id) + " (also " + it->second + ")");
+        if (const auto p = t.choice("protocol", kProtocolNames)) ch.protocol = *p;
+        if (!c.channels.empty() && ch.protocol != c.channels.front().protocol)
+            t.expected(nullptr, "protocol",
+                       "the protocol of the other channels (one handler speaks one): " + c.channels.front().protocol,
+                       ch.protocol);
         t.integer("clock_offset_ns", ch.clock_offset_ns, std::numeric_limits<std::int64_t>::min(),
                   std::numeric_limits<std::int64_t>::max());
         t.strings("sources", ch.sources, "IPv4 unicast address", valid_source);

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 
-#include "tickgate/book/level_book.hpp"
+#include "tickgate/book/l2_book.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
 #include "tickgate/spsc_ring.hpp"
 #include "tickgate/feed/state_log.hpp"
@@ -34,24 +36,29 @@ MemoryEstimate estimate_memory(const Config& c) {
     const auto channels = static_cast<std::uint32_t>(c.channels.size());
     const std::size_t lines = 2 * std::size_t{channels};
     const StateLogOptions log_defaults;  // what `tickgate run` gives its state log, apart from max_instruments
+    // The book and the network-thread pipeline are the protocol's.
+    const auto [book_bytes, publisher_bytes] = with_protocol(c.protocol(), [&]<VenueProtocol P>() {
+        return std::pair<std::size_t, std::size_t>{P::Book::bytes_for(cap.max_instruments, cap.book_depth),
+                                                   RingPublisher<P>::bytes_for(0, c.receiver, channels)};
+    });
     MemoryEstimate e;
     e.parts = {
-        {"books", {"capacity.max_instruments", "capacity.book_depth"}, BookStore::bytes_for(cap.max_instruments, cap.book_depth)},
+        {"books", {"capacity.max_instruments", "capacity.book_depth"}, book_bytes},
         {"recovery pool", {"capacity.recovery_instruments", "capacity.recovery_depth"}, Sequencer::recovery_bytes(cap)},
         {"event ring", {"receiver.ring_size"}, SpscRing<Event>::bytes_for(c.receiver.ring_size)},
-        // Sequencer state, the ring publisher's owed-DataLost flags, the
+        // The instrument table, the ring publisher's owed-DataLost flags, the
         // metrics double buffer and the state log's was-suspect bitmap.
         {"per-instrument state",
          {"capacity.max_instruments"},
-         Sequencer::state_bytes(cap) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
+         InstrumentTable::bytes_for(cap.max_instruments) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
              2 * (std::size_t{cap.max_instruments} * sizeof(MetricsRegistry::InstrumentSample) +
                   lines * sizeof(MetricsRegistry::LineSample)) +
              (std::size_t{cap.max_instruments} + 63) / 64 * 8},
-        // Arbiter windows, decoder session table, packet scratch (the
+        // Arbiter windows, the channel table, packet scratch (the
         // per-instrument flags are counted above), receive batch, state log ring.
         {"receiver and arbiter",
          {"receiver.arbitration_window", "receiver.batch"},
-         RingPublisher::bytes_for(0, c.receiver, channels) + Receiver::batch_bytes(c.receiver.batch) +
+         publisher_bytes + Receiver::batch_bytes(c.receiver.batch) +
              log_defaults.ring_capacity * sizeof(StateChange)},
     };
     for (const MemoryPart& p : e.parts) e.total_bytes += p.bytes;

@@ -17,7 +17,6 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "tickgate/feed_handler.hpp"
 
 namespace tickgate {
 
@@ -60,10 +59,10 @@ MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_
     for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines);
 }
 
-MetricsRegistry::MetricsRegistry(const FeedHandler& h)
-    : MetricsRegistry(h.sequencer().max_instruments(), h.line_stats().size()) {}
+MetricsRegistry::MetricsRegistry(const FeedStats& h)
+    : MetricsRegistry(h.instruments.max_instruments(), h.lines.size()) {}
 
-void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
+void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
                               const LatencySummary* latency) noexcept {
     const std::uint32_t back = front_.load(std::memory_order_relaxed) ^ 1u;  // only this thread writes front_
     if (readers_[back].load(std::memory_order_seq_cst) != 0) {
@@ -76,7 +75,7 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
     s.generation = gen;
     s.published_ns = realtime_ns();
 
-    const wire::DecoderCounters& dc = h.decoder_counters();
+    const DecoderCounters& dc = h.decoder;
     s.packets = dc.packets.get();
     s.messages = dc.messages.get();
     s.malformed_packets = dc.malformed_packets.get();
@@ -84,11 +83,10 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
     s.stale_session_packets = dc.stale_session_packets.get();
     s.session_changes = dc.session_changes.get();
 
-    const Sequencer& seq = h.sequencer();
-    s.out_of_range = seq.counters().out_of_range;
-    s.session_resets = seq.counters().session_resets;
+    s.out_of_range = h.sequencer.out_of_range;
+    s.session_resets = h.sequencer.session_resets;
 
-    const ArbiterCounters& ac = h.arbiter_counters();
+    const ArbiterCounters& ac = h.arbiter;
     s.ab_duplicate_packets = ac.duplicate_packets.get();
     s.ab_held_packets = ac.held_packets.get();
     s.ab_filled_holes = ac.filled_holes.get();
@@ -97,22 +95,23 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
     s.ab_unconfirmed_jumps = ac.unconfirmed_jumps.get();
     s.ab_late_packets = ac.late_packets.get();
 
-    const PublisherCounters& pc = h.publisher_counters();
+    const PublisherCounters& pc = h.publisher;
     s.ring_overflow_packets = pc.ring_overflow_packets.get();
     s.ring_overflow_events = pc.ring_overflow_events.get();
     s.data_lost_marks = pc.data_lost_marks.get();
-    s.ring_fill = h.ring_fill();
-    s.ring_capacity = h.config().receiver.ring_size;
+    s.ring_fill = h.ring.size_approx();
+    s.ring_capacity = h.ring.capacity();
 
     s.gate = gate;
     s.has_latency = latency != nullptr;
     s.latency = latency ? *latency : LatencySummary{};
 
     std::size_t n = 0;
-    for (const std::uint32_t id : seq.seen_ids()) {
+    const InstrumentTable& instruments = h.instruments;
+    for (const std::uint32_t id : instruments.seen_ids()) {
         if (n == s.instruments.size()) break;
-        if (id >= seq.max_instruments()) continue;
-        const InstrumentState& st = seq.state(id);
+        if (id >= instruments.max_instruments()) continue;
+        const InstrumentState& st = instruments.state(id);
         InstrumentSample& out = s.instruments[n++];
         out.id = id;
         std::memcpy(out.symbol, st.symbol, sizeof out.symbol);
@@ -124,7 +123,7 @@ void MetricsRegistry::publish(const FeedHandler& h, const GateRejections& gate,
     s.instrument_count = n;
 
     std::size_t l = 0;
-    for (const auto& ls : h.line_stats()) {
+    for (const auto& ls : h.lines) {
         if (l == s.lines.size()) break;
         LineSample& out = s.lines[l++];
         out.channel = ls->channel_id;

@@ -19,15 +19,9 @@ namespace tickgate {
 
 namespace asio = boost::asio;
 
-std::int64_t realtime_ns() noexcept {
-    timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 namespace {
 constexpr std::size_t kMaxBatch = 1024;
-constexpr std::size_t kSlotBytes = 2048;  // > 1400-byte QFB/1 datagrams; larger ones are dropped (MSG_TRUNC)
+constexpr std::size_t kSlotBytes = Receiver::kSlotBytes;  // larger datagrams are dropped (MSG_TRUNC)
 constexpr std::size_t kControlBytes = 128;
 }  // namespace
 
@@ -40,10 +34,7 @@ struct Receiver::Socket {
     std::uint32_t group = 0;
     std::uint16_t port = 0;
     std::vector<std::uint32_t> sources;  // allowed, host order; empty = any
-    std::uint32_t last_session = 0;
-    std::uint64_t last_packet_seq = 0;
     std::uint32_t last_ovfl = 0;
-    bool have_seq = false;
 };
 
 struct Receiver::Batch {
@@ -154,8 +145,7 @@ int Receiver::receive(std::size_t si) noexcept {
     return n > 0 ? n : 0;
 }
 
-const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
-    oversized_ = false;
+const RawDatagram* Receiver::datagram(std::size_t si, int i, bool& oversized) noexcept {
     Batch& b = *batch_;
     Socket& s = *sockets_[si];
     LineStats& st = *stats_[si];
@@ -190,8 +180,8 @@ const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
     }
     // Larger than the slot: the kernel kept only its first kSlotBytes. A
     // prefix of a packet is not the packet: drop it whole, count it.
-    oversized_ = (m.msg_hdr.msg_flags & MSG_TRUNC) != 0;
-    if (oversized_) {
+    oversized = (m.msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    if (oversized) {
         st.oversized.add();
         return nullptr;
     }
@@ -199,148 +189,9 @@ const RawDatagram* Receiver::datagram(std::size_t si, int i) noexcept {
     const std::span<const std::byte> payload(b.data.data() + static_cast<std::size_t>(i) * kSlotBytes, len);
     st.packets.add();
     st.bytes.add(len);
-    const wire::PacketHeaderView hdr(payload);
-    if (hdr.valid() && hdr.channel_id() != s.channel_id) {
-        // Rule 7: the socket decides the channel. Another channel's header
-        // must not reset, move or feed this one's (or any other's) state.
-        st.foreign_channel_packets.add();
-        return nullptr;
-    }
-    if (hdr.valid()) {
-        const std::uint32_t session = hdr.session();
-        const std::uint64_t seq = hdr.packet_seq();
-        if (!s.have_seq || session > s.last_session) {
-            s.have_seq = true;
-            s.last_session = session;
-            s.last_packet_seq = seq;
-        } else if (session == s.last_session && seq > s.last_packet_seq) {
-            if (seq > s.last_packet_seq + 1) st.seq_gaps.add(seq - s.last_packet_seq - 1);
-            s.last_packet_seq = seq;
-        }
-    }
     current_ = {payload, recv_ns, src, ntohs(b.from[static_cast<std::size_t>(i)].sin_port), s.group, s.port,
-                s.line, s.channel_id};
+                s.line, s.channel_id, &st};
     return &current_;
-}
-
-MulticastSender::MulticastSender(const std::string& interface, const std::string& bind_ip) {
-    const auto iface = parse_ipv4(interface);
-    if (!iface || (*iface >> 24) != 127)
-        throw std::runtime_error("multicast interface " + interface + ": only loopback (127.x.x.x) is allowed");
-    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    in_addr ifaddr{htonl(*iface)};
-    const unsigned char ttl = 0, loop = 1;
-    if (::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &ifaddr, sizeof ifaddr) != 0 ||
-        ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) != 0 ||
-        ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof loop) != 0) {
-        const std::string err = std::strerror(errno);
-        ::close(fd_);
-        throw std::runtime_error("multicast sender options: " + err);
-    }
-    const int sndbuf = 4 << 20;
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-    if (!bind_ip.empty()) {
-        const auto src = parse_ipv4(bind_ip);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(src.value_or(0));
-        if (!src || (*src >> 24) != 127 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-            ::close(fd_);
-            throw std::runtime_error("bind sender to " + bind_ip + ": expected a usable 127.x address");
-        }
-    }
-}
-
-MulticastSender::~MulticastSender() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept {
-    if ((group >> 28) != 0xE) return false;  // never unicast: loopback multicast only
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(group);
-    to.sin_port = htons(port);
-    return ::sendto(fd_, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
-           static_cast<ssize_t>(payload.size());
-}
-
-RingPublisher::RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
-                             std::span<const std::uint16_t> channel_ids)
-    : ring_(ring),
-      arbitrate_(rc.arbitration),
-      arbiter_(rc.arbitration ? channel_ids : std::span<const std::uint16_t>{}, rc.arbitration_window,
-               std::int64_t{rc.arbitration_hold_us} * 1000),
-      scratch_(wire::max_events_for(kSlotBytes)),
-      pending_flag_(max_instruments, 0) {
-    pending_ids_.reserve(max_instruments);
-    pending_sessions_.reserve(64);  // kPendingSessions in bytes_for
-}
-
-std::size_t RingPublisher::bytes_for(std::uint32_t max_instruments, const ReceiverConfig& rc,
-                                     std::uint32_t channels) noexcept {
-    constexpr std::size_t kPendingSessions = 64;  // as reserved by the constructor
-    return (rc.arbitration ? PacketArbiter::bytes_for(channels, rc.arbitration_window) : PacketArbiter::bytes_for(0, 0)) +
-           wire::PacketDecoder::bytes_for() + wire::max_events_for(kSlotBytes) * sizeof(Event) +
-           std::size_t{max_instruments} * 2 * sizeof(std::uint32_t) + kPendingSessions * sizeof(Event);
-}
-
-bool RingPublisher::flush_pending() noexcept {
-    const std::size_t owed = pending_sessions_.size() + pending_ids_.size();
-    if (ring_.writable(owed) < owed) return false;
-    for (const Event& ev : pending_sessions_) ring_.stage(ev);
-    Event lost{};
-    lost.kind = EventKind::kDataLost;
-    lost.recv_ns = realtime_ns();
-    for (const std::uint32_t id : pending_ids_) {
-        lost.instrument_id = id;
-        lost.channel_id = static_cast<std::uint16_t>(pending_flag_[id] - 1);
-        ring_.stage(lost);
-        pending_flag_[id] = 0;
-    }
-    counters_.data_lost_marks.add(pending_ids_.size());
-    pending_sessions_.clear();
-    pending_ids_.clear();
-    ring_.publish();
-    return true;
-}
-
-void RingPublisher::operator()(const RawDatagram& d) noexcept {
-    if (!arbitrate_) return publish(d.payload, d.recv_ns, d.line);
-    arbiter_.offer(d.payload, d.recv_ns, d.line,
-                   [this](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) { publish(p, t, l); });
-}
-
-void RingPublisher::expire(std::int64_t now_ns) noexcept {
-    if (arbitrate_)
-        arbiter_.expire(now_ns, [this](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) { publish(p, t, l); });
-}
-
-void RingPublisher::publish(std::span<const std::byte> payload, std::int64_t recv_ns, std::uint8_t line) noexcept {
-    std::size_t n = 0;
-    decoder_.decode(payload, recv_ns, line, [&](const Event& ev) { scratch_[n++] = ev; });
-    if (n == 0) return;
-    if ((pending_ids_.empty() && pending_sessions_.empty()) || flush_pending()) {
-        if (ring_.writable(n) >= n) {
-            for (std::size_t i = 0; i < n; ++i) ring_.stage(scratch_[i]);
-            ring_.publish();
-            return;
-        }
-    }
-    // The engine is behind: drop the packet, remember whom it concerned.
-    counters_.ring_overflow_packets.add();
-    counters_.ring_overflow_events.add(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const Event& ev = scratch_[i];
-        if (ev.kind == EventKind::kSessionChange) {
-            if (pending_sessions_.size() < pending_sessions_.capacity()) pending_sessions_.push_back(ev);
-            continue;
-        }
-        if (ev.kind == EventKind::kSnapshotLevels || ev.instrument_id >= pending_flag_.size()) continue;
-        if (pending_flag_[ev.instrument_id] == 0) pending_ids_.push_back(ev.instrument_id);
-        pending_flag_[ev.instrument_id] = std::uint32_t{ev.channel_id} + 1;
-    }
 }
 
 }  // namespace tickgate

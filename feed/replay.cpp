@@ -14,26 +14,10 @@
 
 namespace tickgate {
 
-void apply_config(Sequencer& seq, const Config& cfg) {
-    seq.set_learn_definitions(cfg.learn_instruments);
-    // Rule 7 needs channels that the transport establishes (sockets, or the
-    // configured lines of a capture); without them the header is all there is.
-    seq.set_bind_instruments_to_channels(!cfg.channels.empty());
-    for (const auto& ins : cfg.instruments) seq.define(ins.id, ins.symbol, ins.price_exponent);
-    for (const auto& ch : cfg.channels) seq.set_clock_offset(ch.id, ch.clock_offset_ns);
-}
+namespace detail {
 
-namespace {
-
-struct LineKey {
-    std::uint32_t group;
-    std::uint16_t port;
-    std::uint8_t line;
-    std::uint16_t channel_id;
-};
-
-std::vector<LineKey> configured_lines(const Config& cfg) {
-    std::vector<LineKey> keys;
+std::vector<ReplayLine> replay_lines(const Config& cfg) {
+    std::vector<ReplayLine> keys;
     for (const auto& ch : cfg.channels) {
         const LineConfig* lines[2] = {&ch.a, &ch.b};
         for (std::uint8_t l = 0; l < 2; ++l)
@@ -42,150 +26,25 @@ std::vector<LineKey> configured_lines(const Config& cfg) {
     return keys;
 }
 
-// Every record of the capture, framing removed; the
-// configured lines' datagrams passed to `emit(payload, ts_ns, line)`; counts
-// into `r` (records, frames, filtered_out, foreign_channel_packets,
-// last_ts_ns, any_records). With configured lines, the line a datagram was
-// addressed to decides its channel (rule 7), as the live receiver does.
-template <class Emit>
-void read_datagrams(CaptureReader& reader, const std::vector<LineKey>& lines, ReplayResult& r, Emit&& emit) {
-    while (auto rec = reader.next()) {
-        r.any_records = true;
-        r.last_ts_ns = rec->ts_ns;
-        ++r.frames.records;
-        auto dgram = extract_udp(reader.link_type(), rec->frame, r.frames);
-        if (!dgram) continue;
-        std::uint8_t line = 0xFF;
-        if (!lines.empty()) {
-            const auto it = std::find_if(lines.begin(), lines.end(), [&](const LineKey& k) {
-                return k.group == dgram->dst_ip && k.port == dgram->dst_port;
-            });
-            if (it == lines.end()) {
-                ++r.filtered_out;
-                continue;
-            }
-            line = it->line;
-            const wire::PacketHeaderView hdr(dgram->payload);
-            if (hdr.valid() && hdr.channel_id() != it->channel_id) {
-                r.count_foreign_channel_packet(it->channel_id);
-                continue;
-            }
-        }
-        emit(dgram->payload, rec->ts_ns, line);
-    }
+// Only on a terminal: a pipe or a file gets the summary alone.
+void report_replay_progress(double fraction, std::uint64_t messages) {
+    if (::isatty(STDERR_FILENO) != 0) fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages", 100.0 * fraction, messages);
+}
+void clear_replay_progress() {
+    if (::isatty(STDERR_FILENO) != 0) fmt::print(stderr, "\r{:60}\r", "");
 }
 
-// Datagrams in capture order into the handler, directly or
-// through the A/B arbiter.
-class DatagramSink {
-public:
-    DatagramSink(const Config& cfg, Handler& handler, bool arbitrate)
-        : handler_(handler),
-          arbitrate_(arbitrate),
-          arbiter_(make_arbiter(cfg, arbitrate)) {}
-
-    void operator()(std::span<const std::byte> payload, std::int64_t ts_ns, std::uint8_t line) {
-        if (!arbitrate_) {
-            handler_.on_datagram(payload, ts_ns, line);
-            return;
-        }
-        window_.push(Pending{ts_ns, order_++, line, std::vector<std::byte>(payload.begin(), payload.end())});
-        if (window_.size() > kSortWindow) offer_oldest();
-    }
-
-    // End of the capture: flush the sort window and release every hold.
-    void finish() {
-        while (!window_.empty()) offer_oldest();
-        arbiter_.expire(INT64_MAX, deliver());
-    }
-    [[nodiscard]] std::uint64_t duplicate_packets() const noexcept {
-        return arbiter_.counters().duplicate_packets.get();
-    }
-
-private:
-    // Arbitration needs arrival order: a capture lists each receive batch of
-    // one line before the next line's, so records are re-sorted by
-    // timestamp through a small window before they are offered.
-    struct Pending {
-        std::int64_t ts;
-        std::uint64_t order;
-        std::uint8_t line;
-        std::vector<std::byte> bytes;
-        bool operator>(const Pending& o) const { return ts != o.ts ? ts > o.ts : order > o.order; }
-    };
-    static constexpr std::size_t kSortWindow = 1024;
-
-    struct Deliver {
-        Handler& handler;
-        void operator()(std::span<const std::byte> p, std::int64_t t, std::uint8_t l) const {
-            handler.on_datagram(p, t, l);
-        }
-    };
-    [[nodiscard]] Deliver deliver() const noexcept { return {handler_}; }
-    void offer_oldest() {
-        const Pending& p = window_.top();
-        arbiter_.expire(p.ts, deliver());  // everything before p.ts has been offered
-        arbiter_.offer(p.bytes, p.ts, p.line, deliver());
-        window_.pop();
-    }
-
-    static PacketArbiter make_arbiter(const Config& cfg, bool arbitrate) {
-        const std::uint32_t window = cfg.receiver.arbitration_window;
-        const std::int64_t hold_ns = std::int64_t{cfg.receiver.arbitration_hold_us} * 1000;
-        if (!arbitrate) return PacketArbiter(0, window, hold_ns);
-        // Without configured channels any channel id may appear: track up to 256.
-        if (cfg.channels.empty()) return PacketArbiter(256, window, hold_ns);
-        return PacketArbiter(cfg.channel_ids(), window, hold_ns);
-    }
-
-    Handler& handler_;
-    bool arbitrate_;
-    PacketArbiter arbiter_;
-    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> window_;
-    std::uint64_t order_ = 0;
-};
-
-}  // namespace
-
-ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
-                            const ReplayOptions& options) {
-    CaptureReader reader(path);
-    const std::vector<LineKey> lines = configured_lines(cfg);
-    const bool progress = options.progress && ::isatty(STDERR_FILENO) != 0;
-    DatagramSink sink(cfg, handler, options.arbitrate);
-    ReplayResult r;
-    const auto start = std::chrono::steady_clock::now();
-    auto last_report = start;
-    auto report = [&](std::uint64_t file_bytes) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_report < std::chrono::milliseconds(250)) return;
-        last_report = now;
-        fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages",
-                   100.0 * static_cast<double>(file_bytes) / static_cast<double>(reader.file_size()),
-                   handler.decoder().counters().messages.get());
-    };
-
-    read_datagrams(reader, lines, r, [&](std::span<const std::byte> p, std::int64_t t, std::uint8_t l) {
-        sink(p, t, l);
-        if (progress && (r.frames.records & 0xFFFF) == 0) report(reader.bytes_read());
-    });
-    sink.finish();
-    r.truncation = reader.truncation();
-    r.duplicate_packets = sink.duplicate_packets();
-    if (progress) fmt::print(stderr, "\r{:60}\r", "");
-    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return r;
-}
+}  // namespace detail
 
 namespace {
 
-std::vector<std::uint32_t> sorted_ids(const Sequencer& seq) {
-    std::vector<std::uint32_t> ids(seq.seen_ids().begin(), seq.seen_ids().end());
+std::vector<std::uint32_t> sorted_ids(const InstrumentTable& instruments) {
+    std::vector<std::uint32_t> ids(instruments.seen_ids().begin(), instruments.seen_ids().end());
     std::sort(ids.begin(), ids.end());
     return ids;
 }
 
-void append_levels(std::string& out, BookSide levels) {
+void append_levels(std::string& out, const std::vector<Level>& levels) {
     out += '[';
     for (std::size_t i = 0; i < levels.size(); ++i)
         out += fmt::format("{}[{}, {}]", i ? ", " : "", levels[i].price, levels[i].qty);
@@ -202,13 +61,14 @@ std::string real_price(std::int64_t px, int exponent) {
 
 std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std::string_view live) {
     const auto& dc = h.decoder;
-    const Sequencer& seq = h.sequencer;
+    const InstrumentTable& instruments = h.instruments;
+    std::vector<Level> levels;
     std::string out = fmt::format(
         "{{\n  \"packets\": {},\n  \"malformed_packets\": {},\n  \"unknown_messages\": {},\n"
         "  \"stale_session_packets\": {},\n  \"messages\": {},\n  \"session_changes\": {},\n"
         "  \"out_of_range_instruments\": {},\n  \"stale_ms\": {},\n  \"source_age_ms\": {},\n  \"now_ns\": {},\n",
         dc.packets.get(), dc.malformed_packets.get(), dc.unknown_messages.get(), dc.stale_session_packets.get(),
-        dc.messages.get(), dc.session_changes.get(), seq.counters().out_of_range, h.gate_config.stale_ms,
+        dc.messages.get(), dc.session_changes.get(), h.sequencer.out_of_range, h.gate_config.stale_ms,
         h.gate_config.source_age_ms, ctx.now_ns);
     if (!ctx.capture.empty()) out += fmt::format("  \"capture\": \"{}\",\n", json_escape(ctx.capture));
     std::string foreign_by_channel;
@@ -230,8 +90,8 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std:
                            ctx.truncation->intact_bytes, ctx.truncation->file_bytes);
     out += "  \"instruments\": [";
     bool first = true;
-    for (const std::uint32_t id : sorted_ids(seq)) {
-        const InstrumentState& st = seq.state(id);
+    for (const std::uint32_t id : sorted_ids(instruments)) {
+        const InstrumentState& st = instruments.state(id);
         const auto& c = st.counters;
         out += first ? "\n" : ",\n";
         first = false;
@@ -243,9 +103,11 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std:
             id, json_escape(st.symbol), st.last_seq, c.accepted, c.duplicates, c.lost, c.heartbeats,
             c.snapshots_applied, c.stale_snapshots, c.gap_events, c.implausible_seq, c.foreign_channel,
             st.suspect ? "true" : "false");
-        append_levels(out, seq.books().side(id, Side::kBid));
+        h.book.levels(id, Side::kBid, levels);
+        append_levels(out, levels);
         out += ", \"asks\": ";
-        append_levels(out, seq.books().side(id, Side::kAsk));
+        h.book.levels(id, Side::kAsk, levels);
+        append_levels(out, levels);
         out += fmt::format(", \"gate\": \"{}\"}}", to_string(h.gate.check(id, ctx.now_ns).reason));
     }
     out += first ? "]" : "\n  ]";
@@ -256,13 +118,14 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std:
 
 std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     const auto& dc = h.decoder;
-    const Sequencer& seq = h.sequencer;
+    const InstrumentTable& instruments = h.instruments;
+    std::vector<Level> bids, asks;
     std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n", "symbol", "id",
                                   "bid", "ask", "last_seq", "lost", "dups", "state", "age_ms", "gate");
-    for (const std::uint32_t id : sorted_ids(seq)) {
-        const InstrumentState& st = seq.state(id);
-        const auto bids = seq.books().side(id, Side::kBid);
-        const auto asks = seq.books().side(id, Side::kAsk);
+    for (const std::uint32_t id : sorted_ids(instruments)) {
+        const InstrumentState& st = instruments.state(id);
+        h.book.levels(id, Side::kBid, bids);
+        h.book.levels(id, Side::kAsk, asks);
         const GateDecision g = h.gate.check(id, ctx.now_ns);
         std::string reason(to_string(g.reason));
         if (g.reason == GateReason::kStale) reason = fmt::format("stale quote: {} ms", g.silence_ms);
@@ -281,9 +144,9 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
                        dc.stale_session_packets.get());
     const std::uint64_t foreign = total_packets(ctx.foreign_channel_packets);
     std::uint64_t implausible = 0, foreign_messages = 0;
-    for (const std::uint32_t id : seq.seen_ids()) {
-        implausible += seq.state(id).counters.implausible_seq;
-        foreign_messages += seq.state(id).counters.foreign_channel;
+    for (const std::uint32_t id : instruments.seen_ids()) {
+        implausible += instruments.state(id).counters.implausible_seq;
+        foreign_messages += instruments.state(id).counters.foreign_channel;
     }
     if (foreign + implausible + foreign_messages > 0)  // rules 6 and 7: worth a look
         out += fmt::format("dropped: foreign-channel packets {}  foreign-channel messages {}  implausible seq {}\n",

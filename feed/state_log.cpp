@@ -145,8 +145,8 @@ struct StateLog::Limiter {
     }
 };
 
-StateLog::StateLog(const LoggingConfig& cfg, StateLogOptions opts, const Sequencer* seq)
-    : seq_(seq),
+StateLog::StateLog(const LoggingConfig& cfg, StateLogOptions opts, const InstrumentTable* instruments)
+    : instruments_(instruments),
       max_instruments_(opts.max_instruments),
       bits_((std::size_t{opts.max_instruments} + 63) / 64, 0),
       lines_(opts.max_lines),
@@ -211,7 +211,7 @@ void StateLog::emit(StateChangeKind kind, std::uint32_t id, const Event& ev, std
     c.channel = ev.channel_id;
     c.kind = kind;
     c.line = ev.line;
-    if (seq_ != nullptr && id < seq_->max_instruments()) std::memcpy(c.symbol, seq_->state(id).symbol, sizeof c.symbol);
+    if (instruments_ != nullptr && id < instruments_->max_instruments()) std::memcpy(c.symbol, instruments_->state(id).symbol, sizeof c.symbol);
     push(c);
 }
 

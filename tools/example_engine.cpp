@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
                 if (!u.book_changed) return;
                 const auto decision = feed.gate().check(u.instrument_id, tickgate::realtime_ns());
                 if (decision.ok()) {
-                    const auto bids = feed.sequencer().books().side(u.instrument_id, tickgate::Side::kBid);
+                    const auto bids = feed.book().side(u.instrument_id, tickgate::Side::kBid);
                     if (!bids.empty()) ++orders;  // an order would be priced off bids[0].price here
                 } else {
                     ++refused;

@@ -23,6 +23,8 @@
 
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/protocols.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/state_log.hpp"
 #include "tickgate/feed/replay.hpp"
 #include "tickgate/feed/qfb1/simulator.hpp"
@@ -160,10 +162,20 @@ options:
 
 using cli::UsageError;
 
+// The config of --config (or the defaults), its protocol set by --protocol:
+// the config's channels name theirs, and a --protocol must agree with it.
 Config config_from(const cli::Options& a, bool required) {
-    if (const auto path = a.text("--config")) return load_config(*path);
-    if (required) throw UsageError{"--config FILE is required"};
-    return Config{};
+    Config cfg;
+    if (const auto path = a.text("--config")) cfg = load_config(*path);
+    else if (required) throw UsageError{"--config FILE is required"};
+    if (const auto name = a.text("--protocol")) {
+        if (std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
+            throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
+        if (!cfg.channels.empty() && cfg.protocol() != *name)
+            throw UsageError{fmt::format("--protocol {}: the config's channels speak {}", *name, cfg.protocol())};
+        cfg.default_protocol = *name;
+    }
+    return cfg;
 }
 
 // The one stderr line of a capture cut short mid-record.
@@ -181,9 +193,12 @@ void require_channels(const Config& cfg, std::string_view command) {
                                       cfg.source, command));
 }
 
+template <VenueProtocol P>
+int replay_as(const cli::Options& a, const std::string& capture, const Config& cfg);
+
 int cmd_replay(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {"--json", "--stats", "--arbitrate"}, {"--config", "--stale-ms", "--source-age-ms"},
-                         "replay");
+    const cli::Options a(args, {"--json", "--stats", "--arbitrate"},
+                         {"--config", "--protocol", "--stale-ms", "--source-age-ms"}, "replay");
     if (a.help()) {
         fmt::print("{}", kReplayHelp);
         return kExitOk;
@@ -194,8 +209,13 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     cfg.gate.stale_ms = a.integer("--stale-ms", cfg.gate.stale_ms, 1, 86'400'000);
     cfg.gate.source_age_ms = a.integer("--source-age-ms", cfg.gate.source_age_ms, 1, 86'400'000);
 
-    Handler handler(cfg.capacity, cfg.gate);
-    apply_config(handler.sequencer(), cfg);
+    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { return replay_as<P>(a, capture, cfg); });
+}
+
+template <VenueProtocol P>
+int replay_as(const cli::Options& a, const std::string& capture, const Config& cfg) {
+    BasicHandler<P> handler(cfg.capacity, cfg.gate);
+    apply_config(handler, cfg);
     const ReplayResult r = replay_capture(capture, cfg, handler, {.progress = true, .arbitrate = a.has("--arbitrate")});
 
     const SummaryContext ctx{.now_ns = r.last_ts_ns,
@@ -238,9 +258,9 @@ void install_signal_handlers() {
 }
 
 // Rule 7 drops per configured channel, both lines together, for the summary.
-std::vector<ChannelPacketCount> foreign_channel_packets(const FeedHandler& h) {
+std::vector<ChannelPacketCount> foreign_channel_packets(const FeedStats& h) {
     std::vector<ChannelPacketCount> out;
-    for (const auto& l : h.line_stats()) {
+    for (const auto& l : h.lines) {
         auto it = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel_id == l->channel_id; });
         if (it == out.end()) it = out.insert(out.end(), {l->channel_id, 0});
         it->packets += l->foreign_channel_packets.get();
@@ -291,32 +311,32 @@ std::string json_counters(const Counters& c, const CounterField<Counters> (&tabl
 }
 
 // The live view's per-line statistics (the titled line counters), then A/B and ring.
-std::string line_table(const FeedHandler& h) {
+std::string line_table(const FeedStats& h) {
     std::string out = fmt::format("{:<4} {:<4} {:>21}", "ch", "line", "group:port");
     for (const auto& f : kLineCounters)
         if (!f.title.empty()) out += fmt::format(" {:>10}", f.title);
     out += '\n';
-    for (const auto& l : h.line_stats()) {
+    for (const auto& l : h.lines) {
         out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, l->line ? "B" : "A", fmt::format("{}:{}", l->group, l->port));
         for (const auto& f : kLineCounters)
             if (!f.title.empty()) out += fmt::format(" {:>10}", ((*l).*f.counter).get());
         out += '\n';
     }
-    const auto& pc = h.publisher_counters();
-    const auto& ac = h.arbiter_counters();
+    const auto& pc = h.publisher;
+    const auto& ac = h.arbiter;
     out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
                        ac.duplicate_packets.get(), ac.held_packets.get(), ac.filled_holes.get(),
                        ac.released_gaps.get());
-    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring_fill(),
+    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring.size_approx(),
                        pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
     return out;
 }
 
 // {"channels": [{"id": N, "lines": [{"line": "A", "group": ..., "port": ..., counters...}, B]}, ...],
 //  "arbitration": {"enabled": bool, counters...}, "ring": {"capacity": N, "fill": N, counters...}}
-std::string live_json(const FeedHandler& h) {
+std::string live_json(const FeedStats& h, bool arbitration) {
     std::string out = "{\n    \"channels\": [";
-    const auto lines = h.line_stats();
+    const auto lines = h.lines;
     for (std::size_t i = 0; i < lines.size();) {
         const std::uint16_t channel = lines[i]->channel_id;
         out += fmt::format("{}\n      {{\"id\": {}, \"lines\": [", i == 0 ? "" : ",", channel);
@@ -328,15 +348,20 @@ std::string live_json(const FeedHandler& h) {
         out += "]}";
     }
     out += lines.empty() ? "],\n" : "\n    ],\n";
-    out += fmt::format("    \"arbitration\": {{\"enabled\": {}{}}},\n", h.config().receiver.arbitration,
-                       json_counters(h.arbiter_counters(), kArbiterCounters));
-    out += fmt::format("    \"ring\": {{\"capacity\": {}, \"fill\": {}{}}}\n  }}", h.config().receiver.ring_size,
-                       h.ring_fill(), json_counters(h.publisher_counters(), kRingCounters));
+    out += fmt::format("    \"arbitration\": {{\"enabled\": {}{}}},\n", arbitration,
+                       json_counters(h.arbiter, kArbiterCounters));
+    out += fmt::format("    \"ring\": {{\"capacity\": {}, \"fill\": {}{}}}\n  }}", h.ring.capacity(),
+                       h.ring.size_approx(), json_counters(h.publisher, kRingCounters));
     return out;
 }
 
+template <VenueProtocol P>
+int run_as(const cli::Options& a, const Config& cfg, const std::optional<MetricsServerOptions>& metrics_listen,
+           double duration, std::chrono::milliseconds refresh, bool json, bool quiet, std::FILE* view, bool tty);
+
 int cmd_run(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {"--json", "--quiet"}, {"--config", "--duration", "--refresh-ms", "--metrics"}, "run");
+    const cli::Options a(args, {"--json", "--quiet"},
+                         {"--config", "--protocol", "--duration", "--refresh-ms", "--metrics"}, "run");
     if (a.help()) {
         fmt::print("{}", kRunHelp);
         return kExitOk;
@@ -362,11 +387,19 @@ int cmd_run(const std::vector<std::string_view>& args) {
     std::FILE* view = json ? stderr : stdout;  // stdout stays machine-readable with --json
     const bool tty = ::isatty(::fileno(view)) != 0;
 
-    FeedHandler handler(cfg);
+    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+        return run_as<P>(a, cfg, metrics_listen, duration, refresh, json, quiet, view, tty);
+    });
+}
+
+template <VenueProtocol P>
+int run_as(const cli::Options& a, const Config& cfg, const std::optional<MetricsServerOptions>& metrics_listen,
+           double duration, std::chrono::milliseconds refresh, bool json, bool quiet, std::FILE* view, bool tty) {
+    BasicFeedHandler<P> handler(cfg);
     // State changes (gaps, suspect, recovered, session change, line down/up,
     // overload) go through a ring to the logger thread: nothing is formatted here.
-    StateLog state_log(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler.sequencer());
-    MetricsRegistry metrics(handler);
+    StateLog state_log(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler.instruments());
+    MetricsRegistry metrics(handler.stats());
     std::optional<MetricsServer> server;
     if (metrics_listen) {
         server.emplace(metrics, *metrics_listen);
@@ -388,7 +421,8 @@ int cmd_run(const std::vector<std::string_view>& args) {
     auto next_view = t0 + refresh;
     auto next_publish = t0;
     auto summary = [&] {
-        return SummarySource{handler.decoder_counters(), handler.sequencer(), handler.gate(), handler.gate_config()};
+        return SummarySource{handler.decoder_counters(), handler.instruments(), handler.sequencer().counters(),
+                             BookReader(handler.book()), handler.gate(), handler.gate_config()};
     };
     while (!g_stop.load(std::memory_order_relaxed)) {
         const std::size_t n = handler.poll(on_update, 1024);
@@ -396,14 +430,14 @@ int cmd_run(const std::vector<std::string_view>& args) {
         if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
         if (now >= next_publish) {
             next_publish = now + std::chrono::milliseconds(250);
-            metrics.publish(handler, rejections);
+            metrics.publish(handler.stats(), rejections);
             state_log.on_line_activity(handler.line_stats(), realtime_ns());
         }
         if (!quiet && now >= next_view) {
             next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
             const std::int64_t wall = realtime_ns();
             const double t = std::chrono::duration<double>(now - t0).count();
-            fmt::print(view, "{}", live_view(summary(), wall, cfg.source, t, line_table(handler), tty));
+            fmt::print(view, "{}", live_view(summary(), wall, cfg.source, t, line_table(handler.stats()), tty));
             std::fflush(view);
         }
         if (n == 0 && cfg.threading.mode == ThreadMode::kBlocking)
@@ -412,15 +446,15 @@ int cmd_run(const std::vector<std::string_view>& args) {
     handler.stop();
     while (handler.poll(on_update, 4096) != 0) {
     }
-    metrics.publish(handler, rejections);
+    metrics.publish(handler.stats(), rejections);
     if (server) server->stop();
     state_log.stop();
     const std::int64_t wall = realtime_ns();
     if (json) {
-        fmt::print("{}", summary_json(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)},
-                                      live_json(handler)));
+        fmt::print("{}", summary_json(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler.stats())},
+                                      live_json(handler.stats(), cfg.receiver.arbitration)));
     } else {
-        fmt::print("{}\n{}", summary_table(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler)}), line_table(handler));
+        fmt::print("{}\n{}", summary_table(summary(), {.now_ns = wall, .foreign_channel_packets = foreign_channel_packets(handler.stats())}), line_table(handler.stats()));
     }
     return kExitOk;
 }
@@ -448,7 +482,7 @@ int cmd_config(const std::vector<std::string_view>& args) {
 }
 
 int cmd_capture(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {}, {"--config", "--out", "--duration", "--format"}, "capture");
+    const cli::Options a(args, {}, {"--config", "--protocol", "--out", "--duration", "--format"}, "capture");
     if (a.help()) {
         fmt::print("{}", kCaptureHelp);
         return kExitOk;
@@ -482,9 +516,12 @@ int cmd_capture(const std::vector<std::string_view>& args) {
             writer.flush();
             next_flush = now + kFlushEvery;
         }
-        receiver.poll_once(50'000'000, [&](const RawDatagram& d) {
-            writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
-            ++written;
+        // With the protocol's key: a datagram naming another channel than its line's is not recorded (rule 7).
+        with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+            receiver.poll_once<P>(50'000'000, [&](const RawDatagram& d, const typename P::Key&) {
+                writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
+                ++written;
+            });
         });
     }
     writer.flush();
@@ -493,7 +530,7 @@ int cmd_capture(const std::vector<std::string_view>& args) {
 }
 
 int cmd_send(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {"--max-speed"}, {"--speed", "--interface"}, "send");
+    const cli::Options a(args, {"--max-speed"}, {"--speed", "--interface", "--protocol"}, "send");
     if (a.help()) {
         fmt::print("{}", kSendHelp);
         return kExitOk;
@@ -502,10 +539,11 @@ int cmd_send(const std::vector<std::string_view>& args) {
     const double speed = a.decimal("--speed", 1.0, 0.000001, 1e9);
     const bool max_speed = a.has("--max-speed");
     MulticastSender sender(a.loopback_address("--interface", "127.0.0.1"));
+    const Config cfg = config_from(a, false);  // its protocol: what `unreadable` counts against
     CaptureReader reader(a.positional().front());
     install_signal_handlers();
     FrameCounters frames;
-    std::uint64_t sent = 0, skipped = 0;
+    std::uint64_t sent = 0, skipped = 0, unreadable = 0;
     std::int64_t first_ts = 0;
     bool started = false;
     const auto t0 = std::chrono::steady_clock::now();
@@ -527,10 +565,15 @@ int cmd_send(const std::vector<std::string_view>& args) {
                                       static_cast<std::int64_t>(static_cast<double>(rec->ts_ns - first_ts) / speed));
             if (!sleep_until_or_signal(due)) break;
         }
+        // Sent as captured, readable or not (a test feed may be hostile on purpose); counted.
+        unreadable += with_protocol(cfg.protocol(),
+                                    [&]<VenueProtocol P>() { return !P::read_key(d->payload, 0).valid(); });
         sent += sender.send(d->dst_ip, d->dst_port, d->payload) ? 1 : 0;
     }
-    fmt::print(stderr, "send: {} datagrams sent, {} not multicast skipped, {} frames not UDP/IPv4\n", sent, skipped,
-               frames.non_ip + frames.non_udp + frames.fragments + frames.truncated);
+    fmt::print(stderr,
+               "send: {} datagrams sent ({} without a readable {} header), {} not multicast skipped, {} frames not "
+               "UDP/IPv4\n",
+               sent, unreadable, cfg.protocol(), skipped, frames.non_ip + frames.non_udp + frames.fragments + frames.truncated);
     if (reader.truncation()) {
         warn_cut_short(a.positional().front(), *reader.truncation(), "sent");
         return kExitCaptureCut;

@@ -17,6 +17,7 @@
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/text.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
+#include "tickgate/feed/sender.hpp"
 
 namespace tickgate {
 
@@ -27,7 +28,7 @@ constexpr std::size_t kDepth = 5;             // max levels per side of a delta 
 constexpr std::size_t kMinDepth = 2;
 constexpr std::size_t kLagHistory = 3;        // lagging snapshots: up to 3 deltas behind
 constexpr std::int8_t kExponent = -8;
-constexpr std::uint32_t kMaxBatch = (wire::kMaxDatagram - wire::kPacketHeaderSize) / wire::kQuoteSize;
+constexpr std::uint32_t kMaxBatch = (qfb1::kMaxDatagram - qfb1::kPacketHeaderSize) / qfb1::kQuoteSize;
 
 // xoshiro256** seeded by splitmix64: the same numbers on every platform
 // (std distributions are not portable).
@@ -218,7 +219,7 @@ struct Simulator::Impl {
 
     // ---- packing
     PacketBuilder& room(std::size_t n, char type, std::uint32_t id, std::uint64_t seq) {
-        if (pb && pb->size() + n > wire::kMaxDatagram) close();
+        if (pb && pb->size() + n > qfb1::kMaxDatagram) close();
         if (!pb) {
             pb.emplace(o.channel, session, ++packet_seq, o.epoch_ns + now);
             cur = RawPacket{};
@@ -246,16 +247,16 @@ struct Simulator::Impl {
     }
 
     // ---- messages
-    void definition(Instr& in) { room(wire::kDefinitionSize, 'I', in.truth->id, 0).definition(in.truth->id, in.truth->symbol, kExponent); }
+    void definition(Instr& in) { room(qfb1::kDefinitionSize, 'I', in.truth->id, 0).definition(in.truth->id, in.truth->symbol, kExponent); }
     void heartbeat(Instr& in) {
-        room(wire::kHeartbeatSize, 'H', in.truth->id, in.seq + 1).heartbeat(in.truth->id, in.seq + 1, o.epoch_ns + now);
+        room(qfb1::kHeartbeatSize, 'H', in.truth->id, in.seq + 1).heartbeat(in.truth->id, in.seq + 1, o.epoch_ns + now);
     }
     void quote(Instr& in) {
         const InstrumentTruth& t = *in.truth;
         ++in.seq;
         ++in.truth->messages;
         in.src = o.epoch_ns + now;
-        room(wire::kQuoteSize, 'Q', t.id, in.seq)
+        room(qfb1::kQuoteSize, 'Q', t.id, in.seq)
             .quote(t.id, in.seq, in.src, t.bids[0].price, t.bids[0].qty, t.asks[0].price, t.asks[0].qty);
     }
     void snapshot(Instr& in) {
@@ -272,7 +273,7 @@ struct Simulator::Impl {
             }
         }
         in.deltas_since_snapshot = 0;
-        room(wire::kSnapshotHeaderSize + wire::kSnapshotLevelSize * (bids.size() + asks.size()), 'S', t.id, seq)
+        room(qfb1::kSnapshotHeaderSize + qfb1::kSnapshotLevelSize * (bids.size() + asks.size()), 'S', t.id, seq)
             .snapshot(t.id, seq, src, bids, asks);
     }
     void tick(Instr& in) {
@@ -318,7 +319,7 @@ struct Simulator::Impl {
         ++t.messages;
         ++in.deltas_since_snapshot;
         in.src = o.epoch_ns + now;
-        room(wire::kDeltaSize, 'D', t.id, in.seq).delta(t.id, in.seq, in.src, level.price, level.qty, side, action);
+        room(qfb1::kDeltaSize, 'D', t.id, in.seq).delta(t.id, in.seq, in.src, level.price, level.qty, side, action);
     }
 
     // Definitions, then the whole state: snapshots (seq 0) and quotes.

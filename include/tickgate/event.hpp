@@ -79,6 +79,23 @@ struct alignas(64) Event {
     } u;
 };
 
+// Sequence number and source time of a sequenced event (the kinds the
+// recovery pool keeps and replays): the same fields whatever the kind.
+[[nodiscard]] inline std::uint64_t sequenced_seq(const Event& ev) noexcept {
+    switch (ev.kind) {
+        case EventKind::kQuote: return ev.u.quote.seq;
+        case EventKind::kSnapshotBegin: return ev.u.snapshot.seq;
+        default: return ev.u.delta.seq;
+    }
+}
+[[nodiscard]] inline std::int64_t sequenced_source_ns(const Event& ev) noexcept {
+    switch (ev.kind) {
+        case EventKind::kQuote: return ev.u.quote.source_ns;
+        case EventKind::kSnapshotBegin: return ev.u.snapshot.source_ns;
+        default: return ev.u.delta.source_ns;
+    }
+}
+
 static_assert(sizeof(Event) == 64, "an event is one cache line");
 static_assert(alignof(Event) == 64);
 static_assert(std::is_trivially_copyable_v<Event>);

@@ -1,6 +1,6 @@
-// Depth book rules (include/tickgate/book/level_book.hpp): sorted sides, set/delete,
+// Depth book rules (include/tickgate/book/l2_book.hpp): sorted sides, set/delete,
 // fixed depth, full-quote top, snapshot appends. One test per rule.
-#include "tickgate/book/level_book.hpp"
+#include "tickgate/book/l2_book.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ using Book = std::vector<std::pair<std::int64_t, std::uint32_t>>;
 
 class BookRule : public testing::Test {
 protected:
-    BookStore books_{3, kDepth};
+    L2Book books_{3, kDepth};
 
     LevelResult set(Side s, std::int64_t px, std::uint32_t qty, std::uint32_t id = kId) {
         return books_.set_level(id, s, px, qty);
@@ -168,14 +168,14 @@ TEST_F(BookRule, ExtremePricesAreOrdinaryLevels) {
 }
 
 TEST(BookStoreTest, ZeroDepthIsRejected) {
-    EXPECT_THROW(BookStore(1, 0), std::invalid_argument);
+    EXPECT_THROW(L2Book(1, 0), std::invalid_argument);
 }
 
 // Differential check against a std::map model for depths around the 8-slot
 // search runs (1, 7, 8, 9, 16, 17, 33): random sets, deletes, tops, snapshots.
 TEST(BookStoreTest, MatchesAMapModelAtEveryDepth) {
     for (const std::uint32_t depth : {1u, 7u, 8u, 9u, 16u, 17u, 33u}) {
-        BookStore books(2, depth);
+        L2Book books(2, depth);
         std::map<std::int64_t, std::uint32_t, std::greater<>> bid_model;
         std::map<std::int64_t, std::uint32_t> ask_model;
         std::mt19937_64 rng(depth);

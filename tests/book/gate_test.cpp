@@ -1,5 +1,7 @@
 // Pre-trade gate rules (shared/spec/QFB1.md, "Pre-trade gate"): silence,
 // then source age (clock offset subtracted), then suspect; unknown ids.
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/book/gate.hpp"
 
@@ -28,7 +30,7 @@ protected:
 
     PacketBuilder packet() { return PacketBuilder(kCh, 1, ++packet_seq_, 0); }
     void feed(const PacketBuilder& p, std::int64_t recv_ns) {
-        ASSERT_EQ(h_.on_datagram(p.bytes(), recv_ns).verdict, wire::PacketVerdict::kDecoded);
+        ASSERT_EQ(h_.on_datagram(p.bytes(), recv_ns).verdict, qfb1::PacketVerdict::kDecoded);
     }
     // A quote received at `recv_ns` whose price is from `source_ns` (provider clock).
     void quote(std::uint64_t seq, std::int64_t recv_ns, std::int64_t source_ns) {
@@ -94,19 +96,19 @@ TEST_F(GateRule, SourceTimeFurtherInTheFutureThanTheToleranceIsStaleAtSource) {
     quote(3, kT0, std::int64_t{1} << 62);
     EXPECT_EQ(check(kT0 + 2600 * kMs).reason, GateReason::kStale);  // silent by then as well
     EXPECT_EQ(check(kT0 + 10 * kMs).reason, GateReason::kStaleAtSource);
-    h_.sequencer().set_clock_offset(kCh, -1000 * kMs);  // the provider's clock is 1 s ahead of ours
+    h_.instruments().set_clock_offset(kCh, -1000 * kMs);  // the provider's clock is 1 s ahead of ours
     quote(4, kT0, kT0 + 2500 * kMs);  // 2500 - 1000 = 1500 ahead: within tolerance
     EXPECT_TRUE(check(kT0).ok());
 }
 
 TEST_F(GateRule, ClockOffsetIsSubtractedFromSourceAge) {
     // now - last_source_time - clock_offset > source_age_ms
-    h_.sequencer().set_clock_offset(kCh, 500 * kMs);
+    h_.instruments().set_clock_offset(kCh, 500 * kMs);
     quote(1, kT0, kT0 - 2500 * kMs);  // 2500 - 500 = 2000: ok
     EXPECT_TRUE(check(kT0).ok());
     EXPECT_EQ(check(kT0 + 1).reason, GateReason::kStaleAtSource);
 
-    h_.sequencer().set_clock_offset(kCh, -500 * kMs);  // applies to instruments already seen
+    h_.instruments().set_clock_offset(kCh, -500 * kMs);  // applies to instruments already seen
     quote(2, kT0, kT0 - 1500 * kMs);  // 1500 + 500 = 2000: ok
     EXPECT_TRUE(check(kT0).ok());
     EXPECT_EQ(check(kT0 + 1).reason, GateReason::kStaleAtSource);

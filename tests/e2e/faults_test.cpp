@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "live_harness.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 
@@ -37,7 +38,7 @@ TEST(LineFaults, OutagesOnEachLineThenBothThenRestartMatchGroundTruth) {
     EXPECT_EQ(h.decoder_counters().session_changes.get(), 1u);
     std::uint64_t lost = 0;
     for (const auto& t : run.truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
+        const InstrumentState& st = h.instruments().state(t.id);
         EXPECT_EQ(st.counters.lost, t.expected_lost) << "instrument " << t.id;
         lost += st.counters.lost;
         EXPECT_FALSE(st.suspect) << "instrument " << t.id << " did not end clean";
@@ -96,7 +97,7 @@ TEST(Overload, EngineStallAndOfferedRateAboveCapacityRecoverByThemselves) {
     };
     auto count_suspects = [&] {
         std::size_t n = 0;
-        for (std::uint32_t id = 1; id <= o.instruments; ++id) n += h.sequencer().state(id).suspect;
+        for (std::uint32_t id = 1; id <= o.instruments; ++id) n += h.instruments().state(id).suspect;
         return n;
     };
     const auto t0 = Clock::now();
@@ -132,8 +133,8 @@ TEST(Overload, EngineStallAndOfferedRateAboveCapacityRecoverByThemselves) {
     EXPECT_NE(clean_at, Clock::time_point{}) << "the handler did not return to a clean state";
     EXPECT_EQ(count_suspects(), 0u);
     for (const auto& t : truth.instruments) {
-        EXPECT_FALSE(h.sequencer().state(t.id).suspect) << "instrument " << t.id;
-        EXPECT_GT(h.sequencer().state(t.id).counters.recovered, 1u) << "instrument " << t.id;
+        EXPECT_FALSE(h.instruments().state(t.id).suspect) << "instrument " << t.id;
+        EXPECT_GT(h.instruments().state(t.id).counters.recovered, 1u) << "instrument " << t.id;
         expect_book_equals_truth(h, t);
     }
 }
@@ -157,9 +158,9 @@ TEST(SourceFilter, DatagramsFromOtherSourcesAreRejected) {
         ASSERT_TRUE(good.send(ga, l.port_a, legit.bytes()));
         ASSERT_TRUE(stranger.send(ga, l.port_a, forged.bytes()));
     }
-    poll_until_then_stop(h, [&] { return h.sequencer().state(1).last_seq >= 50; }, std::chrono::milliseconds(100));
-    EXPECT_EQ(h.sequencer().state(1).counters.accepted, 50u);
-    EXPECT_FALSE(h.sequencer().state(2).seen) << "a datagram from 127.0.0.2 reached the handler";
+    poll_until_then_stop(h, [&] { return h.instruments().state(1).last_seq >= 50; }, std::chrono::milliseconds(100));
+    EXPECT_EQ(h.instruments().state(1).counters.accepted, 50u);
+    EXPECT_FALSE(h.instruments().state(2).seen) << "a datagram from 127.0.0.2 reached the handler";
     std::uint64_t received = 0, rejected = 0;
     for (const auto& line : h.line_stats()) {
         received += line->packets.get();
@@ -211,15 +212,15 @@ TEST(ChannelBinding, PacketsNamingAnotherChannelThanTheirLinesAreDroppedAndCount
             ASSERT_TRUE(tx.send(g1a, l1.port_a, moved.bytes()));
         }
     }
-    poll_until_then_stop(h, [&] { return h.sequencer().state(1).last_seq >= kPackets; }, std::chrono::milliseconds(100));
-    const InstrumentState& st = h.sequencer().state(1);
+    poll_until_then_stop(h, [&] { return h.instruments().state(1).last_seq >= kPackets; }, std::chrono::milliseconds(100));
+    const InstrumentState& st = h.instruments().state(1);
     EXPECT_EQ(st.counters.accepted, kPackets) << "every genuine quote applied";
     EXPECT_EQ(st.counters.duplicates, 0u) << "B's copies dropped whole by the arbiter";
     EXPECT_EQ(st.channel_id, 1);
-    EXPECT_EQ(h.sequencer().books().side(1, Side::kBid)[0].price, 100);
+    EXPECT_EQ(h.book().side(1, Side::kBid)[0].price, 100);
     EXPECT_EQ(h.decoder_counters().session_changes.get(), 0u);
     EXPECT_EQ(h.decoder_counters().stale_session_packets.get(), 0u);
-    EXPECT_FALSE(h.sequencer().state(9).seen) << "the stray packet reached the sequencer";
+    EXPECT_FALSE(h.instruments().state(9).seen) << "the stray packet reached the sequencer";
     EXPECT_EQ(h.arbiter_counters().duplicate_packets.get(), kPackets) << "channel 1 is arbitrated";
     EXPECT_EQ(h.arbiter_counters().unarbitrated.get(), 0u);
     std::uint64_t foreign[2][2] = {};
@@ -251,9 +252,9 @@ TEST(OversizedDatagram, IsDroppedWholeAndCountedNotDecodedFromItsPrefix) {
     normal.quote(2, 1, 0, 200, 1, 201, 1);
     ASSERT_TRUE(sender.send(ga, l.port_a, normal.bytes()));
 
-    poll_until_then_stop(h, [&] { return h.sequencer().state(2).seen; });
-    ASSERT_TRUE(h.sequencer().state(2).seen) << "the normal packet after it never arrived";
-    EXPECT_FALSE(h.sequencer().state(1).seen) << "the first 2,048 bytes of the oversized datagram were applied";
+    poll_until_then_stop(h, [&] { return h.instruments().state(2).seen; });
+    ASSERT_TRUE(h.instruments().state(2).seen) << "the normal packet after it never arrived";
+    EXPECT_FALSE(h.instruments().state(1).seen) << "the first 2,048 bytes of the oversized datagram were applied";
     std::uint64_t oversized = 0, packets = 0;
     for (const auto& line : h.line_stats()) {
         oversized += line->oversized.get();

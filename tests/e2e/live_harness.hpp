@@ -96,8 +96,8 @@ inline std::vector<Level> levels(const std::vector<SimLevel>& v) {
 }
 
 inline void expect_book_equals_truth(const FeedHandler& h, const InstrumentTruth& t) {
-    const auto bids = h.sequencer().books().side(t.id, Side::kBid);
-    const auto asks = h.sequencer().books().side(t.id, Side::kAsk);
+    const auto bids = h.book().side(t.id, Side::kBid);
+    const auto asks = h.book().side(t.id, Side::kAsk);
     const auto want_b = levels(t.bids), want_a = levels(t.asks);
     ASSERT_EQ(bids.size(), want_b.size()) << "instrument " << t.id << " bids";
     ASSERT_EQ(asks.size(), want_a.size()) << "instrument " << t.id << " asks";
@@ -115,7 +115,7 @@ inline void expect_book_equals_truth(const FeedHandler& h, const InstrumentTruth
 // the simulator's last seq, with the simulator's book.
 inline void expect_every_instrument_whole(const FeedHandler& h, const GroundTruth& truth) {
     for (const auto& t : truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
+        const InstrumentState& st = h.instruments().state(t.id);
         EXPECT_EQ(st.counters.lost, 0u) << "instrument " << t.id;
         EXPECT_FALSE(st.suspect) << "instrument " << t.id;
         EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;

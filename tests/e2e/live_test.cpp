@@ -77,7 +77,7 @@ TEST(Live, LossOnBothLinesCountsExactlyTheGroundTruthAndRepairs) {
     ASSERT_GT(run.truth.dropped_both, 0u);
     std::uint64_t lost = 0;
     for (const auto& t : run.truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
+        const InstrumentState& st = h.instruments().state(t.id);
         EXPECT_EQ(st.counters.lost, t.expected_lost) << "instrument " << t.id;
         lost += st.counters.lost;
         if (st.counters.gap_events > 0) {
@@ -112,7 +112,7 @@ TEST(Live, PublisherRestartIsASessionChange) {
     EXPECT_GE(h.decoder_counters().stale_session_packets.get(), run.truth.late_old_session);
     EXPECT_GT(run.truth.late_old_session, 0u);
     for (const auto& t : run.truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
+        const InstrumentState& st = h.instruments().state(t.id);
         EXPECT_EQ(st.counters.lost, 0u) << "a restart is not a loss: instrument " << t.id;
         EXPECT_FALSE(st.suspect) << "instrument " << t.id;
         EXPECT_EQ(st.last_seq, t.last_seq) << "instrument " << t.id;
@@ -131,7 +131,7 @@ TEST(Live, RingOverflowIsCountedMarksSuspectThenRecovers) {
     EXPECT_GT(pc.ring_overflow_packets.get(), 0u);
     EXPECT_GT(pc.data_lost_marks.get(), 0u);
     for (const auto& t : run.truth.instruments) {
-        const InstrumentState& st = h.sequencer().state(t.id);
+        const InstrumentState& st = h.instruments().state(t.id);
         EXPECT_GT(st.counters.recovered, 1u) << "instrument " << t.id << " was never made suspect and repaired";
         EXPECT_FALSE(st.suspect) << "instrument " << t.id << " did not recover";
         expect_book_equals_truth(h, t);

@@ -1,6 +1,9 @@
 // A/B packet arbitration (include/tickgate/feed/arbiter.hpp): one test per rule,
 // named after it. Datagrams are real QFB/1 packets from PacketBuilder; a
 // recorder captures what the arbiter delivers, in order.
+#include "../support/arbiter_rig.hpp"
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/arbiter.hpp"
 
@@ -55,7 +58,7 @@ struct Delivered {
 struct Recorder {
     std::vector<Delivered> out;
     void operator()(std::span<const std::byte> d, std::int64_t recv_ns, std::uint8_t line) {
-        const wire::PacketHeaderView h(d);
+        const qfb1::PacketHeaderView h(d);
         const bool ok = h.valid();
         out.push_back({ok ? h.packet_seq() : kNoSeq, ok ? h.session() : 0u, ok ? h.channel_id() : std::uint16_t{0},
                        line, recv_ns, Bytes(d.begin(), d.end())});
@@ -109,7 +112,7 @@ protected:
     }
     using Seqs = std::vector<std::uint64_t>;
 
-    PacketArbiter arb_;
+    ArbiterRig arb_;
     Recorder rec_;
 };
 
@@ -523,7 +526,7 @@ TEST_F(ArbiterTest, NewSessionForgetsWhatTheOldOneDelivered) {
 // silently switch arbitration off for the real channel.
 TEST(ArbiterConfiguredChannels, StrayChannelCannotTakeTheConfiguredSlot) {
     const std::uint16_t configured[] = {kCh};
-    PacketArbiter arb(std::span<const std::uint16_t>(configured), kWindow, kHold);
+    ArbiterRig arb(std::span<const std::uint16_t>(configured), kWindow, kHold);
     Recorder rec;
     const Bytes stray = packet(7, kSession, 1);
     arb.offer(stray, 0, kA, rec);
@@ -596,7 +599,7 @@ TEST_F(ArbiterTest, InvalidHeadersPassThroughAndAreCounted) {
     offer(3, 10, kA);  // held: invalid datagrams must not wait behind it
 
     const Bytes good = packet(kCh, kSession, 2);
-    const Bytes shorter(good.begin(), good.begin() + wire::kPacketHeaderSize - 1);
+    const Bytes shorter(good.begin(), good.begin() + qfb1::kPacketHeaderSize - 1);
     Bytes bad_magic = good;
     bad_magic[0] = std::byte{0x00};
     Bytes bad_version = good;
@@ -624,9 +627,9 @@ TEST_F(ArbiterTest, InvalidHeadersPassThroughAndAreCounted) {
 TEST_F(ArbiterTest, OversizedDatagramPassesThroughAndIsCounted) {
     offer(1, 0, kA);
     PacketBuilder b(kCh, kSession, 2, 0);
-    const Bytes body(wire::kMaxDatagram - wire::kPacketHeaderSize - wire::kMessageHeaderSize + 1, std::byte{7});
+    const Bytes body(qfb1::kMaxDatagram - qfb1::kPacketHeaderSize - qfb1::kMessageHeaderSize + 1, std::byte{7});
     b.raw_message('Z', body);
-    ASSERT_EQ(b.size(), wire::kMaxDatagram + 1);
+    ASSERT_EQ(b.size(), qfb1::kMaxDatagram + 1);
     const std::span<const std::byte> oversized = b.bytes();
     offer_raw(oversized, 5, kA);
     ASSERT_EQ(rec_.out.size(), 2u);
@@ -705,7 +708,7 @@ TEST_F(ArbiterTwoChannelsTest, MoreChannelsThanConfiguredPassThroughAndAreCounte
 }
 
 TEST(ArbiterDisabled, ZeroChannelsPassesEverythingThrough) {
-    PacketArbiter arb(0, kWindow, kHold);
+    ArbiterRig arb(0, kWindow, kHold);
     Recorder rec;
     const Bytes p1 = packet(kCh, kSession, 1);
     const Bytes p3 = packet(kCh, kSession, 3);
@@ -751,10 +754,10 @@ TEST_F(ArbiterTest, HeldPayloadsDeliveredIntact) {
     offer(1, 0, kA);
     // A full-size datagram (exactly kMaxDatagram) and a snapshot, both held.
     PacketBuilder big(kCh, kSession, 3, 33);
-    Bytes body(wire::kMaxDatagram - wire::kPacketHeaderSize - wire::kMessageHeaderSize);
+    Bytes body(qfb1::kMaxDatagram - qfb1::kPacketHeaderSize - qfb1::kMessageHeaderSize);
     for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<std::byte>((i * 31 + 7) & 0xFF);
     big.raw_message('Z', body);
-    ASSERT_EQ(big.size(), wire::kMaxDatagram);
+    ASSERT_EQ(big.size(), qfb1::kMaxDatagram);
     const Bytes big_bytes = to_bytes(big);
 
     PacketBuilder snap(kCh, kSession, 4, 44);

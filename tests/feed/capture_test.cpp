@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
@@ -43,7 +45,7 @@ std::vector<std::byte> make_payload(std::size_t n, std::uint8_t seed) {
     return p;
 }
 
-// Own little-endian / big-endian readers, independent of wire::load_le.
+// Own little-endian / big-endian readers, independent of qfb1::load_le.
 std::uint64_t le(const Bytes& b, std::size_t off, std::size_t n) {
     EXPECT_LE(off + n, b.size()) << "read past the end at " << off;
     if (off + n > b.size()) return 0;
@@ -187,7 +189,7 @@ TEST(PacketBuilderTest, HeaderFields) {
     ASSERT_EQ(b.size(), 28u);
     EXPECT_EQ(p[0], 0x46);
     EXPECT_EQ(p[1], 0x51);
-    EXPECT_EQ(le16(p, 0), wire::kMagic);
+    EXPECT_EQ(le16(p, 0), qfb1::kMagic);
     EXPECT_EQ(p[2], 1);  // version
     EXPECT_EQ(p[3], 0);  // flags
     EXPECT_EQ(le16(p, 4), 0);
@@ -370,11 +372,11 @@ TEST(PacketBuilderTest, DecodesCleanlyWithThePacketDecoder) {
     PacketBuilder b(7, 2, 3, 4);
     b.definition(1, "EURUSD", -5).quote(1, 1, 10, 100, 1, 101, 2).delta(1, 2, 11, 99, 5, 0, 0);
     b.snapshot(1, 2, 12, bids, asks).heartbeat(1, 3, 13);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     std::vector<EventKind> kinds;
     const auto r = dec.decode(b.bytes(), 0, 0, [&](const Event& e) { kinds.push_back(e.kind); });
-    EXPECT_EQ(r.verdict, wire::PacketVerdict::kDecoded);
-    EXPECT_EQ(r.fault, wire::Fault::kNone);
+    EXPECT_EQ(r.verdict, qfb1::PacketVerdict::kDecoded);
+    EXPECT_EQ(r.fault, qfb1::Fault::kNone);
     EXPECT_EQ(r.messages, 5);
     EXPECT_EQ(kinds.size(), 7u);  // I Q D S(begin + 2 level events) H
 }

@@ -1,3 +1,4 @@
+#include "tickgate/feed/sequencer.hpp"
 #include "tickgate/feed/config.hpp"
 
 #include <gtest/gtest.h>
@@ -11,7 +12,7 @@
 #include <iterator>
 #include <string>
 
-#include "tickgate/book/level_book.hpp"
+#include "tickgate/book/l2_book.hpp"
 
 namespace {
 
@@ -449,7 +450,7 @@ TEST(Config, TheEstimateIsWhatTheConstructorsAllocate) {
     const tickgate::MemoryEstimate e = tickgate::estimate_memory(c);
     ASSERT_EQ(e.parts.size(), 5u);
     EXPECT_EQ(e.parts[0].what, "books");
-    EXPECT_EQ(e.parts[0].bytes, tickgate::BookStore::bytes_for(1000, 10));
+    EXPECT_EQ(e.parts[0].bytes, tickgate::L2Book::bytes_for(1000, 10));
     EXPECT_EQ(e.parts[0].bytes, 1000u * 2 * (16 * sizeof(tickgate::Level) + 4));  // depth 10 -> stride 16
     EXPECT_EQ(e.parts[1].what, "recovery pool");
     EXPECT_EQ(e.parts[1].bytes, tickgate::Sequencer::recovery_bytes(c.capacity));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "../support/arbiter_rig.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/capture.hpp"
@@ -39,17 +40,17 @@ TEST(FuzzRegression, HeartbeatAfterTheLastPossibleSeqDoesNotMoveLastSeqBack) {
     hb.heartbeat(1, 5, kNow);
     h.on_datagram(q.bytes(), kNow);
     h.on_datagram(hb.bytes(), kNow + 1);
-    const InstrumentState& st = h.sequencer().state(1);
+    const InstrumentState& st = h.instruments().state(1);
     EXPECT_EQ(st.last_seq, kMax);
     EXPECT_EQ(st.counters.lost, 0u);
     EXPECT_FALSE(st.suspect);
 }
 
 TEST(FuzzRegression, ArbiterNearPacketSeqWrapNeitherHangsNorLoses) {
-    PacketArbiter arb(4, 64, 250'000);
+    ArbiterRig arb(4, 64, 250'000);
     std::vector<std::uint64_t> out;
     auto deliver = [&](std::span<const std::byte> d, std::int64_t, std::uint8_t) {
-        out.push_back(wire::PacketHeaderView(d).packet_seq());
+        out.push_back(qfb1::PacketHeaderView(d).packet_seq());
     };
     for (const std::uint64_t seq : {kMax - 10, kMax - 2, kMax - 9}) {
         PacketBuilder p(1, 1, seq, 0);
@@ -62,7 +63,7 @@ TEST(FuzzRegression, ArbiterNearPacketSeqWrapNeitherHangsNorLoses) {
 }
 
 TEST(FuzzRegression, ArbiterDeadlineNearInt64MaxSaturates) {
-    PacketArbiter arb(4, 64, 250'000);
+    ArbiterRig arb(4, 64, 250'000);
     int delivered = 0;
     auto deliver = [&](std::span<const std::byte>, std::int64_t, std::uint8_t) { ++delivered; };
     const std::int64_t late = std::numeric_limits<std::int64_t>::max() - 1000;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"

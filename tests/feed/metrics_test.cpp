@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../support/http.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
@@ -137,7 +138,7 @@ HttpResponse timed_scrape(std::uint16_t port, Clock::duration& elapsed) {
 TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     const Config cfg = loopback_config(5, "239.255.90.1", 39501, "239.255.90.2", 39502);
     FeedHandler h(cfg);
-    MetricsRegistry registry(h);
+    MetricsRegistry registry(h.stats());
     MetricsServer server(registry, {"127.0.0.1", 0, false});
     server.start();
     ASSERT_NE(server.port(), 0);
@@ -175,9 +176,9 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     PacketBuilder foreign(6, 1, 1, t);  // channel 6's header on channel 5's line A: dropped (rule 7)
     foreign.quote(7, 3, t, 1, 1, 2, 1);
     ASSERT_TRUE(sender.send(ga, 39501, foreign.bytes()));
-    const Sequencer& seq = h.sequencer();
+    const FeedHandler& seq = h;
     ASSERT_TRUE(poll_until(h, [&] {
-        return seq.state(7).counters.heartbeats == 1 && seq.state(9).counters.lost == 3 &&
+        return seq.instruments().state(7).counters.heartbeats == 1 && seq.instruments().state(9).counters.lost == 3 &&
                h.arbiter_counters().duplicate_packets.get() == 3 &&
                h.line_stats()[0]->foreign_channel_packets.get() == 1;
     })) << "the datagrams did not all arrive";
@@ -187,7 +188,7 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     for (const std::uint32_t id : {7u, 9u, 100u}) rejections.count(h.gate().check(id, now).reason);
     const LatencySummary latency{12'000, 250'000, 1'500'000};
     const auto storage_before = registry.storage();
-    registry.publish(h, rejections, &latency);
+    registry.publish(h.stats(), rejections, &latency);
     EXPECT_EQ(registry.storage(), storage_before) << "publish() must not reallocate";
     EXPECT_EQ(registry.generation(), 1u);
 
@@ -252,7 +253,7 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
 TEST(Metrics, PublishReusesItsBuffersAndReadersNeverSeeATornSnapshot) {
     const Config cfg = loopback_config(6, "239.255.90.3", 39503, "239.255.90.4", 39504);
     FeedHandler h(cfg);
-    MetricsRegistry registry(h);
+    MetricsRegistry registry(h.stats());
     const auto storage = registry.storage();
     EXPECT_EQ(storage[0].instrument_capacity, 256u);
     EXPECT_EQ(storage[1].instrument_capacity, 256u);
@@ -287,14 +288,14 @@ TEST(Metrics, PublishReusesItsBuffersAndReadersNeverSeeATornSnapshot) {
     });
     GateRejections g;
     const auto deadline = Clock::now() + std::chrono::seconds(5);
-    while (Clock::now() < deadline && (h.sequencer().seen_ids().size() < 25 ||
-                                       h.sequencer().state(25).counters.accepted < 40 || renders.load() < 20)) {
+    while (Clock::now() < deadline && (h.instruments().seen_ids().size() < 25 ||
+                                       h.instruments().state(25).counters.accepted < 40 || renders.load() < 20)) {
         h.poll(25);  // whole packets (25 events each), so every snapshot is consistent across instruments
-        registry.publish(h, g);
+        registry.publish(h.stats(), g);
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     // Let the reader take a few more while publishes continue.
-    for (int i = 0; i < 200; ++i) registry.publish(h, g);
+    for (int i = 0; i < 200; ++i) registry.publish(h.stats(), g);
     done = true;
     reader.join();
     h.stop();

@@ -1,6 +1,8 @@
 // Sequencer rules (shared/spec/QFB1.md, "What a conforming handler does"):
 // one test per rule, named after it. Events are built directly; the last
 // tests go through the Handler with real QFB/1 datagrams.
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
@@ -121,7 +123,7 @@ std::vector<Event> src(std::int64_t source_ns, std::vector<Event> s) {
 
 class SequencerRule : public testing::Test {
 protected:
-    Sequencer seq_{Capacity{16, 8, 256, 4}};
+    Handler seq_{Capacity{16, 8, 256, 4}, GateConfig{}};
 
     Update apply(const Event& e) { return seq_.apply(e); }
     // Applies a whole snapshot; returns the Update of its begin event and of its last event.
@@ -131,10 +133,10 @@ protected:
         for (std::size_t i = 1; i < s.size(); ++i) last = seq_.apply(s[i]);
         return {first, last};
     }
-    const InstrumentState& st(std::uint32_t id = kId) const { return seq_.state(id); }
+    const InstrumentState& st(std::uint32_t id = kId) const { return seq_.instruments().state(id); }
     Book side(std::uint32_t id, Side s) const {
         Book b;
-        for (const Level& l : seq_.books().side(id, s)) b.emplace_back(l.price, l.qty);
+        for (const Level& l : seq_.book().side(id, s)) b.emplace_back(l.price, l.qty);
         return b;
     }
     Book bids(std::uint32_t id = kId) const { return side(id, Side::kBid); }
@@ -466,17 +468,17 @@ TEST_F(SequencerRule, LossIsNeverCountedTwiceAcrossSnapshotReplay) {
 
 TEST(SequencerDefaults, RecoveryBufferHoldsAtLeast256DeltasPerInstrument) {
     EXPECT_GE(Capacity{}.recovery_depth, 256u);
-    Sequencer seq;  // default capacity
+    Handler seq{Capacity{}, GateConfig{}};  // default capacity
     seq.apply(quote(1, 100));
     for (std::uint64_t s = 3; s <= 258; ++s)  // seq 2 lost; 256 deltas kept
         seq.apply(delta(s, static_cast<std::int64_t>(s), kBid, {99, static_cast<std::uint32_t>(s)}));
     for (const Event& e : snapshot(2, 1000, {{99, 1}}, {{101, 1}})) seq.apply(e);
-    const InstrumentState& st = seq.state(kId);
+    const InstrumentState& st = seq.instruments().state(kId);
     EXPECT_FALSE(st.suspect);
     EXPECT_EQ(st.last_seq, 258u);
     EXPECT_EQ(st.counters.unbuffered_deltas, 0u);
-    ASSERT_EQ(seq.books().side(kId, Side::kBid).size(), 1u);
-    EXPECT_EQ(seq.books().side(kId, Side::kBid)[0].qty, 258u);
+    ASSERT_EQ(seq.book().side(kId, Side::kBid).size(), 1u);
+    EXPECT_EQ(seq.book().side(kId, Side::kBid)[0].qty, 258u);
 }
 
 // ----------------------------------------------------------- session change
@@ -488,7 +490,7 @@ TEST_F(SequencerRule, SessionChangeResetsThatChannelsInstrumentsOnlyCountersStay
     apply(on(4, quote(1, 100), /*ch=*/2));     // another channel
     const Update u = apply(session_change(kCh, 2));
     EXPECT_EQ(u.verdict, Verdict::kSessionReset);
-    EXPECT_EQ(seq_.counters().session_resets, 1u);
+    EXPECT_EQ(seq_.sequencer().counters().session_resets, 1u);
     for (const std::uint32_t id : {kId, 5u}) {
         SCOPED_TRACE(id);
         EXPECT_FALSE(st(id).known);
@@ -615,7 +617,7 @@ TEST_F(SequencerRule, DataLostNamingAnotherChannelStillMarksSuspectAndBindsNothi
 }
 
 TEST_F(SequencerRule, WithoutChannelBindingAnInstrumentFollowsTheHeader) {
-    seq_.set_bind_instruments_to_channels(false);  // offline replay without configured channels
+    seq_.sequencer().set_bind_instruments_to_channels(false);  // offline replay without configured channels
     apply(quote(1, 100));
     EXPECT_EQ(apply(on(kId, quote(2, 200), 7)).verdict, Verdict::kAccepted);
     EXPECT_EQ(st().channel_id, 7);
@@ -667,8 +669,8 @@ TEST_F(SequencerRule, InstrumentIdAtOrBeyondMaxInstrumentsIsIgnoredAndCounted) {
               Verdict::kOutOfRange);
     EXPECT_EQ(apply(on(kBad, event(EventKind::kDefinition, 100))).verdict, Verdict::kOutOfRange);
     EXPECT_EQ(apply(on(kBad, event(EventKind::kDataLost, 100))).verdict, Verdict::kOutOfRange);
-    EXPECT_EQ(seq_.counters().out_of_range, 6u);
-    EXPECT_TRUE(seq_.seen_ids().empty());
+    EXPECT_EQ(seq_.sequencer().counters().out_of_range, 6u);
+    EXPECT_TRUE(seq_.instruments().seen_ids().empty());
 
     apply(on(15, snapshot(1, 200, {{100, 1}}, {{101, 1}})));  // the highest valid id still works
     EXPECT_EQ(bids(15), (Book{{100, 1}}));
@@ -693,7 +695,7 @@ constexpr Capacity kHandlerCapacity{16, 8, 256, 4};
 
 void feed(Handler& h, const PacketBuilder& p, std::int64_t recv_ns, std::uint8_t line = 0) {
     const auto r = h.on_datagram(p.bytes(), recv_ns, line);
-    ASSERT_NE(r.verdict, wire::PacketVerdict::kMalformed);
+    ASSERT_NE(r.verdict, qfb1::PacketVerdict::kMalformed);
 }
 
 TEST(SequencerHandlerRule, SamePacketOnLinesAAndBIsAppliedOnceAndCountedAsDuplicates) {
@@ -702,12 +704,12 @@ TEST(SequencerHandlerRule, SamePacketOnLinesAAndBIsAppliedOnceAndCountedAsDuplic
     p.quote(kId, 1, 90, 100, 10, 101, 20).delta(kId, 2, 95, 99, 5, kBid, kSet);
     feed(h, p, 100, 0);
     feed(h, p, 150, 1);
-    const InstrumentState& st = h.sequencer().state(kId);
+    const InstrumentState& st = h.instruments().state(kId);
     EXPECT_EQ(st.counters.accepted, 2u);
     EXPECT_EQ(st.counters.duplicates, 2u);
     EXPECT_EQ(st.last_seq, 2u);
     EXPECT_EQ(st.last_alive_ns, 100);
-    EXPECT_EQ(h.sequencer().books().side(kId, Side::kBid).size(), 2u);
+    EXPECT_EQ(h.book().side(kId, Side::kBid).size(), 2u);
 }
 
 TEST(SequencerHandlerRule, NewSessionResetsTheChannelAndItsFirstSeqCountsNoLoss) {
@@ -722,12 +724,12 @@ TEST(SequencerHandlerRule, NewSessionResetsTheChannelAndItsFirstSeqCountsNoLoss)
     PacketBuilder s2(kCh, 2, 1, 0);
     s2.heartbeat(kId, 1, 0);
     feed(h, s2, 200);
-    const InstrumentState& st = h.sequencer().state(kId);
+    const InstrumentState& st = h.instruments().state(kId);
     EXPECT_EQ(h.decoder().counters().session_changes.get(), 1u);
     EXPECT_TRUE(st.suspect);
     EXPECT_EQ(st.last_seq, 0u);
-    EXPECT_TRUE(h.sequencer().books().side(kId, Side::kBid).empty());
-    EXPECT_EQ(h.sequencer().state(4).last_seq, 7u);  // channel 2 untouched
+    EXPECT_TRUE(h.book().side(kId, Side::kBid).empty());
+    EXPECT_EQ(h.instruments().state(4).last_seq, 7u);  // channel 2 untouched
 
     PacketBuilder q(kCh, 2, 2, 0);
     q.quote(kId, 1, 0, 100, 1, 101, 1);
@@ -739,7 +741,7 @@ TEST(SequencerHandlerRule, NewSessionResetsTheChannelAndItsFirstSeqCountsNoLoss)
 
     PacketBuilder late(kCh, 1, 3, 0);  // the finished session: discarded unread
     late.quote(kId, 6, 0, 90, 1, 91, 1);
-    EXPECT_EQ(h.on_datagram(late.bytes(), 400).verdict, wire::PacketVerdict::kStaleSession);
+    EXPECT_EQ(h.on_datagram(late.bytes(), 400).verdict, qfb1::PacketVerdict::kStaleSession);
     EXPECT_EQ(st.last_seq, 1u);
     EXPECT_EQ(st.last_alive_ns, 300);
 }

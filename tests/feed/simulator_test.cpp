@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/replay.hpp"
 #include "tickgate/feed/qfb1/simulator.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
@@ -105,15 +107,15 @@ TEST(Simulator, EveryDatagramIsWellFormedQfb1) {
     o.restart_at = 0.3;
     GroundTruth t;
     const auto pk = generate(o, &t);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     std::map<char, std::uint64_t> types;
     std::map<std::uint32_t, std::uint64_t> last_seq;  // per instrument, no loss: contiguous
     std::uint32_t session = 0;
     std::uint64_t stale = 0;
     for (const auto& p : pk) {
-        ASSERT_LE(p.bytes.size(), wire::kMaxDatagram);
+        ASSERT_LE(p.bytes.size(), qfb1::kMaxDatagram);
         ASSERT_TRUE(p.line_a || p.line_b);
-        const wire::PacketHeaderView h(p.bytes);
+        const qfb1::PacketHeaderView h(p.bytes);
         ASSERT_TRUE(h.valid());
         EXPECT_EQ(h.channel_id(), o.channel);
         if (h.session() > session) session = h.session(), last_seq.clear();
@@ -149,11 +151,11 @@ TEST(Simulator, EveryDatagramIsWellFormedQfb1) {
                 default: break;
             }
         });
-        if (r.verdict == wire::PacketVerdict::kStaleSession) {
+        if (r.verdict == qfb1::PacketVerdict::kStaleSession) {
             ++stale;
             continue;
         }
-        ASSERT_EQ(r.verdict, wire::PacketVerdict::kDecoded) << "fault " << int(r.fault);
+        ASSERT_EQ(r.verdict, qfb1::PacketVerdict::kDecoded) << "fault " << int(r.fault);
     }
     EXPECT_EQ(dec.counters().malformed_packets.get(), 0u);
     EXPECT_EQ(dec.counters().unknown_messages.get(), 0u);
@@ -172,18 +174,18 @@ TEST(Simulator, RestartStartsANewSessionWithOneLateOldPacketOnB) {
     EXPECT_EQ(t.late_old_session, 1u);
     std::size_t first_new = pk.size();
     for (std::size_t i = 0; i < pk.size(); ++i)
-        if (wire::PacketHeaderView(pk[i].bytes).session() == 8) {
+        if (qfb1::PacketHeaderView(pk[i].bytes).session() == 8) {
             first_new = i;
             break;
         }
     ASSERT_LT(first_new + 1, pk.size());
-    EXPECT_EQ(wire::PacketHeaderView(pk[first_new].bytes).packet_seq(), 1u);
+    EXPECT_EQ(qfb1::PacketHeaderView(pk[first_new].bytes).packet_seq(), 1u);
     const SimPacket& late = pk[first_new + 1];
-    EXPECT_EQ(wire::PacketHeaderView(late.bytes).session(), 7u);
+    EXPECT_EQ(qfb1::PacketHeaderView(late.bytes).session(), 7u);
     EXPECT_FALSE(late.line_a);
     EXPECT_TRUE(late.line_b);
     for (std::size_t i = first_new + 2; i < pk.size(); ++i)
-        ASSERT_EQ(wire::PacketHeaderView(pk[i].bytes).session(), 8u);
+        ASSERT_EQ(qfb1::PacketHeaderView(pk[i].bytes).session(), 8u);
     // Every instrument restarted its seqs: last_seq counts only the new session.
     for (const auto& in : t.instruments) EXPECT_LT(in.last_seq, in.messages);
 }
@@ -246,7 +248,7 @@ TEST_P(SimulatorVsHandler, LostMatchesTheModelAndCleanBooksMatchThePublisher) {
 
     const Config cfg = channel_config(o);
     Handler h(cfg.capacity, cfg.gate);
-    apply_config(h.sequencer(), cfg);
+    apply_config(h, cfg);
     const ReplayResult r = replay_capture(pcap.string(), cfg, h);
     fs::remove(pcap);
     EXPECT_EQ(r.frames.udp_datagrams, t.sent_a + t.sent_b);
@@ -254,11 +256,11 @@ TEST_P(SimulatorVsHandler, LostMatchesTheModelAndCleanBooksMatchThePublisher) {
     EXPECT_EQ(h.decoder().counters().malformed_packets.get(), 0u);
     EXPECT_EQ(h.decoder().counters().stale_session_packets.get(), t.late_old_session);
 
-    const Sequencer& seq = h.sequencer();
+    const Handler& seq = h;
     std::uint64_t total_lost = 0, clean = 0, clean_delta = 0, dropped = 0, expected = 0;
     for (const InstrumentTruth& in : t.instruments) {
         SCOPED_TRACE(in.symbol);
-        const InstrumentState& st = seq.state(in.id);
+        const InstrumentState& st = seq.instruments().state(in.id);
         ASSERT_TRUE(st.seen);
         EXPECT_STREQ(st.symbol, in.symbol.c_str());
         if (t.exact_lost) {
@@ -280,8 +282,8 @@ TEST_P(SimulatorVsHandler, LostMatchesTheModelAndCleanBooksMatchThePublisher) {
                 if (got[i].price != want[i].price || got[i].qty != want[i].qty) return false;
             return true;
         };
-        EXPECT_TRUE(same(seq.books().side(in.id, Side::kBid), in.bids));
-        EXPECT_TRUE(same(seq.books().side(in.id, Side::kAsk), in.asks));
+        EXPECT_TRUE(same(seq.book().side(in.id, Side::kBid), in.bids));
+        EXPECT_TRUE(same(seq.book().side(in.id, Side::kAsk), in.asks));
     }
     EXPECT_GT(clean, 0u);
     if (GetParam().expect_clean_delta) {

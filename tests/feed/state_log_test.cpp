@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tickgate/feed/handler.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/state_log.hpp"
 
@@ -110,9 +111,9 @@ Event data_lost(std::uint32_t id) {
 TEST_F(StateLogTest, SequencerUpdatesBecomeTheRightLinesInOrder) {
     Capacity cap;
     cap.max_instruments = 64;
-    Sequencer seq(cap);
-    seq.define(7, "ESZ5", -2);
-    StateLog log(config(), {.max_instruments = 64}, &seq);
+    Handler seq(cap, GateConfig{});
+    seq.instruments().define(7, "ESZ5", -2);
+    StateLog log(config(), {.max_instruments = 64}, &seq.instruments());
     auto apply = [&](const Event& e) { log.on_update(seq.apply(e), e); };
 
     apply(quote(7, 1));       // cold start: nothing
@@ -152,9 +153,9 @@ TEST_F(StateLogTest, SequencerUpdatesBecomeTheRightLinesInOrder) {
 TEST_F(StateLogTest, HostileSymbolIsLoggedAsText) {
     Capacity cap;
     cap.max_instruments = 64;
-    Sequencer seq(cap);
-    seq.define(7, "\x1b[2J\x1b[HOK\x07\x7f\x9b", -2);
-    StateLog log(config(), {.max_instruments = 64}, &seq);
+    Handler seq(cap, GateConfig{});
+    seq.instruments().define(7, "\x1b[2J\x1b[HOK\x07\x7f\x9b", -2);
+    StateLog log(config(), {.max_instruments = 64}, &seq.instruments());
     auto apply = [&](const Event& e) { log.on_update(seq.apply(e), e); };
     apply(quote(7, 1));
     apply(delta(7, 5));  // gap of 3, suspect
@@ -173,8 +174,8 @@ TEST_F(StateLogTest, HostileSymbolIsLoggedAsText) {
 TEST_F(StateLogTest, NonChangesLogNothing) {
     Capacity cap;
     cap.max_instruments = 16;
-    Sequencer seq(cap);
-    StateLog log(config("trace"), {.max_instruments = 16}, &seq);
+    Handler seq(cap, GateConfig{});
+    StateLog log(config("trace"), {.max_instruments = 16}, &seq.instruments());
     auto apply = [&](const Event& e) { log.on_update(seq.apply(e), e); };
     for (std::uint64_t s = 1; s <= 100; ++s) apply(quote(3, s));
     apply(quote(3, 50));      // duplicate

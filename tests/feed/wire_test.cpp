@@ -1,5 +1,7 @@
 // QFB/1 wire rules (shared/spec/QFB1.md, "Packet header", "Messages",
 // "Malformed input"): one test per rule, named after it.
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 
@@ -21,8 +23,8 @@
 namespace tickgate {
 namespace {
 
-using wire::Fault;
-using wire::PacketVerdict;
+using qfb1::Fault;
+using qfb1::PacketVerdict;
 
 constexpr std::uint16_t kChannel = 7;
 constexpr std::int64_t kRecvNs = 1'000'000;
@@ -37,7 +39,7 @@ std::ostream& operator<<(std::ostream& os, const Counts& c) {
               << ", unknown " << c.unknown << ", stale_session " << c.stale_session << ", session_changes "
               << c.session_changes << "}";
 }
-Counts counts(const wire::PacketDecoder& d) {
+Counts counts(const SessionDecoder<qfb1::Protocol>& d) {
     const auto& c = d.counters();
     return {c.packets.get(),          c.messages.get(),
             c.malformed_packets.get(), c.unknown_messages.get(),
@@ -45,11 +47,11 @@ Counts counts(const wire::PacketDecoder& d) {
 }
 
 struct Decoded {
-    wire::DecodeResult result;
+    qfb1::DecodeResult result;
     std::vector<Event> events;
 };
 
-Decoded decode(wire::PacketDecoder& dec, std::span<const std::byte> datagram, std::uint8_t line = 0) {
+Decoded decode(SessionDecoder<qfb1::Protocol>& dec, std::span<const std::byte> datagram, std::uint8_t line = 0) {
     Decoded out{};
     out.result = dec.decode(datagram, kRecvNs, line, [&](const Event& ev) { out.events.push_back(ev); });
     return out;
@@ -59,8 +61,8 @@ PacketBuilder packet(std::uint32_t session = 1, std::uint16_t channel = kChannel
     return PacketBuilder(channel, session, /*packet_seq=*/1, /*send_ns=*/500);
 }
 
-void set_u16(std::vector<std::byte>& b, std::size_t off, std::uint16_t v) { wire::store_le(b.data() + off, v); }
-void set_u8(std::vector<std::byte>& b, std::size_t off, std::uint8_t v) { wire::store_le(b.data() + off, v); }
+void set_u16(std::vector<std::byte>& b, std::size_t off, std::uint16_t v) { qfb1::store_le(b.data() + off, v); }
+void set_u8(std::vector<std::byte>& b, std::size_t off, std::uint8_t v) { qfb1::store_le(b.data() + off, v); }
 
 std::vector<std::byte> body(std::size_t n) { return std::vector<std::byte>(n, std::byte{0}); }
 
@@ -103,8 +105,8 @@ private:
 TEST(WireRule, HeaderFieldsAreReadLittleEndianAtSpecOffsets) {
     Bytes b;
     b.header(0, 0x0A0B, 0x01020304, 0x1112131415161718, -0x0102030405060708);
-    ASSERT_EQ(b.size(), wire::kPacketHeaderSize);
-    const wire::PacketHeaderView h(b.span());
+    ASSERT_EQ(b.size(), qfb1::kPacketHeaderSize);
+    const qfb1::PacketHeaderView h(b.span());
     EXPECT_TRUE(h.valid());
     EXPECT_EQ(h.magic(), 0x5146);
     EXPECT_EQ(h.version(), 1);
@@ -116,10 +118,10 @@ TEST(WireRule, HeaderFieldsAreReadLittleEndianAtSpecOffsets) {
 }
 
 TEST(WireRule, DatagramShorterThanHeaderIsMalformedDroppedWholeCountedOnce) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0);
-    const auto d = decode(dec, p.bytes().first(wire::kPacketHeaderSize - 1));
+    const auto d = decode(dec, p.bytes().first(qfb1::kPacketHeaderSize - 1));
     EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed);
     EXPECT_EQ(d.result.fault, Fault::kShortHeader);
     EXPECT_TRUE(d.events.empty());
@@ -128,7 +130,7 @@ TEST(WireRule, DatagramShorterThanHeaderIsMalformedDroppedWholeCountedOnce) {
 }
 
 TEST(WireRule, OtherMagicIsMalformedDroppedWholeCountedOnce) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.quote(1, 1, 0, 100, 1, 101, 1);
     set_u16(p.mutable_bytes(), 0, 0x5147);
@@ -141,7 +143,7 @@ TEST(WireRule, OtherMagicIsMalformedDroppedWholeCountedOnce) {
 }
 
 TEST(WireRule, OtherVersionIsMalformedDroppedWholeCountedOnce) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.quote(1, 1, 0, 100, 1, 101, 1);
     set_u8(p.mutable_bytes(), 2, 2);
@@ -153,9 +155,9 @@ TEST(WireRule, OtherVersionIsMalformedDroppedWholeCountedOnce) {
 }
 
 TEST(WireRule, MsgCountZeroIsAWellFormedEmptyPacket) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     const auto p = packet();
-    ASSERT_EQ(p.size(), wire::kPacketHeaderSize);
+    ASSERT_EQ(p.size(), qfb1::kPacketHeaderSize);
     const auto d = decode(dec, p.bytes());
     EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     EXPECT_EQ(d.result.fault, Fault::kNone);
@@ -171,7 +173,7 @@ TEST(WireRule, KnownTypeWhoseLengthIsNotItsSizeIsMalformedAfterEarlierMessages) 
     for (const Known k : {Known{'I', 32}, Known{'Q', 48}, Known{'D', 40}, Known{'H', 24}}) {
         for (const std::size_t length : {k.size - 1, k.size + 1, k.size + 16, std::size_t{4}}) {
             SCOPED_TRACE(testing::Message() << k.type << " with length " << length);
-            wire::PacketDecoder dec;
+            SessionDecoder<qfb1::Protocol> dec;
             auto p = packet();
             p.heartbeat(1, 1, 0).raw_message(k.type, body(length - 4)).heartbeat(2, 1, 0);
             const auto d = decode(dec, p.bytes());
@@ -183,7 +185,7 @@ TEST(WireRule, KnownTypeWhoseLengthIsNotItsSizeIsMalformedAfterEarlierMessages) 
             EXPECT_EQ(counts(dec), (Counts{1, 1, 1, 0, 0, 0}));
         }
         SCOPED_TRACE(testing::Message() << k.type << " with its exact length " << k.size);
-        wire::PacketDecoder dec;
+        SessionDecoder<qfb1::Protocol> dec;
         auto p = packet();
         p.raw_message(k.type, body(k.size - 4));
         const auto d = decode(dec, p.bytes());
@@ -194,11 +196,11 @@ TEST(WireRule, KnownTypeWhoseLengthIsNotItsSizeIsMalformedAfterEarlierMessages) 
 
 TEST(WireRule, SnapshotLengthMustBe32Plus16PerLevel) {
     const std::vector<PacketBuilder::SnapLevel> bids{{100, 1}, {99, 2}}, asks{{101, 3}};
-    constexpr std::size_t kS = wire::kPacketHeaderSize + wire::kHeartbeatSize;  // S after one H
+    constexpr std::size_t kS = qfb1::kPacketHeaderSize + qfb1::kHeartbeatSize;  // S after one H
     auto good = packet();
     good.heartbeat(1, 1, 0).snapshot(2, 5, 0, bids, asks);
     {
-        wire::PacketDecoder dec;
+        SessionDecoder<qfb1::Protocol> dec;
         const auto d = decode(dec, good.bytes());
         EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
         EXPECT_EQ(d.events.size(), 3u);  // H, begin, one levels event
@@ -209,7 +211,7 @@ TEST(WireRule, SnapshotLengthMustBe32Plus16PerLevel) {
         SCOPED_TRACE(c.what);
         auto bytes = std::vector<std::byte>(good.bytes().begin(), good.bytes().end());
         set_u8(bytes, c.off, c.value);
-        wire::PacketDecoder dec;
+        SessionDecoder<qfb1::Protocol> dec;
         const auto d = decode(dec, bytes);
         EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed);
         EXPECT_EQ(d.result.fault, Fault::kBadLength);
@@ -219,7 +221,7 @@ TEST(WireRule, SnapshotLengthMustBe32Plus16PerLevel) {
     }
     {
         SCOPED_TRACE("S shorter than its 32-byte header");
-        wire::PacketDecoder dec;
+        SessionDecoder<qfb1::Protocol> dec;
         auto p = packet();
         p.heartbeat(1, 1, 0).raw_message('S', body(24));
         const auto d = decode(dec, p.bytes());
@@ -230,7 +232,7 @@ TEST(WireRule, SnapshotLengthMustBe32Plus16PerLevel) {
 }
 
 TEST(WireRule, MessageRunningPastDatagramIsMalformedAfterEarlierMessages) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0).quote(2, 1, 0, 100, 1, 101, 1);
     const auto d = decode(dec, p.bytes().first(p.size() - 10));
@@ -243,10 +245,10 @@ TEST(WireRule, MessageRunningPastDatagramIsMalformedAfterEarlierMessages) {
 }
 
 TEST(WireRule, LengthPastDatagramIsMalformedEvenForUnknownType) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0).raw_message('Z', body(8));
-    set_u16(p.mutable_bytes(), wire::kPacketHeaderSize + wire::kHeartbeatSize, 400);  // claims 400 bytes
+    set_u16(p.mutable_bytes(), qfb1::kPacketHeaderSize + qfb1::kHeartbeatSize, 400);  // claims 400 bytes
     const auto d = decode(dec, p.bytes());
     EXPECT_EQ(d.result.fault, Fault::kOverrun);
     EXPECT_EQ(d.events.size(), 1u);
@@ -254,7 +256,7 @@ TEST(WireRule, LengthPastDatagramIsMalformedEvenForUnknownType) {
 }
 
 TEST(WireRule, DatagramEndingBeforeMsgCountIsMalformedAfterEarlierMessages) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0).heartbeat(2, 1, 0);
     set_u16(p.mutable_bytes(), 4, 3);  // claims a third message
@@ -276,7 +278,7 @@ TEST(WireRule, DatagramEndingBeforeMsgCountIsMalformedAfterEarlierMessages) {
 }
 
 TEST(WireRule, BytesLeftAfterMsgCountMessagesAreMalformed) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0).heartbeat(2, 1, 0);
     p.mutable_bytes().resize(p.size() + 3);
@@ -289,7 +291,7 @@ TEST(WireRule, BytesLeftAfterMsgCountMessagesAreMalformed) {
 }
 
 TEST(WireRule, ExactlyMsgCountMessagesAreParsed) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0).heartbeat(2, 1, 0);
     set_u16(p.mutable_bytes(), 4, 1);  // the second heartbeat is now trailing bytes
@@ -301,7 +303,7 @@ TEST(WireRule, ExactlyMsgCountMessagesAreParsed) {
 }
 
 TEST(WireRule, UnknownTypeIsSkippedByLengthAndCountedFollowingMessagesRead) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.heartbeat(1, 1, 0).raw_message('X', body(13)).raw_message('q', body(44)).quote(2, 9, 0, 100, 1, 101, 2);
     const auto d = decode(dec, p.bytes());
@@ -317,10 +319,10 @@ TEST(WireRule, LengthShorterThanMessageHeaderIsMalformedNotALoop) {
     for (const std::uint16_t length : {0, 1, 3}) {
         for (const char type : {'X', 'H'}) {
             SCOPED_TRACE(testing::Message() << type << " with length " << length);
-            wire::PacketDecoder dec;
+            SessionDecoder<qfb1::Protocol> dec;
             auto p = packet();
             p.heartbeat(1, 1, 0).raw_message(type, body(20)).heartbeat(2, 1, 0);
-            set_u16(p.mutable_bytes(), wire::kPacketHeaderSize + wire::kHeartbeatSize, length);
+            set_u16(p.mutable_bytes(), qfb1::kPacketHeaderSize + qfb1::kHeartbeatSize, length);
             const auto d = decode(dec, p.bytes());
             EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed);
             EXPECT_EQ(d.result.fault, Fault::kBadLength);
@@ -333,7 +335,7 @@ TEST(WireRule, LengthShorterThanMessageHeaderIsMalformedNotALoop) {
 // ------------------------------------------------------------- sessions
 
 TEST(WireRule, OlderSessionPacketIsDiscardedUnreadAndCounted) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto newer = packet(5);
     newer.heartbeat(1, 1, 0);
     ASSERT_EQ(decode(dec, newer.bytes()).events.size(), 1u);
@@ -351,7 +353,7 @@ TEST(WireRule, OlderSessionPacketIsDiscardedUnreadAndCounted) {
 }
 
 TEST(WireRule, SessionsAreTrackedPerChannel) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto ch1 = packet(5, 1);
     ch1.heartbeat(1, 1, 0);
     auto ch2 = packet(3, 2);
@@ -368,7 +370,7 @@ TEST(WireRule, SessionsAreTrackedPerChannel) {
 }
 
 TEST(WireRule, NewerSessionEmitsSessionChangeBeforeItsMessages) {
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto first = packet(1);
     first.heartbeat(1, 1, 0);
     const auto a = decode(dec, first.bytes());
@@ -397,7 +399,7 @@ TEST(WireRule, QuoteFieldsAreDecodedLittleEndianAtSpecOffsets) {
     b.header(1, 0x0102, 3, 4, 0x1122334455667788).msg(48, 'Q');
     b.le<std::uint32_t>(0x0A0B0C0D).le<std::uint64_t>(0x0102030405060708).le<std::int64_t>(-0x1112131415161718);
     b.le<std::int64_t>(-123456789012345).le<std::int64_t>(0x7FFFFFFFFFFFFFF0).le<std::uint32_t>(0xA1B2C3D4).le<std::uint32_t>(7);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     const auto d = decode(dec, b.span(), 1);
     ASSERT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 1u);
@@ -421,7 +423,7 @@ TEST(WireRule, DeltaFieldsAreDecodedLittleEndianAtSpecOffsets) {
     b.header(1, 9, 1, 1, 0).msg(40, 'D');
     b.le<std::uint32_t>(0x01020304).le<std::uint64_t>(0x1112131415161718).le<std::int64_t>(0x2122232425262728);
     b.le<std::int64_t>(-5).le<std::uint32_t>(0xDEADBEEF).le<std::uint8_t>(1).le<std::uint8_t>(1).zeros(2);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     const auto d = decode(dec, b.span());
     ASSERT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 1u);
@@ -440,7 +442,7 @@ TEST(WireRule, HeartbeatFieldsAreDecodedLittleEndianAtSpecOffsets) {
     Bytes b;
     b.header(1, 9, 1, 1, 0).msg(24, 'H');
     b.le<std::uint32_t>(0xFFFFFFFE).le<std::uint64_t>(0x0807060504030201).le<std::int64_t>(-1);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     const auto d = decode(dec, b.span());
     ASSERT_EQ(d.events.size(), 1u);
     const Event& e = d.events[0];
@@ -454,7 +456,7 @@ TEST(WireRule, DefinitionFieldsAreDecodedWithSignedExponent) {
     Bytes b;
     b.header(1, 9, 1, 1, 0).msg(32, 'I');
     b.le<std::uint32_t>(0x00C0FFEE).text("EURUSD", 16).le<std::int8_t>(-8).zeros(7);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     const auto d = decode(dec, b.span());
     ASSERT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 1u);
@@ -475,7 +477,7 @@ TEST(WireRule, SnapshotFieldsAndLevelsAreDecodedAtSpecOffsets) {
     b.le<std::int64_t>(-100).le<std::uint32_t>(0x01020304).zeros(4);
     b.le<std::int64_t>(-101).le<std::uint32_t>(6).zeros(4);
     b.le<std::int64_t>(0x0A0B0C0D0E0F1011).le<std::uint32_t>(7).zeros(4);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     const auto d = decode(dec, b.span());
     ASSERT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 2u);
@@ -501,7 +503,7 @@ TEST(WireRule, SnapshotFieldsAndLevelsAreDecodedAtSpecOffsets) {
 TEST(WireRule, SnapshotLevelsAreSplitIntoEventsOfUpToThree) {
     const std::vector<PacketBuilder::SnapLevel> bids{{100, 1}, {99, 2}, {98, 3}, {97, 4}},
         asks{{101, 5}, {102, 6}, {103, 7}};
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     auto p = packet();
     p.snapshot(1, 10, 0, bids, asks).snapshot(2, 0, 0, {}, {}).heartbeat(3, 1, 0);
     const auto d = decode(dec, p.bytes());
@@ -519,7 +521,7 @@ TEST(WireRule, SnapshotLevelsAreSplitIntoEventsOfUpToThree) {
     EXPECT_EQ(d.events[4].kind, EventKind::kSnapshotBegin);
     EXPECT_EQ(d.events[4].instrument_id, 2u);
     EXPECT_EQ(d.events[5].kind, EventKind::kHeartbeat);
-    EXPECT_LE(d.events.size(), wire::max_events_for(p.size()));
+    EXPECT_LE(d.events.size(), qfb1::max_events_for(p.size()));
 }
 
 // ------------------------------------------------------------ robustness
@@ -531,15 +533,15 @@ TEST(WireRule, NothingInADatagramMakesTheDecoderReadOutsideItOrStop) {
     base.heartbeat(1, 3, 0).snapshot(1, 2, 0, std::span(lv).first(2), std::span(lv).last(2));
     base.raw_message('X', body(10));
     std::mt19937 rng(20240611);
-    wire::PacketDecoder dec;
+    SessionDecoder<qfb1::Protocol> dec;
     for (int iter = 0; iter < 5000; ++iter) {
         std::vector<std::byte> v(base.bytes().begin(), base.bytes().end());
         const int flips = 1 + static_cast<int>(rng() % 4);
         for (int f = 0; f < flips; ++f) v[rng() % v.size()] = static_cast<std::byte>(rng());
         v.resize(rng() % 4 == 0 ? rng() % (v.size() + 40) : v.size());
         if (iter % 3 == 0 && v.size() >= 6) {  // keep the header valid more often
-            set_u16(v, 0, wire::kMagic);
-            set_u8(v, 2, wire::kVersion);
+            set_u16(v, 0, qfb1::kMagic);
+            set_u8(v, 2, qfb1::kVersion);
         }
         // Exactly sized heap copy: ASan reports any read past its end.
         const std::size_t n = v.size();
@@ -549,7 +551,7 @@ TEST(WireRule, NothingInADatagramMakesTheDecoderReadOutsideItOrStop) {
         std::size_t events = 0;
         const auto r = dec.decode(std::span<const std::byte>(exact.get(), n), 0, 0, [&](const Event&) { ++events; });
         const Counts after = counts(dec);
-        ASSERT_LE(events, wire::max_events_for(n)) << "iteration " << iter;
+        ASSERT_LE(events, qfb1::max_events_for(n)) << "iteration " << iter;
         ASSERT_EQ(after.packets, before.packets + 1);
         ASSERT_LE(after.malformed - before.malformed, 1u) << "counted once";
         ASSERT_EQ(after.malformed - before.malformed, r.verdict == PacketVerdict::kMalformed ? 1u : 0u);

@@ -65,7 +65,7 @@ void check_extract(std::span<const std::byte> frame) {
 
 void replay(const Config& cfg, bool arbitrate) {
     Handler h(fuzz::small_capacity(), fuzz::gate_config());
-    apply_config(h.sequencer(), cfg);
+    apply_config(h, cfg);
     ReplayOptions opt;
     opt.arbitrate = arbitrate;
     std::int64_t now = 0;
@@ -87,7 +87,7 @@ void replay(const Config& cfg, bool arbitrate) {
     }
     fuzz::check_books(h.sequencer());
     fuzz::check_seen(h.sequencer());
-    for (const std::uint32_t id : h.sequencer().seen_ids()) fuzz::check_gate(h, id, now);
+    for (const std::uint32_t id : h.instruments().seen_ids()) fuzz::check_gate(h, id, now);
     SummaryContext ctx{.now_ns = now, .capture = g_path};
     FUZZ_CHECK(!summary_json(summary_source(h), ctx).empty());
     FUZZ_CHECK(!summary_table(summary_source(h), ctx).empty());

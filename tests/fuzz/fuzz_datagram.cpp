@@ -14,7 +14,7 @@
 //
 // After every datagram: books sorted strictly with no qty 0 and counts within
 // depth, decoder counters monotonic and consistent with the DecodeResult,
-// events per datagram within wire::max_events_for, seen_ids consistent,
+// events per datagram within qfb1::max_events_for, seen_ids consistent,
 // the gate consistent with the state, and per event the spec's rules for the
 // verdict (a duplicate changes nothing, a heartbeat gap does not refresh
 // liveness and moves last_seq forward, an implausible jump or another
@@ -32,6 +32,9 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
+#include "../support/arbiter_rig.hpp"
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/feed/replay.hpp"
@@ -180,23 +183,23 @@ class Harness {
 public:
     Harness(std::uint8_t flags)
         : handler_(std::make_unique<Handler>(fuzz::small_capacity(), fuzz::gate_config())),
-          arbiter_((flags & 1) ? std::make_unique<PacketArbiter>(kArbChannels, kArbWindow, kArbHold) : nullptr) {
-        Sequencer& seq = handler_->sequencer();
-        if (flags & 2) seq.set_learn_definitions(false);
+          arbiter_((flags & 1) ? std::make_unique<ArbiterRig>(kArbChannels, kArbWindow, kArbHold) : nullptr) {
+        Handler& seq = *handler_;
+        if (flags & 2) seq.sequencer().set_learn_definitions(false);
         if (flags & 4) {
-            seq.define(1, "EURUSD", -8);
-            seq.define(2, "GBPUSD", -5);
-            seq.define(3, "USDJPY", -3);
+            seq.instruments().define(1, "EURUSD", -8);
+            seq.instruments().define(2, "GBPUSD", -5);
+            seq.instruments().define(3, "USDJPY", -3);
         }
         if (flags & 8) {
-            seq.set_clock_offset(1, 1'500'000'000);
-            seq.set_clock_offset(2, -700'000'000);
+            seq.instruments().set_clock_offset(1, 1'500'000'000);
+            seq.instruments().set_clock_offset(2, -700'000'000);
         }
         bind_channels_ = (flags & 16) == 0;
-        seq.set_bind_instruments_to_channels(bind_channels_);
-        const std::uint32_t n = seq.max_instruments();
+        seq.sequencer().set_bind_instruments_to_channels(bind_channels_);
+        const std::uint32_t n = seq.instruments().max_instruments();
         shadow_.resize(n);
-        for (std::uint32_t id = 0; id < n; ++id) shadow_[id] = seq.state(id);
+        for (std::uint32_t id = 0; id < n; ++id) shadow_[id] = seq.instruments().state(id);
     }
 
     void datagram(std::span<const std::byte> d, std::int64_t t, std::uint8_t line) {
@@ -234,16 +237,16 @@ private:
     // Mirrors the arbiter's channel -> state assignment (first kArbChannels
     // channels with a valid header) so delivery order can be checked.
     void note_arbitrated(std::span<const std::byte> d) {
-        const wire::PacketHeaderView hdr(d);
-        if (!hdr.valid() || d.size() > wire::kMaxDatagram) return;
+        const qfb1::PacketHeaderView hdr(d);
+        if (!hdr.valid() || d.size() > qfb1::kMaxDatagram) return;
         for (const auto& c : order_)
             if (c.channel == hdr.channel_id()) return;
         if (order_.size() < kArbChannels) order_.push_back({hdr.channel_id()});
     }
 
     void check_order(std::span<const std::byte> d) {
-        const wire::PacketHeaderView hdr(d);
-        if (!hdr.valid() || d.size() > wire::kMaxDatagram) return;
+        const qfb1::PacketHeaderView hdr(d);
+        if (!hdr.valid() || d.size() > qfb1::kMaxDatagram) return;
         // A lone packet beyond the window is passed on out of order (counted
         // just before it is delivered) and leaves the channel where it was.
         if (const std::uint64_t u = arbiter_->counters().unconfirmed_jumps.get(); u != unconfirmed_seen_) {
@@ -275,22 +278,22 @@ private:
         FUZZ_CHECK(d.size() <= 65535);
         if (arbiter_) check_order(d);
         Handler& h = *handler_;
-        const Sequencer& seq = h.sequencer();
-        const std::uint32_t n = seq.max_instruments();
+        const Handler& seq = h;
+        const std::uint32_t n = seq.instruments().max_instruments();
         const auto before = fuzz::snapshot(h.decoder().counters());
         const std::vector<InstrumentState> states_before = shadow_;
         std::size_t events = 0;
         bool reset = false;
-        const wire::DecodeResult r = h.on_datagram(d, t, line, [&](const Update& u) {
+        const qfb1::DecodeResult r = h.on_datagram(d, t, line, [&](const Update& u) {
             ++events;
             if (u.verdict == Verdict::kSessionReset) {
                 reset = true;
                 for (std::uint32_t id = 0; id < n; ++id) {
-                    const InstrumentState& st = seq.state(id);
+                    const InstrumentState& st = seq.instruments().state(id);
                     if (st.seen && !st.known) {
                         FUZZ_CHECK(st.suspect && !st.has_source && st.last_seq == 0);
-                        FUZZ_CHECK(seq.books().side(id, Side::kBid).empty());
-                        FUZZ_CHECK(seq.books().side(id, Side::kAsk).empty());
+                        FUZZ_CHECK(seq.book().side(id, Side::kBid).empty());
+                        FUZZ_CHECK(seq.book().side(id, Side::kAsk).empty());
                     }
                     check_counters_monotonic(shadow_[id].counters, st.counters);
                     shadow_[id] = st;
@@ -305,23 +308,23 @@ private:
                 FUZZ_CHECK(u.verdict == Verdict::kSnapshotLevels);  // levels of a skipped snapshot
                 return;
             }
-            const InstrumentState& cur = seq.state(u.instrument_id);
+            const InstrumentState& cur = seq.instruments().state(u.instrument_id);
             check_update(u, shadow_[u.instrument_id], cur);
             shadow_[u.instrument_id] = cur;
         });
         (void)reset;
-        FUZZ_CHECK(events <= wire::max_events_for(d.size()));
+        FUZZ_CHECK(events <= qfb1::max_events_for(d.size()));
         fuzz::check_decoder_step(before, fuzz::snapshot(h.decoder().counters()), r, d);
         // Each event touched only the instrument it reported (or a channel's on reset).
-        for (std::uint32_t id = 0; id < n; ++id) FUZZ_CHECK(same(shadow_[id], seq.state(id)));
+        for (std::uint32_t id = 0; id < n; ++id) FUZZ_CHECK(same(shadow_[id], seq.instruments().state(id)));
         // Rule 7: a packet changes only instruments of the channel its header
         // names (one it binds, or one already bound to that channel), apart
         // from the count of its own dropped messages.
-        const wire::PacketHeaderView hdr(d);
+        const qfb1::PacketHeaderView hdr(d);
         if (bind_channels_ && hdr.valid()) {
             for (std::uint32_t id = 0; id < n; ++id) {
                 const InstrumentState& was = states_before[id];
-                const InstrumentState& now = seq.state(id);
+                const InstrumentState& now = seq.instruments().state(id);
                 if (same_except_counters(was, now) && was.bound == now.bound && was.channel_id == now.channel_id)
                     continue;
                 FUZZ_CHECK(now.channel_id == hdr.channel_id());
@@ -332,12 +335,12 @@ private:
         fuzz::check_seen(seq);
         for (const std::int64_t dt : {std::int64_t{0}, std::int64_t{251'000'000}, std::int64_t{2'100'000'000}}) {
             for (const std::uint32_t id : {0u, 1u, 2u, 3u, 63u, 64u, 0xFFFFFFFFu}) fuzz::check_gate(h, id, t + dt);
-            for (const std::uint32_t id : seq.seen_ids()) fuzz::check_gate(h, id, t + dt);
+            for (const std::uint32_t id : seq.instruments().seen_ids()) fuzz::check_gate(h, id, t + dt);
         }
     }
 
     std::unique_ptr<Handler> handler_;
-    std::unique_ptr<PacketArbiter> arbiter_;
+    std::unique_ptr<ArbiterRig> arbiter_;
     std::vector<InstrumentState> shadow_;
     std::vector<ChannelOrder> order_;
     std::uint64_t offered_ = 0;
@@ -358,7 +361,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const unsigned hdr = data[pos] | unsigned{data[pos + 1]} << 8;
         pos += 2;
         std::size_t len = hdr & 0x7FF;
-        if (len > wire::kMaxDatagram) len %= wire::kMaxDatagram + 1;
+        if (len > qfb1::kMaxDatagram) len %= qfb1::kMaxDatagram + 1;
         if (len > size - pos) len = size - pos;
         t += kSteps[(hdr >> 11) & 0xF];
         const auto line = static_cast<std::uint8_t>(hdr >> 15);

@@ -62,7 +62,7 @@ public:
     std::int64_t now() const { return now_; }
 
     Seq& add(std::span<const std::byte> d, unsigned step = kStep1us, unsigned line = 0) {
-        const std::size_t n = std::min(d.size(), wire::kMaxDatagram);
+        const std::size_t n = std::min(d.size(), qfb1::kMaxDatagram);
         const unsigned h = static_cast<unsigned>(n) | (step & 15u) << 11 | (line & 1u) << 15;
         out_.push_back(static_cast<std::uint8_t>(h));
         out_.push_back(static_cast<std::uint8_t>(h >> 8));

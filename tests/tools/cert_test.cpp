@@ -56,7 +56,7 @@ Json replay_in_process(const std::string& capture) {
     cfg.gate.stale_ms = kStaleMs;
     cfg.gate.source_age_ms = kSourceAgeMs;
     Handler handler(cfg.capacity, cfg.gate);
-    apply_config(handler.sequencer(), cfg);
+    apply_config(handler, cfg);
     const ReplayResult r = replay_capture(capture, cfg, handler);
     return Json::parse(summary_json(summary_source(handler), {.now_ns = r.last_ts_ns, .capture = capture, .frames = &r.frames, .foreign_channel_packets = r.foreign_channel_packets}));
 }

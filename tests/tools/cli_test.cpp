@@ -34,6 +34,7 @@
 
 #include "../support/http.hpp"
 #include "../support/json.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"

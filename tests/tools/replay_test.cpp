@@ -116,7 +116,7 @@ struct Replayed {
 // last record). No "capture" field, so summaries of different files compare.
 Replayed replay_file(const std::string& path, const Config& cfg = Config{}) {
     Handler handler(cfg.capacity, cfg.gate);
-    apply_config(handler.sequencer(), cfg);
+    apply_config(handler, cfg);
     const ReplayResult r = replay_capture(path, cfg, handler);
     return {Json::parse(summary_json(summary_source(handler), {.now_ns = r.last_ts_ns, .frames = &r.frames, .truncation = r.truncation ? &*r.truncation : nullptr, .foreign_channel_packets = r.foreign_channel_packets})), r};
 }
@@ -535,7 +535,7 @@ TEST(Replay, MalformedDatagramsOfEachKind) {
     constexpr std::uint32_t kBad = 9;  // only ever after a fault: must never appear
     const auto body = [&](std::size_t n) {
         Bytes b(n, std::byte{0});
-        wire::store_le<std::uint32_t>(b.data(), kBad);
+        qfb1::store_le<std::uint32_t>(b.data(), kBad);
         return b;
     };
     const auto good = [](std::int64_t t) {  // kQ seq 2 first: it must stand when the fault comes later
@@ -567,7 +567,7 @@ TEST(Replay, MalformedDatagramsOfEachKind) {
     }
     {
         PacketBuilder pb = good(t);
-        wire::store_le<std::uint16_t>(pb.mutable_bytes().data() + 4, 2);  // one message present
+        qfb1::store_le<std::uint16_t>(pb.mutable_bytes().data() + 4, 2);  // one message present
         cases.push_back({"ends before msg_count messages", bytes_of(pb), 2});
     }
     {
@@ -585,14 +585,14 @@ TEST(Replay, MalformedDatagramsOfEachKind) {
     {
         PacketBuilder pb = good(t);
         pb.raw_message('X', {});
-        wire::store_le<std::uint16_t>(pb.mutable_bytes().data() + 28 + 48, 2);
+        qfb1::store_le<std::uint16_t>(pb.mutable_bytes().data() + 28 + 48, 2);
         cases.push_back({"length below the message header", bytes_of(pb), 2});
     }
     {
         PacketBuilder pb = good(t);
         const Lv one[] = {{100, 1}};
         pb.snapshot(kBad, 0, t, one, {});
-        wire::store_le<std::uint8_t>(pb.mutable_bytes().data() + 28 + 48 + 24, 2);  // n_bids 2, one level sent
+        qfb1::store_le<std::uint8_t>(pb.mutable_bytes().data() + 28 + 48 + 24, 2);  // n_bids 2, one level sent
         cases.push_back({"snapshot length not 32 + 16 n", bytes_of(pb), 2});
     }
     {
@@ -896,7 +896,7 @@ TEST(Replay, HostileSymbolIsTextInTheTableTheLiveViewAndTheJson) {
     PacketBuilder pb(1, 1, 1, kT0);
     pb.definition(kQ, hostile).quote(kQ, 1, kT0, 1000, 5, 1010, 5);
     h.on_datagram(pb.bytes(), kT0, 0);
-    ASSERT_EQ(std::string(h.sequencer().state(kQ).symbol), hostile);
+    ASSERT_EQ(std::string(h.instruments().state(kQ).symbol), hostile);
 
     auto controls = [](std::string_view text) {
         std::size_t n = 0;

@@ -1,11 +1,12 @@
 // Pre-trade staleness gate (spec "Pre-trade gate"): silence, then age at
-// source (too old, or too far in the future), then suspect. Reads Sequencer state; call on the engine thread.
+// source (too old, or too far in the future), then suspect. Reads the
+// instrument table the sequencer writes; call on the engine thread.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/instruments.hpp"
 
 namespace tickgate {
 
@@ -27,14 +28,14 @@ struct GateDecision {
 
 class Gate {
 public:
-    Gate(const Sequencer& seq, const GateConfig& cfg) noexcept
-        : seq_(&seq), stale_ns_(cfg.stale_ms * 1'000'000), source_age_ns_(cfg.source_age_ms * 1'000'000) {}
+    Gate(const InstrumentTable& instruments, const GateConfig& cfg) noexcept
+        : instruments_(&instruments), stale_ns_(cfg.stale_ms * 1'000'000), source_age_ns_(cfg.source_age_ms * 1'000'000) {}
 
     // Is the price of `id` safe to trade on at `now_ns` (our clock)? Engine
     // thread; a few loads and compares, no side effects.
     [[nodiscard]] GateDecision check(std::uint32_t id, std::int64_t now_ns) const noexcept {
-        if (id >= seq_->max_instruments()) [[unlikely]] return {GateReason::kUnknown, 0};
-        const InstrumentState& st = seq_->state(id);
+        if (id >= instruments_->max_instruments()) [[unlikely]] return {GateReason::kUnknown, 0};
+        const InstrumentState& st = instruments_->state(id);
         if (!st.seen) [[unlikely]] return {GateReason::kUnknown, 0};
         std::int64_t silence = 0;
         if (st.alive && __builtin_sub_overflow(now_ns, st.last_alive_ns, &silence)) [[unlikely]]
@@ -58,7 +59,7 @@ public:
     }
 
 private:
-    const Sequencer* seq_;
+    const InstrumentTable* instruments_;
     std::int64_t stale_ns_;
     std::int64_t source_age_ns_;
 };

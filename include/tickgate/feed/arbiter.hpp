@@ -13,6 +13,10 @@
 // arrives (both lines lost what lies below) and never by more than the
 // spec's plausible jump (QFB1.md rule 6), so a forged or corrupt packet_seq
 // cannot make the genuine packets after it look old.
+// The channel and its session come from the channel table (channels.hpp):
+// the arbiter reads no header, it is handed each datagram's key and mark.
+// For protocols whose packets are numbered one by one (HolePolicy
+// kGiveUpAfterHold); MoldUDP64's hold-and-re-request stream is its own stage.
 // No allocation after construction; one thread (the network thread).
 #pragma once
 
@@ -23,7 +27,9 @@
 #include <vector>
 
 #include "tickgate/counter.hpp"
-#include "tickgate/feed/qfb1/wire.hpp"
+#include "tickgate/event.hpp"
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/protocol.hpp"
 
 namespace tickgate {
 
@@ -32,44 +38,41 @@ struct ArbiterCounters {
     RelaxedCounter held_packets;       // packets that waited for a hole to fill
     RelaxedCounter filled_holes;       // holes the other line filled while held
     RelaxedCounter released_gaps;      // packet seqs given up as lost on both lines
-    RelaxedCounter unarbitrated;       // passed through: bad header, unconfigured or too many channels
+    RelaxedCounter unarbitrated;       // passed through: bad header, untracked or too many channels
     RelaxedCounter unconfirmed_jumps;  // packets beyond the window passed on without moving the channel
     RelaxedCounter late_packets;       // not a copy of a packet delivered (given up, or other bytes): passed on
 };
 
+template <VenueProtocol P>
 class PacketArbiter {
-public:
-    // `channels`: how many channel ids can be tracked, each taking a slot on
-    // first sight (offline replay without a config); `window`: packets that
-    // can be held per channel (power of two); `hold_ns`: how long.
-    PacketArbiter(std::uint32_t channels, std::uint32_t window, std::int64_t hold_ns)
-        : window_(window), mask_(window - 1), hold_ns_(hold_ns), index_(kChannelIds, kNone), states_(channels),
-          slots_(std::size_t{channels} * window), delivered_(std::size_t{channels} * delivered_span(window)) {}
+    static_assert(P::kHolePolicy == HolePolicy::kGiveUpAfterHold,
+                  "the packet arbiter holds packets numbered one by one; a hold-and-re-request stream "
+                  "(MoldUDP64) needs its own stage");
 
-    // The configured channels own the slots (live): a packet of any other
-    // channel id is passed on unarbitrated and can take no slot.
-    PacketArbiter(std::span<const std::uint16_t> channel_ids, std::uint32_t window, std::int64_t hold_ns)
-        : PacketArbiter(static_cast<std::uint32_t>(channel_ids.size()), window, hold_ns) {
-        for (const std::uint16_t id : channel_ids) {
-            if (index_[id] != kNone) continue;
-            index_[id] = static_cast<std::uint16_t>(used_);
-            states_[used_].first_slot = static_cast<std::uint32_t>(used_ * window_);
-            ++used_;
-        }
-        fixed_channels_ = true;
+public:
+    using Key = typename P::Key;
+
+    // `channels`: the channel-table slots arbitrated (slot < channels; a
+    // packet of a higher slot is passed on unarbitrated); `window`: packets
+    // that can be held per channel (power of two); `hold_ns`: how long.
+    PacketArbiter(std::uint32_t channels, std::uint32_t window, std::int64_t hold_ns)
+        : window_(window), mask_(window - 1), hold_ns_(hold_ns), states_(channels),
+          slots_(std::size_t{channels} * window), delivered_(std::size_t{channels} * delivered_span(window)) {
+        for (std::uint32_t i = 0; i < channels; ++i) states_[i].first_slot = i * window;
     }
 
     // What the constructor allocates (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t channels, std::uint32_t window) noexcept {
-        return kChannelIds * sizeof(std::uint16_t) +
-               std::size_t{channels} * (sizeof(State) + window * sizeof(Slot) +
+        return std::size_t{channels} * (sizeof(State) + window * sizeof(Slot) +
                                         delivered_span(window) * sizeof(DeliveredMark));
     }
 
-    // Offers one datagram; deliver(span<const std::byte>, recv_ns, line) is
-    // called for it and for every held packet it releases, in order.
+    // Offers one datagram, whose key the channel table observed as `seen`;
+    // deliver(span<const std::byte>, const Key&, SessionMark, recv_ns, line)
+    // is called for it and for every held packet it releases, in order.
     template <class Deliver>
-    void offer(std::span<const std::byte> d, std::int64_t recv_ns, std::uint8_t line, Deliver&& deliver) noexcept;
+    void offer(std::span<const std::byte> d, const Key& key, typename ChannelStreams<P>::Observed seen,
+               std::int64_t recv_ns, std::uint8_t line, Deliver&& deliver) noexcept;
 
     // Releases holds whose time is up at `now_ns`. Call it only with a time
     // before which every datagram of every line has been offered (for
@@ -77,28 +80,25 @@ public:
     // other line would be taken for lost.
     template <class Deliver>
     void expire(std::int64_t now_ns, Deliver&& deliver) noexcept {
-        for (std::uint32_t i = 0; i < used_; ++i) expire_channel(states_[i], now_ns, deliver);
+        for (State& st : states_) expire_channel(st, now_ns, deliver);
     }
 
     // Earliest deadline of any hold (INT64_MAX when nothing is held).
     [[nodiscard]] std::int64_t next_deadline() const noexcept {
         std::int64_t d = INT64_MAX;
-        for (std::uint32_t i = 0; i < used_; ++i)
-            if (states_[i].held > 0 && states_[i].deadline < d) d = states_[i].deadline;
+        for (const State& st : states_)
+            if (st.held > 0 && st.deadline < d) d = st.deadline;
         return d;
     }
     [[nodiscard]] const ArbiterCounters& counters() const noexcept { return counters_; }
 
 private:
-    static constexpr std::uint16_t kNone = 0xFFFF;
-    static constexpr std::size_t kChannelIds = 65536;
     struct Slot {
-        std::uint64_t packet_seq;
+        Key key;
         std::int64_t recv_ns;
-        std::uint16_t len;
         std::uint8_t line;
         bool used;
-        std::byte data[wire::kMaxDatagram];
+        std::byte data[P::kMaxDatagram];
     };
     // How many delivered packets are remembered per channel: more than the
     // hold window, since one line can run a whole receive batch (up to 1,024
@@ -107,30 +107,20 @@ private:
     static constexpr std::uint64_t delivered_span(std::uint64_t window) noexcept {
         return window > 4096 ? window : 4096;
     }
-    // What tells two packets with the same packet_seq apart. The A and B
-    // copies of a packet are byte-identical, so another send time or length
-    // is another packet (forged, corrupt, or an old capture's), never a copy.
-    struct Fingerprint {
-        std::int64_t send_ns = 0;
-        std::uint16_t len = 0;
-        bool operator==(const Fingerprint&) const = default;
-    };
-    [[nodiscard]] static Fingerprint fingerprint(std::span<const std::byte> d) noexcept {
-        return {wire::PacketHeaderView(d).send_time_ns(), static_cast<std::uint16_t>(d.size())};
-    }
+    // What tells two packets with the same seq apart (the key's
+    // fingerprint): A and B copies are byte-identical, so another send time
+    // or length is another packet (forged, corrupt, or an old capture's).
     struct DeliveredMark {
         std::uint64_t packet_seq = 0;
-        Fingerprint fp;
+        PacketFingerprint fp;
         std::uint8_t line = 0;
         bool valid = false;
     };
     struct State {
-        std::uint32_t session = 0;
         std::uint64_t expected = 0;   // next packet_seq to deliver
         std::int64_t deadline = 0;    // of the oldest hold
         std::uint32_t held = 0;
         std::uint32_t first_slot = 0;
-        bool started = false;
     };
 
     [[nodiscard]] std::size_t delivered_index(const State& st, std::uint64_t seq) const noexcept {
@@ -143,16 +133,21 @@ private:
     }
     [[nodiscard]] bool is_held(const State& st, std::uint64_t seq) const noexcept {
         const Slot& s = slots_[st.first_slot + (seq & mask_)];
-        return s.used && s.packet_seq == seq;
+        return s.used && s.key.seq == seq;
     }
 
     // Delivers a packet and remembers it, so that a later copy of it (same
     // packet_seq, same bytes) is known to be a duplicate.
     template <class Deliver>
-    void deliver_marked(const State& st, std::uint64_t seq, std::span<const std::byte> d, std::int64_t recv_ns,
-                        std::uint8_t line, Deliver& deliver) noexcept {
-        delivered_[delivered_index(st, seq)] = {seq, fingerprint(d), line, true};
-        deliver(d, recv_ns, line);
+    void deliver_marked(const State& st, std::span<const std::byte> d, const Key& key, SessionMark mark,
+                        std::int64_t recv_ns, std::uint8_t line, Deliver& deliver) noexcept {
+        delivered_[delivered_index(st, key.seq)] = {key.seq, key.fingerprint(), line, true};
+        deliver(d, key, mark, recv_ns, line);
+    }
+    template <class Deliver>
+    void deliver_held(const State& st, Slot& s, Deliver& deliver) noexcept {
+        deliver_marked(st, std::span<const std::byte>(s.data, s.key.len), s.key, SessionMark::kCurrent, s.recv_ns,
+                       s.line, deliver);
     }
 
     // Moves `expected` over what can go now: held packets (delivered in
@@ -165,8 +160,7 @@ private:
                 s.used = false;
                 --st.held;
                 ++st.expected;
-                deliver_marked(st, s.packet_seq, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line,
-                               deliver);
+                deliver_held(st, s, deliver);
             } else if (delivered_mark(st, st.expected) != nullptr) {
                 ++st.expected;
             } else {
@@ -207,7 +201,7 @@ private:
                 s.used = false;
                 --st.held;
                 next = k + 1;
-                deliver_marked(st, k, std::span<const std::byte>(s.data, s.len), s.recv_ns, s.line, deliver);
+                deliver_held(st, s, deliver);
             } else if (delivered_mark(st, k) != nullptr) {
                 counters_.released_gaps.add(k - next);
                 next = k + 1;
@@ -228,7 +222,7 @@ private:
         for (std::uint64_t d = 0; d < window_; ++d) {
             const std::uint64_t k = st.expected + d;
             const Slot& s = slots_[st.first_slot + (k & mask_)];
-            if (s.used && s.packet_seq == k && s.recv_ns < t) t = s.recv_ns;
+            if (s.used && s.key.seq == k && s.recv_ns < t) t = s.recv_ns;
         }
         return t;
     }
@@ -246,50 +240,33 @@ private:
     const std::uint64_t window_;
     const std::uint64_t mask_;
     const std::int64_t hold_ns_;
-    std::vector<std::uint16_t> index_;  // channel id -> state index
-    std::vector<State> states_;
+    std::vector<State> states_;  // [channel-table slot]
     std::vector<Slot> slots_;
     std::vector<DeliveredMark> delivered_;  // [channel][seq % delivered_span]: the last packet_seq delivered there
-    std::uint32_t used_ = 0;
-    bool fixed_channels_ = false;
     ArbiterCounters counters_;
 };
 
+template <VenueProtocol P>
 template <class Deliver>
-void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, std::uint8_t line,
-                          Deliver&& deliver) noexcept {
-    const wire::PacketHeaderView hdr(d);
-    if (!hdr.valid() || d.size() > wire::kMaxDatagram) {
-        counters_.unarbitrated.add();
-        deliver(d, recv_ns, line);
+void PacketArbiter<P>::offer(std::span<const std::byte> d, const Key& key, typename ChannelStreams<P>::Observed seen,
+                             std::int64_t recv_ns, std::uint8_t line, Deliver&& deliver) noexcept {
+    if (seen.slot >= states_.size() || d.size() > P::kMaxDatagram) {
+        counters_.unarbitrated.add();  // bad header, untracked channel, or no room to hold it
+        deliver(d, key, seen.mark, recv_ns, line);
         return;
     }
-    std::uint16_t& idx = index_[hdr.channel_id()];
-    if (idx == kNone) {
-        if (fixed_channels_ || used_ == states_.size()) {
-            counters_.unarbitrated.add();
-            deliver(d, recv_ns, line);
-            return;
-        }
-        idx = static_cast<std::uint16_t>(used_);
-        states_[used_].first_slot = static_cast<std::uint32_t>(used_ * window_);
-        ++used_;
-    }
-    State& st = states_[idx];
-    const std::uint32_t session = hdr.session();
-    const std::uint64_t seq = hdr.packet_seq();
-    if (!st.started || session > st.session) {
+    State& st = states_[seen.slot];
+    const std::uint64_t seq = key.seq;
+    if (seen.mark == SessionMark::kFirst || seen.mark == SessionMark::kNewer) {
         flush(st, deliver);  // the old session's held packets go first
-        st.started = true;
-        st.session = session;
         st.expected = seq;
         std::fill_n(delivered_.begin() + static_cast<std::ptrdiff_t>(delivered_index(st, 0)), delivered_span(window_),
-                    DeliveredMark{});  // packet_seq starts afresh
-    } else if (session < st.session) {
-        deliver(d, recv_ns, line);  // the decoder discards and counts it
+                    DeliveredMark{});  // seq starts afresh
+    } else if (seen.mark == SessionMark::kStale) {
+        deliver(d, key, seen.mark, recv_ns, line);  // the decoder discards and counts it
         return;
     }
-    const Fingerprint fp = fingerprint(d);
+    const PacketFingerprint fp = key.fingerprint();
     if (const DeliveredMark* m = delivered_mark(st, seq); m != nullptr && m->fp == fp) {
         counters_.duplicate_packets.add();
         // A copy from the other line of a packet passed on ahead of `expected`:
@@ -307,13 +284,13 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
         // than the packet delivered with this seq: not known to be a copy, so
         // it goes on and the sequencer's per-message rule decides.
         counters_.late_packets.add();
-        if (st.expected - seq < delivered_span(window_)) deliver_marked(st, seq, d, recv_ns, line, deliver);
-        else deliver(d, recv_ns, line);
+        if (st.expected - seq < delivered_span(window_)) deliver_marked(st, d, key, seen.mark, recv_ns, line, deliver);
+        else deliver(d, key, seen.mark, recv_ns, line);
         return;
     }
     if (seq == st.expected) {
         ++st.expected;
-        deliver_marked(st, seq, d, recv_ns, line, deliver);
+        deliver_marked(st, d, key, seen.mark, recv_ns, line, deliver);
         const bool had_holds = st.held > 0;
         advance(st, deliver);
         if (had_holds) {
@@ -324,28 +301,27 @@ void PacketArbiter::offer(std::span<const std::byte> d, std::int64_t recv_ns, st
     }
     if (seq - st.expected >= window_) {  // seq > expected here; the difference cannot wrap
         // Too far ahead to hold: what is held goes first, in order. Alone so
-        // far, this is the start of a jump or a forged/corrupt packet_seq:
-        // passed on (the sequencer judges its messages), the channel stays
-        // put until the other line's copy confirms it.
+        // far, this is the start of a jump or a forged/corrupt seq: passed
+        // on (the sequencer judges its messages), the channel stays put
+        // until the other line's copy confirms it.
         flush(st, deliver);
         counters_.unconfirmed_jumps.add();
-        deliver_marked(st, seq, d, recv_ns, line, deliver);
+        deliver_marked(st, d, key, seen.mark, recv_ns, line, deliver);
         return;
     }
     Slot& s = slots_[st.first_slot + (seq & mask_)];
-    if (s.used && s.packet_seq == seq) {
-        if (fingerprint(std::span<const std::byte>(s.data, s.len)) == fp) {
+    if (s.used && s.key.seq == seq) {
+        if (s.key.fingerprint() == fp) {
             counters_.duplicate_packets.add();
             return;
         }
         counters_.late_packets.add();  // another packet with a held one's seq: the sequencer decides
-        deliver(d, recv_ns, line);
+        deliver(d, key, seen.mark, recv_ns, line);
         return;
     }
-    s.packet_seq = seq;
+    s.key = key;
     s.recv_ns = recv_ns;
     s.line = line;
-    s.len = static_cast<std::uint16_t>(d.size());
     s.used = true;
     std::memcpy(s.data, d.data(), d.size());
     if (st.held++ == 0) st.deadline = deadline_after(recv_ns);

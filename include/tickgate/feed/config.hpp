@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tickgate/book/gate.hpp"
-#include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/instruments.hpp"
 
 namespace tickgate {
 
@@ -26,6 +26,7 @@ struct ChannelConfig {
     LineConfig b;
     std::vector<std::string> sources;   // allowed source addresses; empty = any
     std::int64_t clock_offset_ns = 0;   // our clock minus the provider's (subtracted from source age)
+    std::string protocol = "qfb1";      // what the channel speaks (protocols.hpp)
 };
 
 struct InstrumentConfig {
@@ -88,6 +89,13 @@ struct Config {
     MetricsConfig metrics;
 
     // The configured channels' ids, in config order.
+    // The protocol of every channel (one per config: a handler speaks one);
+    // the command line's --protocol, or "qfb1", without channels.
+    std::string default_protocol = "qfb1";
+    [[nodiscard]] std::string_view protocol() const noexcept {
+        return channels.empty() ? std::string_view(default_protocol) : std::string_view(channels.front().protocol);
+    }
+
     [[nodiscard]] std::vector<std::uint16_t> channel_ids() const {
         std::vector<std::uint16_t> ids;
         for (const ChannelConfig& ch : channels) ids.push_back(ch.id);
@@ -96,6 +104,18 @@ struct Config {
 };
 
 // A configuration error: what() is "FILE:LINE: KEY: expected ..., got ...".
+// Applies the start-up parts of `cfg`: configured instruments and the
+// channels' clock offsets to the instrument table, the learn flag and the
+// channel-binding rule (QFB1.md rule 7, needs transport-given channels) to
+// the sequencer. Start-up only.
+template <class Sequencer>
+void apply_config(InstrumentTable& instruments, Sequencer& sequencer, const Config& cfg) {
+    sequencer.set_learn_definitions(cfg.learn_instruments);
+    sequencer.set_bind_instruments_to_channels(!cfg.channels.empty());
+    for (const InstrumentConfig& ins : cfg.instruments) instruments.define(ins.id, ins.symbol, ins.price_exponent);
+    for (const ChannelConfig& ch : cfg.channels) instruments.set_clock_offset(ch.id, ch.clock_offset_ns);
+}
+
 class ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
@@ -103,7 +123,7 @@ public:
 
 // The memory a config makes `tickgate run` allocate at start-up, part by
 // part, computed from the sizes the constructors themselves allocate
-// (Sequencer, BookStore, SpscRing, RingPublisher with its arbiter and
+// (Sequencer, L2Book, SpscRing, RingPublisher with its arbiter and
 // decoder, Receiver, metrics snapshots, state log) — so that a config whose
 // keys are each in range but together too large is refused before anything
 // is allocated. Kernel socket buffers (receiver.rcvbuf_bytes) are not ours

@@ -1,48 +1,83 @@
-// The single-threaded pipeline: datagram bytes -> PacketDecoder -> Sequencer
-// (+ books) -> Gate. Used directly by offline replay and by the live engine
-// thread. Not thread-safe; no allocation after construction.
+// The single-threaded pipeline of one protocol: datagram bytes -> key (read
+// once) -> channel session -> P's decoder -> sequencer -> book, and the gate
+// over the instrument table. Used directly by offline replay, tests and
+// benchmarks. Not thread-safe; no allocation after construction.
 #pragma once
 
 #include <span>
 
 #include "tickgate/book/gate.hpp"
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/sequencer.hpp"
-#include "tickgate/feed/qfb1/wire.hpp"
+#include "tickgate/protocol.hpp"
 
 namespace tickgate {
 
-class Handler {
+template <VenueProtocol P, SequencedBook Book = typename P::Book>
+class BasicHandler {
 public:
-    Handler(const Capacity& capacity, const GateConfig& gate)
-        : sequencer_(capacity), gate_(sequencer_, gate), gate_config_(gate) {}
-    Handler(const Handler&) = delete;
-    Handler& operator=(const Handler&) = delete;
+    using Protocol = P;
+    using Key = typename P::Key;
+
+    // Without `channel_ids`, any channel id is tracked on first sight (offline).
+    BasicHandler(const Capacity& capacity, const GateConfig& gate)
+        : instruments_(capacity.max_instruments),
+          book_(capacity.max_instruments, capacity.book_depth),
+          sequencer_(instruments_, book_, capacity),
+          gate_(instruments_, gate),
+          gate_config_(gate) {}
+    BasicHandler(const Capacity& capacity, const GateConfig& gate, std::span<const std::uint16_t> channel_ids)
+        : decoder_(channel_ids),
+          instruments_(capacity.max_instruments),
+          book_(capacity.max_instruments, capacity.book_depth),
+          sequencer_(instruments_, book_, capacity),
+          gate_(instruments_, gate),
+          gate_config_(gate) {}
+    BasicHandler(const BasicHandler&) = delete;
+    BasicHandler& operator=(const BasicHandler&) = delete;
 
     // Decodes one datagram and applies its events; `on_update(const Update&)`
     // is called for every event (inlined; no std::function).
     template <class OnUpdate>
-    wire::DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns,
-                                   std::uint8_t line, OnUpdate&& on_update) noexcept {
-        return decoder_.decode(datagram, recv_ns, line,
-                               [&](const Event& ev) { on_update(sequencer_.apply(ev)); });
+    DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns, std::uint8_t line,
+                             OnUpdate&& on_update) noexcept {
+        return decoder_.decode(datagram, recv_ns, line, [&](const Event& ev) { on_update(sequencer_.apply(ev)); });
     }
-    wire::DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns,
-                                   std::uint8_t line = 0xFF) noexcept {
+    DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns,
+                             std::uint8_t line = 0xFF) noexcept {
         return on_datagram(datagram, recv_ns, line, [](const Update&) {});
     }
+    // Applies one decoded event (from a decoder of the caller's, or a test).
+    Update apply(const Event& ev) noexcept { return sequencer_.apply(ev); }
+    // The same as on_datagram for a datagram whose key was read and observed (by streams()) already.
+    DecodeResult on_packet(std::span<const std::byte> datagram, const Key& key, SessionMark mark,
+                           std::int64_t recv_ns, std::uint8_t line) noexcept {
+        return decoder_.decode(datagram, key, mark, recv_ns, line, [&](const Event& ev) { (void)sequencer_.apply(ev); });
+    }
 
-    [[nodiscard]] wire::PacketDecoder& decoder() noexcept { return decoder_; }
-    [[nodiscard]] const wire::PacketDecoder& decoder() const noexcept { return decoder_; }
-    [[nodiscard]] Sequencer& sequencer() noexcept { return sequencer_; }
-    [[nodiscard]] const Sequencer& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] SessionDecoder<P>& decoder() noexcept { return decoder_; }
+    [[nodiscard]] const SessionDecoder<P>& decoder() const noexcept { return decoder_; }
+    [[nodiscard]] ChannelStreams<P>& streams() noexcept { return decoder_.streams(); }
+    [[nodiscard]] BasicSequencer<Book>& sequencer() noexcept { return sequencer_; }
+    [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] InstrumentTable& instruments() noexcept { return instruments_; }
+    [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
+    [[nodiscard]] const Book& book() const noexcept { return book_; }
     [[nodiscard]] const Gate& gate() const noexcept { return gate_; }
     [[nodiscard]] const GateConfig& gate_config() const noexcept { return gate_config_; }
 
 private:
-    wire::PacketDecoder decoder_;
-    Sequencer sequencer_;
+    SessionDecoder<P> decoder_;
+    InstrumentTable instruments_;
+    Book book_;
+    BasicSequencer<Book> sequencer_;
     Gate gate_;
     GateConfig gate_config_;
 };
+
+// The QFB/1 handler.
+using Handler = BasicHandler<qfb1::Protocol>;
 
 }  // namespace tickgate

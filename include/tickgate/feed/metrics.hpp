@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "tickgate/book/gate.hpp"
+#include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate {
 
-class FeedHandler;
 
 // Gate decisions that were not ok, counted by the engine where it calls the
 // gate: `rejections.count(gate.check(id, now).reason)`. Engine thread only.
@@ -94,7 +94,7 @@ public:
     };
 
     // Sized for `h`: every instrument id its capacity allows and its lines.
-    explicit MetricsRegistry(const FeedHandler& h);
+    explicit MetricsRegistry(const FeedStats& h);
     // Sized explicitly (instruments beyond `max_instruments` seen, or lines
     // beyond `max_lines`, are left out of the snapshot).
     MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines);
@@ -104,7 +104,7 @@ public:
     // Engine thread (the one that polls `h`). Copies counters and the state
     // of every instrument seen, then makes the copy current. No allocation,
     // no lock, no formatting; O(instruments seen + lines).
-    void publish(const FeedHandler& h, const GateRejections& gate, const LatencySummary* latency = nullptr) noexcept;
+    void publish(const FeedStats& h, const GateRejections& gate, const LatencySummary* latency = nullptr) noexcept;
 
     // Any thread: the latest published snapshot as Prometheus text 0.0.4.
     [[nodiscard]] std::string render() const;

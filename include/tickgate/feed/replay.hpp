@@ -1,14 +1,19 @@
-// Offline replay of captures through the Handler, and the summary (JSON and
-// table) that `tickgate replay` and `tickgate run` print.
+// Offline replay of captures through a handler of any protocol, and the
+// summary (JSON and table) that `tickgate replay` and `tickgate run` print.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <span>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
+#include "tickgate/book/book.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
@@ -16,9 +21,11 @@
 
 namespace tickgate {
 
-// Applies the start-up parts of `cfg` to a sequencer: configured
-// instruments, learn flag, per-channel clock offsets.
-void apply_config(Sequencer& seq, const Config& cfg);
+// apply_config (config.hpp) for a whole handler.
+template <class Handler>
+void apply_config(Handler& handler, const Config& cfg) {
+    apply_config(handler.instruments(), handler.sequencer(), cfg);
+}
 
 struct ChannelPacketCount {
     std::uint16_t channel_id;
@@ -65,7 +72,8 @@ struct ReplayOptions {
 // capture time as its arrival time. A capture cut short mid-record is
 // replayed up to the cut (`truncation` says where). Throws CaptureError on
 // unreadable or corrupt files (after applying what was read before the bad
-// record).
+// record). Defined below.
+template <class Handler>
 ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
                             const ReplayOptions& options = {});
 
@@ -81,15 +89,20 @@ struct SummaryContext {
     std::vector<ChannelPacketCount> foreign_channel_packets = {};
 };
 
-// What a summary is made of: the decoder's counters and the engine's state.
+// What a summary is made of, whatever the protocol and book: the
+// decoder's counters and the engine's state.
 struct SummarySource {
-    const wire::DecoderCounters& decoder;
-    const Sequencer& sequencer;
+    const DecoderCounters& decoder;
+    const InstrumentTable& instruments;
+    const SequencerCounters& sequencer;
+    BookReader book;
     const Gate& gate;
     const GateConfig& gate_config;
 };
-[[nodiscard]] inline SummarySource summary_source(const Handler& h) noexcept {
-    return {h.decoder().counters(), h.sequencer(), h.gate(), h.gate_config()};
+template <class Handler>
+[[nodiscard]] SummarySource summary_source(const Handler& h) noexcept {
+    return {h.decoder().counters(), h.instruments(), h.sequencer().counters(), BookReader(h.book()), h.gate(),
+            h.gate_config()};
 }
 
 // The JSON summary (field names fixed by the spec of `replay --json`).
@@ -105,5 +118,162 @@ std::string summary_table(const SummarySource& src, const SummaryContext& ctx);
 // string that came off the wire (or from the command line) is printable().
 std::string live_view(const SummarySource& src, std::int64_t now_ns, std::string_view config_path,
                       double elapsed_s, std::string_view line_table, bool terminal);
+
+// ---- replay_capture
+
+namespace detail {
+
+struct ReplayLine {
+    std::uint32_t group;
+    std::uint16_t port;
+    std::uint8_t line;
+    std::uint16_t channel_id;
+};
+// The configured lines of `cfg` (empty: every datagram is the feed's).
+std::vector<ReplayLine> replay_lines(const Config& cfg);
+// A progress line on stderr: `fraction` of the file read, `messages` decoded.
+void report_replay_progress(double fraction, std::uint64_t messages);
+void clear_replay_progress();
+
+// Every record of the capture, framing removed; the configured lines'
+// datagrams passed to `emit(payload, key, ts_ns, line)` with their key
+// read once; counts into `r` (records, frames, filtered_out,
+// foreign_channel_packets, last_ts_ns, any_records). With configured lines,
+// the line a datagram was addressed to decides its channel (rule 7), as the
+// live receiver does.
+template <VenueProtocol P, class Emit>
+void read_datagrams(CaptureReader& reader, const std::vector<ReplayLine>& lines, ReplayResult& r, Emit&& emit) {
+    while (auto rec = reader.next()) {
+        r.any_records = true;
+        r.last_ts_ns = rec->ts_ns;
+        ++r.frames.records;
+        auto dgram = extract_udp(reader.link_type(), rec->frame, r.frames);
+        if (!dgram) continue;
+        if (lines.empty()) {
+            emit(dgram->payload, P::read_key(dgram->payload, 0), rec->ts_ns, std::uint8_t{0xFF});
+            continue;
+        }
+        const auto it = std::find_if(lines.begin(), lines.end(), [&](const ReplayLine& k) {
+            return k.group == dgram->dst_ip && k.port == dgram->dst_port;
+        });
+        if (it == lines.end()) {
+            ++r.filtered_out;
+            continue;
+        }
+        const typename P::Key key = P::read_key(dgram->payload, it->channel_id);
+        if (P::kHeaderNamesChannel && key.valid() && key.channel != it->channel_id) {
+            r.count_foreign_channel_packet(it->channel_id);
+            continue;
+        }
+        emit(dgram->payload, key, rec->ts_ns, it->line);
+    }
+}
+
+// Datagrams in capture order into the handler, directly or through the
+// A/B arbiter. The handler's channel table observes each key once.
+template <class Handler>
+class DatagramSink {
+    using P = typename Handler::Protocol;
+    using Key = typename P::Key;
+
+public:
+    DatagramSink(const Config& cfg, Handler& handler, bool arbitrate)
+        : handler_(handler), arbitrate_(arbitrate), arbiter_(make_arbiter(cfg, arbitrate)) {}
+
+    void operator()(std::span<const std::byte> payload, const Key& key, std::int64_t ts_ns, std::uint8_t line) {
+        if (!arbitrate_) {
+            const auto seen = handler_.streams().observe(key, line, nullptr);
+            handler_.on_packet(payload, key, seen.mark, ts_ns, line);
+            return;
+        }
+        window_.push(Pending{ts_ns, order_++, line, key, std::vector<std::byte>(payload.begin(), payload.end())});
+        if (window_.size() > kSortWindow) offer_oldest();
+    }
+
+    // End of the capture: flush the sort window and release every hold.
+    void finish() {
+        while (!window_.empty()) offer_oldest();
+        arbiter_.expire(INT64_MAX, Deliver{handler_});
+    }
+    [[nodiscard]] std::uint64_t duplicate_packets() const noexcept {
+        return arbiter_.counters().duplicate_packets.get();
+    }
+
+private:
+    // Arbitration needs arrival order: a capture lists each receive batch of
+    // one line before the next line's, so records are re-sorted by
+    // timestamp through a small window before they are offered.
+    struct Pending {
+        std::int64_t ts;
+        std::uint64_t order;
+        std::uint8_t line;
+        Key key;
+        std::vector<std::byte> bytes;
+        bool operator>(const Pending& o) const { return ts != o.ts ? ts > o.ts : order > o.order; }
+    };
+    static constexpr std::size_t kSortWindow = 1024;
+
+    struct Deliver {
+        Handler& handler;
+        void operator()(std::span<const std::byte> p, const Key& k, SessionMark m, std::int64_t t,
+                        std::uint8_t l) const {
+            handler.on_packet(p, k, m, t, l);
+        }
+    };
+    void offer_oldest() {
+        const Pending& p = window_.top();
+        arbiter_.expire(p.ts, Deliver{handler_});  // everything before p.ts has been offered
+        const auto seen = handler_.streams().observe(p.key, p.line, nullptr);
+        arbiter_.offer(p.bytes, p.key, seen, p.ts, p.line, Deliver{handler_});
+        window_.pop();
+    }
+
+    static PacketArbiter<P> make_arbiter(const Config& cfg, bool arbitrate) {
+        const std::uint32_t window = cfg.receiver.arbitration_window;
+        const std::int64_t hold_ns = std::int64_t{cfg.receiver.arbitration_hold_us} * 1000;
+        if (!arbitrate) return PacketArbiter<P>(0, window, hold_ns);
+        // Without configured channels any channel id may appear: the first 256 are arbitrated.
+        if (cfg.channels.empty()) return PacketArbiter<P>(256, window, hold_ns);
+        return PacketArbiter<P>(static_cast<std::uint32_t>(cfg.channels.size()), window, hold_ns);
+    }
+
+    Handler& handler_;
+    bool arbitrate_;
+    PacketArbiter<P> arbiter_;
+    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> window_;
+    std::uint64_t order_ = 0;
+};
+
+}  // namespace detail
+
+template <class Handler>
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
+                            const ReplayOptions& options) {
+    using P = typename Handler::Protocol;
+    CaptureReader reader(path);
+    const std::vector<detail::ReplayLine> lines = detail::replay_lines(cfg);
+    detail::DatagramSink<Handler> sink(cfg, handler, options.arbitrate);
+    ReplayResult r;
+    const auto start = std::chrono::steady_clock::now();
+    auto last_report = start;
+    detail::read_datagrams<P>(reader, lines, r,
+                              [&](std::span<const std::byte> p, const typename P::Key& k, std::int64_t t,
+                                  std::uint8_t l) {
+                                  sink(p, k, t, l);
+                                  if (!options.progress || (r.frames.records & 0xFFFF) != 0) return;
+                                  const auto now = std::chrono::steady_clock::now();
+                                  if (now - last_report < std::chrono::milliseconds(250)) return;
+                                  last_report = now;
+                                  detail::report_replay_progress(
+                                      static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.file_size()),
+                                      handler.decoder().counters().messages.get());
+                              });
+    sink.finish();
+    r.truncation = reader.truncation();
+    r.duplicate_packets = sink.duplicate_packets();
+    if (options.progress) detail::clear_replay_progress();
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
 
 }  // namespace tickgate

@@ -25,6 +25,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/counter.hpp"
 #include "tickgate/event.hpp"
+#include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/sequencer.hpp"
 #include "tickgate/spsc_ring.hpp"
 
@@ -79,9 +80,9 @@ struct StateLogOptions {
 class StateLog {
 public:
     // Opens the sink (throws std::runtime_error if the file cannot be
-    // opened, std::invalid_argument for an unknown level). With `seq`, the
+    // opened, std::invalid_argument for an unknown level). With `instruments`, the
     // engine-side hooks copy the instrument's symbol into each record.
-    explicit StateLog(const LoggingConfig& cfg, StateLogOptions opts = {}, const Sequencer* seq = nullptr);
+    explicit StateLog(const LoggingConfig& cfg, StateLogOptions opts = {}, const InstrumentTable* instruments = nullptr);
     ~StateLog();  // stop()
     StateLog(const StateLog&) = delete;
     StateLog& operator=(const StateLog&) = delete;
@@ -158,7 +159,7 @@ private:
     void run() noexcept;
 
     // Engine side.
-    const Sequencer* seq_;
+    const InstrumentTable* instruments_;
     std::uint32_t max_instruments_;
     std::vector<std::uint64_t> bits_;  // was_suspect, one bit per instrument
     std::vector<LineTrack> lines_;

@@ -39,11 +39,11 @@ int main() {
     tickgate::PacketBuilder pb(/*channel=*/1, /*session=*/1, /*packet_seq=*/1, /*send_ns=*/kT0);
     pb.definition(kId, "EURUSD").quote(kId, /*seq=*/1, /*source_ns=*/kT0, 100, 5, 101, 7);
 
-    const tickgate::wire::DecodeResult r = h.on_datagram(pb.bytes(), kT0);
-    expect(r.verdict == tickgate::wire::PacketVerdict::kDecoded && r.messages == 2, "datagram decoded");
+    const tickgate::qfb1::DecodeResult r = h.on_datagram(pb.bytes(), kT0);
+    expect(r.verdict == tickgate::qfb1::PacketVerdict::kDecoded && r.messages == 2, "datagram decoded");
 
-    const auto bids = h.sequencer().books().side(kId, tickgate::Side::kBid);
-    const auto asks = h.sequencer().books().side(kId, tickgate::Side::kAsk);
+    const auto bids = h.book().side(kId, tickgate::Side::kBid);
+    const auto asks = h.book().side(kId, tickgate::Side::kAsk);
     expect(bids.size() == 1 && bids[0].price == 100 && bids[0].qty == 5, "bid 100 x 5");
     expect(asks.size() == 1 && asks[0].price == 101 && asks[0].qty == 7, "ask 101 x 7");
 

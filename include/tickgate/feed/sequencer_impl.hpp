@@ -1,45 +1,36 @@
-#include "tickgate/feed/sequencer.hpp"
+// Member definitions of BasicSequencer<Book> (sequencer.hpp). Included only
+// where a book type is instantiated (feed/qfb1/instantiate.cpp for L2Book).
+#pragma once
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include "tickgate/feed/sequencer.hpp"
+
 namespace tickgate {
 
-namespace {
-constexpr std::uint32_t kNoBlock = std::numeric_limits<std::uint32_t>::max();
-}  // namespace
+namespace detail {
+inline constexpr std::uint32_t kNoRecoveryBlock = std::numeric_limits<std::uint32_t>::max();
+}  // namespace detail
 
-Sequencer::Sequencer(const Capacity& capacity)
+template <SequencedBook Book>
+BasicSequencer<Book>::BasicSequencer(InstrumentTable& instruments, Book& book, const Capacity& capacity)
     : capacity_(capacity),
-      states_(capacity.max_instruments),
-      books_(capacity.max_instruments, capacity.book_depth),
+      instruments_(instruments),
+      book_(book),
       recovery_(std::size_t{capacity.recovery_instruments} * capacity.recovery_depth),
-      blocks_(capacity.recovery_instruments),
-      channel_offsets_(kChannelIds, 0) {
+      blocks_(capacity.recovery_instruments) {
     if (capacity.max_instruments == 0 || capacity.book_depth == 0)
         throw std::invalid_argument("capacity: max_instruments and book_depth must be > 0");
-    seen_ids_.reserve(capacity.max_instruments);
+    if (instruments.max_instruments() != capacity.max_instruments)
+        throw std::invalid_argument("sequencer: the instrument table is not sized for capacity.max_instruments");
     free_blocks_.reserve(capacity.recovery_instruments);
     for (std::uint32_t b = capacity.recovery_instruments; b-- > 0;) free_blocks_.push_back(b);
 }
 
-void Sequencer::set_clock_offset(std::uint16_t channel, std::int64_t offset_ns) {
-    channel_offsets_[channel] = offset_ns;
-    for (auto id : seen_ids_)
-        if (states_[id].channel_id == channel) states_[id].clock_offset_ns = offset_ns;
-}
-
-void Sequencer::define(std::uint32_t id, std::string_view symbol, std::int8_t price_exponent) {
-    if (id >= capacity_.max_instruments) throw std::out_of_range("instrument id beyond max_instruments");
-    InstrumentState& st = states_[id];
-    const std::size_t n = std::min<std::size_t>(symbol.size(), 16);
-    std::memcpy(st.symbol, symbol.data(), n);
-    st.symbol[n] = '\0';
-    st.price_exponent = price_exponent;
-}
-
-Update Sequencer::apply_other(const Event& ev) noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
     if (pending_.active && ev.kind != EventKind::kSnapshotLevels) {
         // Cannot happen with a decoder feeding whole packets; never leave a
         // snapshot half-open.
@@ -58,14 +49,13 @@ Update Sequencer::apply_other(const Event& ev) noexcept {
     if (ev.kind == EventKind::kDataLost) {
         // From the transport, not the wire: the instrument's data was lost
         // whichever channel the dropped packet named, and it binds nothing.
-        InstrumentState& st = states_[ev.instrument_id];
-        if (!st.seen) seen_ids_.push_back(ev.instrument_id);
-        st.seen = true;
+        InstrumentState& st = instruments_.state(ev.instrument_id);
+        instruments_.mark_seen(ev.instrument_id);
         st.suspect = true;
         return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
     }
     InstrumentState* const touched = touch(ev);
-    if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, states_[ev.instrument_id].suspect, 0};
+    if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, instruments_.state(ev.instrument_id).suspect, 0};
     InstrumentState& st = *touched;
     switch (ev.kind) {
         case EventKind::kQuote: return on_quote(st, ev);
@@ -76,28 +66,30 @@ Update Sequencer::apply_other(const Event& ev) noexcept {
     }
 }
 
-InstrumentState* Sequencer::bind(InstrumentState& st, const Event& ev) noexcept {
-    if (!st.seen) seen_ids_.push_back(ev.instrument_id);
-    st.seen = true;
+template <SequencedBook Book>
+InstrumentState* BasicSequencer<Book>::bind(InstrumentState& st, const Event& ev) noexcept {
+    instruments_.mark_seen(ev.instrument_id);
     if (st.bound && bind_instruments_) {  // another channel's: a stray or forged message must not move it
         ++st.counters.foreign_channel;
         return nullptr;
     }
     st.bound = true;  // the first channel to carry it in the session owns it
     st.channel_id = ev.channel_id;
-    st.clock_offset_ns = channel_offsets_[ev.channel_id];
+    st.clock_offset_ns = instruments_.clock_offset(ev.channel_id);
     return &st;
 }
 
-void Sequencer::recover_on_quote(InstrumentState& st) noexcept {
+template <SequencedBook Book>
+void BasicSequencer<Book>::recover_on_quote(InstrumentState& st) noexcept {
     // A full quote is the current price whatever was lost.
     st.suspect = false;
     ++st.counters.recovered;
     release_block(st);
 }
 
-void Sequencer::buffer_delta(InstrumentState& st, const Event& ev) noexcept {
-    if (st.recovery_block == kNoBlock) {
+template <SequencedBook Book>
+void BasicSequencer<Book>::buffer_event(InstrumentState& st, const Event& ev) noexcept {
+    if (st.recovery_block == detail::kNoRecoveryBlock) {
         if (free_blocks_.empty()) {
             ++st.counters.unbuffered_deltas;  // replay will see the hole
             return;
@@ -112,7 +104,7 @@ void Sequencer::buffer_delta(InstrumentState& st, const Event& ev) noexcept {
         ++st.counters.unbuffered_deltas;
         return;
     }
-    BufferedDelta* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
+    Event* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
     std::uint32_t pos;
     if (b.count < depth) {
         pos = (b.head + b.count) % depth;
@@ -123,17 +115,18 @@ void Sequencer::buffer_delta(InstrumentState& st, const Event& ev) noexcept {
         b.head = (b.head + 1) % depth;
         ++st.counters.unbuffered_deltas;
     }
-    ring[pos] = {ev.u.delta.seq, ev.u.delta.source_ns, ev.u.delta.price, ev.u.delta.qty,
-                 ev.u.delta.side, ev.u.delta.action};
+    ring[pos] = ev;
 }
 
-void Sequencer::release_block(InstrumentState& st) noexcept {
-    if (st.recovery_block == kNoBlock) return;
+template <SequencedBook Book>
+void BasicSequencer<Book>::release_block(InstrumentState& st) noexcept {
+    if (st.recovery_block == detail::kNoRecoveryBlock) return;
     free_blocks_.push_back(st.recovery_block);
-    st.recovery_block = kNoBlock;
+    st.recovery_block = detail::kNoRecoveryBlock;
 }
 
-Update Sequencer::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     const std::uint64_t next = ev.u.heartbeat.next_seq;
     if (st.known && next > 0 && next - 1 > st.last_seq && next - 1 - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
@@ -161,7 +154,8 @@ Update Sequencer::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
     return {id, Verdict::kHeartbeat, false, st.suspect, 0};
 }
 
-Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     pending_ = {};
     pending_.active = true;
@@ -179,7 +173,7 @@ Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
     if (!touched) [[unlikely]] {  // another channel's instrument: its levels are skipped
         pending_.apply = false;
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
-        return {id, Verdict::kForeignChannel, false, states_[id].suspect, 0};
+        return {id, Verdict::kForeignChannel, false, instruments_.state(id).suspect, 0};
     }
     InstrumentState& st = *touched;
     const std::uint64_t seq = ev.u.snapshot.seq;
@@ -197,12 +191,13 @@ Update Sequencer::on_snapshot_begin(const Event& ev) noexcept {
     st.alive = true;
     st.last_source_ns = ev.u.snapshot.source_ns;  // rule 4: an applied S sets it; replayed deltas then do
     st.has_source = true;
-    books_.clear(id);
+    book_.clear(id);
     if (pending_.bids_left + pending_.asks_left == 0) return finish_snapshot();
     return {id, Verdict::kSnapshotLevels, false, st.suspect, 0};
 }
 
-Update Sequencer::on_snapshot_levels(const Event& ev) noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::on_snapshot_levels(const Event& ev) noexcept {
     if (!pending_.active) return {ev.instrument_id, Verdict::kSnapshotLevels, false, false, 0};
     const std::uint32_t id = pending_.id;
     // The event's levels continue the bids, then the asks (spec order).
@@ -214,40 +209,42 @@ Update Sequencer::on_snapshot_levels(const Event& ev) noexcept {
     if (pending_.apply) {
         std::uint32_t dropped = 0;
         for (std::uint32_t k = 0; k < bids; ++k)
-            dropped += !books_.append_level(id, Side::kBid, ev.u.levels.price[k], ev.u.levels.qty[k]);
+            dropped += !book_.append_level(id, Side::kBid, ev.u.levels.price[k], ev.u.levels.qty[k]);
         for (std::uint32_t k = bids; k < bids + asks; ++k)
-            dropped += !books_.append_level(id, Side::kAsk, ev.u.levels.price[k], ev.u.levels.qty[k]);
-        states_[id].counters.book_overflows += dropped;
+            dropped += !book_.append_level(id, Side::kAsk, ev.u.levels.price[k], ev.u.levels.qty[k]);
+        instruments_.state(id).counters.book_overflows += dropped;
     }
     if (pending_.bids_left + pending_.asks_left == 0) {
         if (pending_.apply) return finish_snapshot();
         pending_.active = false;
     }
-    return {id, Verdict::kSnapshotLevels, false, id < capacity_.max_instruments && states_[id].suspect, 0};
+    return {id, Verdict::kSnapshotLevels, false, id < capacity_.max_instruments && instruments_.state(id).suspect, 0};
 }
 
-Update Sequencer::finish_snapshot() noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::finish_snapshot() noexcept {
     const PendingSnapshot p = pending_;
     pending_.active = false;
     if (!p.apply) return {p.id, Verdict::kSnapshotLevels, false, false, 0};
-    InstrumentState& st = states_[p.id];
-    // Replay deltas kept while suspect that continue the snapshot.
+    InstrumentState& st = instruments_.state(p.id);
+    // Replay events kept while suspect that continue the snapshot.
     std::uint64_t reached = p.seq;
     bool hole = false;
-    if (st.recovery_block != kNoBlock) {
+    if (st.recovery_block != detail::kNoRecoveryBlock) {
         const RecoveryBlock& b = blocks_[st.recovery_block];
         const std::uint32_t depth = capacity_.recovery_depth;
-        const BufferedDelta* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
+        const Event* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
         for (std::uint32_t i = 0; i < b.count; ++i) {
-            const BufferedDelta& d = ring[(b.head + i) % depth];
-            if (d.seq <= reached) continue;
-            if (d.seq != reached + 1) {
+            const Event& d = ring[(b.head + i) % depth];
+            const std::uint64_t seq = sequenced_seq(d);
+            if (seq <= reached) continue;
+            if (seq != reached + 1) {
                 hole = true;
                 break;
             }
-            apply_delta_to_book(p.id, d.side, d.action, d.price, d.qty);
-            st.last_source_ns = d.source_ns;
-            reached = d.seq;
+            apply_to_book(p.id, d);
+            st.last_source_ns = sequenced_source_ns(d);
+            reached = seq;
         }
     }
     if (!hole && p.saved_known && reached < p.saved_last_seq) hole = true;  // ticks neither kept nor in the snapshot
@@ -264,7 +261,8 @@ Update Sequencer::finish_snapshot() noexcept {
     return {p.id, Verdict::kSnapshotApplied, true, st.suspect, 0};
 }
 
-Update Sequencer::on_definition(InstrumentState& st, const Event& ev) noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     if (learn_definitions_) {
         std::memcpy(st.symbol, ev.u.definition.symbol, 16);
@@ -274,23 +272,26 @@ Update Sequencer::on_definition(InstrumentState& st, const Event& ev) noexcept {
     return {id, Verdict::kDefinition, false, st.suspect, 0};
 }
 
-void Sequencer::reset(InstrumentState& st, std::uint32_t id) noexcept {
+template <SequencedBook Book>
+void BasicSequencer<Book>::reset(InstrumentState& st, std::uint32_t id) noexcept {
     st.bound = false;  // rule 7: "first carried it in the session" starts again
     st.known = false;
     st.last_seq = 0;
     st.suspect = true;
     st.has_source = false;
     release_block(st);
-    books_.clear(id);
+    book_.clear(id);
 }
 
-Update Sequencer::on_session_change(const Event& ev) noexcept {
+template <SequencedBook Book>
+Update BasicSequencer<Book>::on_session_change(const Event& ev) noexcept {
     ++counters_.session_resets;
-    for (const std::uint32_t id : seen_ids_) {
-        InstrumentState& st = states_[id];
+    for (const std::uint32_t id : instruments_.seen_ids()) {
+        InstrumentState& st = instruments_.state(id);
         if (st.channel_id == ev.channel_id) reset(st, id);
     }
     return {0, Verdict::kSessionReset, true, true, 0};
 }
+
 
 }  // namespace tickgate

@@ -1,5 +1,6 @@
-// L2 depth books: per instrument, two sorted flat arrays of price levels
-// (bids descending, asks ascending), capacity fixed at start-up. No
+// The L2 book (QFB/1): per instrument, two sorted flat arrays of price
+// levels keyed by price (bids descending, asks ascending), capacity fixed at
+// start-up; a SequencedBook (book.hpp). No
 // allocation after construction; not thread-safe (engine thread only).
 //
 // Layout for speed: both sides are stored as ascending *keys* — the ask price
@@ -19,14 +20,10 @@
 #include <limits>
 #include <vector>
 
+#include "tickgate/book/book.hpp"
+#include "tickgate/event.hpp"
+
 namespace tickgate {
-
-struct Level {
-    std::int64_t price;  // raw wire fixed-point integer
-    std::uint32_t qty;
-};
-
-enum class Side : std::uint8_t { kBid = 0, kAsk = 1 };
 
 namespace detail {
 struct BookSlot {
@@ -88,10 +85,10 @@ enum class LevelResult : std::uint8_t {
     kDroppedDeep, // book full and the new level is worse than all kept levels
 };
 
-class BookStore {
+class L2Book {
 public:
     // Books for instrument ids [0, instruments), `depth` (> 0) levels per side.
-    BookStore(std::uint32_t instruments, std::uint32_t depth);
+    L2Book(std::uint32_t instruments, std::uint32_t depth);
     // What the constructor allocates, so a config can be refused before it is
     // tried (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t instruments, std::uint32_t depth) noexcept {
@@ -142,6 +139,22 @@ public:
         for (std::uint32_t j = i + 1; j < n; ++j) lv[j - 1] = lv[j];
         lv[--n] = {kEmptyKey, 0};
         return LevelResult::kDeleted;
+    }
+
+    // A sequenced QFB/1 book event: a Q sets the top of book, a D one level.
+    // Other kinds do not touch an L2 book.
+    BookEffect apply(std::uint32_t id, const Event& ev) noexcept {
+        if (ev.kind == EventKind::kDelta) {
+            const Side s = ev.u.delta.side == 0 ? Side::kBid : Side::kAsk;
+            const LevelResult r = ev.u.delta.action == 0 ? set_level(id, s, ev.u.delta.price, ev.u.delta.qty)
+                                                         : delete_level(id, s, ev.u.delta.price);
+            return {true, r == LevelResult::kDroppedDeep ? 1u : 0u};
+        }
+        if (ev.kind == EventKind::kQuote) {
+            set_top(id, ev.u.quote.bid_px, ev.u.quote.bid_qty, ev.u.quote.ask_px, ev.u.quote.ask_qty);
+            return {true, 0};
+        }
+        return {};
     }
 
     // Top of book from a full quote: one level per side, a side with qty 0 empty.
@@ -207,4 +220,8 @@ private:
     std::vector<std::uint32_t> counts_;      // [instrument][side]
 };
 
+}  // namespace tickgate
+
+namespace tickgate {
+static_assert(SequencedBook<L2Book>);
 }  // namespace tickgate

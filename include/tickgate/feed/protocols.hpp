@@ -1,0 +1,58 @@
+// The protocols tickgate speaks, each a folder under feed/ (protocol.hpp
+// says what one provides). The choice is made once, at start-up: a config's
+// channels or --protocol name one, and with_protocol() instantiates the
+// caller's code for it, so the poll loop stays monomorphic.
+// Adding a protocol: its folder, and one entry in KnownProtocols.
+#pragma once
+
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "tickgate/feed/qfb1/protocol.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate {
+
+template <VenueProtocol... P>
+struct ProtocolList {
+    static constexpr std::array<std::string_view, sizeof...(P)> names = {P::kName...};
+};
+
+using KnownProtocols = ProtocolList<qfb1::Protocol>;
+
+inline constexpr auto kProtocolNames = KnownProtocols::names;
+
+// "qfb1, mdp3, ..." for messages.
+[[nodiscard]] inline std::string protocol_list() {
+    std::string s;
+    for (const std::string_view n : kProtocolNames) s += (s.empty() ? "" : ", ") + std::string(n);
+    return s;
+}
+
+namespace detail {
+template <class F, VenueProtocol... P>
+decltype(auto) dispatch(std::string_view name, F& f, ProtocolList<P...>) {
+    using R = decltype(f.template operator()<qfb1::Protocol>());
+    if constexpr (std::is_void_v<R>) {
+        const bool found = ((name == P::kName ? (f.template operator()<P>(), true) : false) || ...);
+        if (!found) throw std::invalid_argument("unknown protocol \"" + std::string(name) + "\" (known: " + protocol_list() + ")");
+    } else {
+        R result{};
+        const bool found = ((name == P::kName ? (result = f.template operator()<P>(), true) : false) || ...);
+        if (!found) throw std::invalid_argument("unknown protocol \"" + std::string(name) + "\" (known: " + protocol_list() + ")");
+        return result;
+    }
+}
+}  // namespace detail
+
+// Calls f.template operator()<P>() for the protocol named `name` (a
+// generic lambda: []<VenueProtocol P>() { ... }) and returns its result.
+// Throws std::invalid_argument for a name no protocol has.
+template <class F>
+decltype(auto) with_protocol(std::string_view name, F&& f) {
+    return detail::dispatch(name, f, KnownProtocols{});
+}
+
+}  // namespace tickgate

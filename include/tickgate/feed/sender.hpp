@@ -1,0 +1,28 @@
+// Sending multicast, loopback only (simulator, `tickgate send`, tests).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace tickgate {
+
+// A loopback-only multicast sender (simulator, `tickgate send`, tests):
+// IP_MULTICAST_IF = the interface (must be a 127.x address), TTL 0, loop on,
+// so nothing ever leaves the host. Throws std::runtime_error at set-up.
+class MulticastSender {
+public:
+    explicit MulticastSender(const std::string& interface = "127.0.0.1", const std::string& bind_ip = "");
+    ~MulticastSender();
+    MulticastSender(const MulticastSender&) = delete;
+    MulticastSender& operator=(const MulticastSender&) = delete;
+    // Sends one datagram to group:port (host order); the group must be
+    // multicast (224.0.0.0/4). Returns false if the kernel refused it.
+    bool send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept;
+
+private:
+    int fd_ = -1;
+};
+
+}  // namespace tickgate
