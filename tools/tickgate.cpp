@@ -267,6 +267,7 @@ constexpr CounterField<LineStats> kLineCounters[] = {
     {"rejected_source", &LineStats::rejected_source, "rejected"},
     {"foreign_channel_packets", &LineStats::foreign_channel_packets, "foreign"},
     {"oversized", &LineStats::oversized, "oversized"},
+    {"recv_errors", &LineStats::recv_errors, "rcv-errors"},
 };
 constexpr CounterField<ArbiterCounters> kArbiterCounters[] = {
     {"duplicate_packets", &ArbiterCounters::duplicate_packets},

@@ -468,7 +468,7 @@ TEST(Cli, RunLineTableShowsEveryLineCounter) {
     TempDir tmp;
     const CliResult r = run_cli("run --quiet --duration 0.2 --config " + quoted(write_run_config(tmp, "")));
     ASSERT_EQ(r.exit, 0) << r.err;
-    for (const char* column : {"packets", "gaps", "k-drops", "rejected", "foreign", "oversized"})
+    for (const char* column : {"packets", "gaps", "k-drops", "rejected", "foreign", "oversized", "rcv-errors"})
         EXPECT_NE(r.out.find(column), std::string::npos) << column << " not in:\n" << r.out;
 }
 
