@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include "tickgate/feed/config.hpp"
@@ -28,7 +29,9 @@ public:
     FeedHandler(const FeedHandler&) = delete;
     FeedHandler& operator=(const FeedHandler&) = delete;
 
-    void start();  // launches the network thread (pinned if configured)
+    // Launches the network thread, pinned to threading.receiver_cpu if set;
+    // throws std::runtime_error naming the CPU if it cannot be pinned.
+    void start();
     void stop();   // joins it; idempotent
 
     // Engine thread: applies up to `limit` queued events and calls
@@ -56,7 +59,8 @@ public:
     [[nodiscard]] std::size_t ring_fill() const noexcept { return ring_.size_approx(); }
 
 private:
-    void run_network() noexcept;
+    template <class Idle>  // an IdleStrategy (idle.hpp), chosen once by start()
+    void run_network(Idle idle) noexcept;
 
     Config cfg_;
     Receiver receiver_;
@@ -68,7 +72,11 @@ private:
     std::thread thread_;
 };
 
-// Pins the calling thread to `cpu` (no-op for -1). Returns false on failure.
+// Pins the calling thread to `cpu` (no-op for -1). Returns false on failure
+// (errno says why).
 bool pin_current_thread(int cpu) noexcept;
+// The same, or throws std::runtime_error naming `key` (the config key), the
+// CPU, the reason and the CPUs this process may run on.
+void pin_current_thread_or_throw(int cpu, std::string_view key);
 
 }  // namespace tickgate

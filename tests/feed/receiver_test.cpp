@@ -1,5 +1,6 @@
-// Receiver failures that must not pass silently: a failing recvmmsg is
-// counted per line (not taken for a quiet line).
+// Receiver and FeedHandler set-up failures that must not pass silently: a
+// failing recvmmsg is counted per line (not taken for a quiet line), and a
+// CPU the network or engine thread cannot be pinned to fails start-up.
 // Sockets on loopback multicast groups of their own; nothing is sent.
 #include <gtest/gtest.h>
 
@@ -9,10 +10,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "tickgate/feed/capture.hpp"
-#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed_handler.hpp"
 
 namespace tickgate {
 namespace {
@@ -61,6 +63,55 @@ TEST(Receiver, FailingReceiveIsCountedOnItsLine) {
     ASSERT_EQ(r.lines().size(), 2u);
     EXPECT_EQ(r.lines()[0]->recv_errors.get(), 0u);
     EXPECT_EQ(r.lines()[1]->recv_errors.get(), 2u);
+}
+
+TEST(FeedHandler, CpuBeyondTheMachineFailsStartWithTheCpuNamed) {
+    for (const int cpu : {4095, 1023}) {
+        SCOPED_TRACE(cpu);
+        Config cfg = loopback_config(12, "239.255.95.3", "239.255.95.4", 39553);
+        cfg.threading.receiver_cpu = cpu;
+        FeedHandler h(cfg);
+        try {
+            h.start();
+            ADD_FAILURE() << "start() pinned the network thread to CPU " << cpu;
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("threading.receiver_cpu = " + std::to_string(cpu)), std::string::npos) << what;
+            EXPECT_NE(what.find("cannot pin the thread to CPU " + std::to_string(cpu)), std::string::npos) << what;
+            EXPECT_NE(what.find("this process may run on CPUs "), std::string::npos) << what;
+        }
+        h.stop();  // nothing to join: the thread ended with the failed pin
+    }
+}
+
+TEST(FeedHandler, PinningToAnAllowedCpuStarts) {
+    Config cfg = loopback_config(13, "239.255.95.5", "239.255.95.6", 39555);
+    cpu_set_t set;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &set)) ++cpu;
+    cfg.threading.receiver_cpu = cpu;
+    FeedHandler h(cfg);
+    EXPECT_NO_THROW(h.start());
+    h.stop();
+}
+
+TEST(PinCurrentThread, RefusesACpuBeyondTheMachineWithoutMovingTheThread) {
+    cpu_set_t before;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof before, &before), 0);
+    EXPECT_TRUE(pin_current_thread(-1));
+    EXPECT_FALSE(pin_current_thread(4095));
+    EXPECT_FALSE(pin_current_thread(1 << 20));
+    EXPECT_THROW(pin_current_thread_or_throw(4095, "threading.engine_cpu"), std::runtime_error);
+    try {
+        pin_current_thread_or_throw(4095, "threading.engine_cpu");
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("threading.engine_cpu = 4095: cannot pin the thread to CPU 4095", 0), 0u)
+            << e.what();
+    }
+    cpu_set_t after;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
 }  // namespace
