@@ -535,7 +535,7 @@ int cmd_send(const std::vector<std::string_view>& args) {
         if (!rec) break;
         const auto d = extract_udp(reader.link_type(), rec->frame, frames);
         if (!d) continue;
-        if ((d->dst_ip >> 28) != 0xE) {  // only multicast groups are re-published
+        if (!is_multicast(d->dst_ip)) {  // only multicast groups are re-published
             ++skipped;
             continue;
         }
