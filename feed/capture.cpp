@@ -135,10 +135,10 @@ public:
         std::uint32_t m;
         std::memcpy(&m, magic, 4);
         switch (m) {
-            case 0xa1b2c3d4: return Format{false, false};
-            case 0xa1b23c4d: return Format{false, true};
-            case 0xd4c3b2a1: return Format{true, false};
-            case 0x4d3cb2a1: return Format{true, true};
+            case pcap_magic::kMicro: return Format{false, false};
+            case pcap_magic::kNano: return Format{false, true};
+            case __builtin_bswap32(pcap_magic::kMicro): return Format{true, false};
+            case __builtin_bswap32(pcap_magic::kNano): return Format{true, true};
             default: return std::nullopt;
         }
     }

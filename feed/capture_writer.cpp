@@ -24,16 +24,12 @@ using tickgate::store_le;
 
 // Little-endian file layout for pcap and pcapng: both formats are read in
 // either byte order (the magic tells), so one fixed order is always valid.
-constexpr std::uint32_t kPcapMagicMicro = 0xa1b2c3d4;
-constexpr std::uint32_t kPcapMagicNano = 0xa1b23c4d;
 constexpr std::uint16_t kPcapVersionMajor = 2;
 constexpr std::uint16_t kPcapVersionMinor = 4;
 constexpr std::uint32_t kSnaplen = 65535;
 
-constexpr std::uint32_t kPcapngShb = 0x0A0D0D0A;
 constexpr std::uint32_t kPcapngIdb = 0x00000001;
 constexpr std::uint32_t kPcapngEpb = 0x00000006;
-constexpr std::uint32_t kPcapngByteOrderMagic = 0x1A2B3C4D;
 constexpr std::uint16_t kOptEndOfOpt = 0;
 constexpr std::uint16_t kOptIfTsresol = 9;
 
@@ -56,8 +52,6 @@ constexpr std::uint32_t kAfInet = 2;
 
 constexpr std::array<std::uint8_t, 6> kSrcMac{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
 constexpr std::array<std::uint8_t, 6> kUnicastDstMac{0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
-
-bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
 
 void put_mac(std::byte* p, const std::array<std::uint8_t, 6>& mac) noexcept {
     for (std::size_t i = 0; i < mac.size(); ++i) p[i] = static_cast<std::byte>(mac[i]);
@@ -140,9 +134,9 @@ CaptureWriter::CaptureWriter(const std::string& path, CaptureFormat format, Link
         if (format_ == CaptureFormat::kPcapng) {
             // Section Header Block: no options, section length unknown (-1).
             std::array<std::byte, 28> shb{};
-            store_le<std::uint32_t>(shb.data() + 0, kPcapngShb);
+            store_le<std::uint32_t>(shb.data() + 0, pcap_magic::kPcapngSection);
             store_le<std::uint32_t>(shb.data() + 4, static_cast<std::uint32_t>(shb.size()));
-            store_le<std::uint32_t>(shb.data() + 8, kPcapngByteOrderMagic);
+            store_le<std::uint32_t>(shb.data() + 8, pcap_magic::kPcapngByteOrder);
             store_le<std::uint16_t>(shb.data() + 12, 1);  // major
             store_le<std::uint16_t>(shb.data() + 14, 0);  // minor
             store_le<std::int64_t>(shb.data() + 16, -1);  // section length
@@ -165,8 +159,8 @@ CaptureWriter::CaptureWriter(const std::string& path, CaptureFormat format, Link
             write_all(f_, path_, idb.data(), idb.size());
         } else {
             std::array<std::byte, 24> hdr{};
-            store_le<std::uint32_t>(hdr.data() + 0, format_ == CaptureFormat::kPcapNano ? kPcapMagicNano
-                                                                                         : kPcapMagicMicro);
+            store_le<std::uint32_t>(hdr.data() + 0, format_ == CaptureFormat::kPcapNano ? pcap_magic::kNano
+                                                                                         : pcap_magic::kMicro);
             store_le<std::uint16_t>(hdr.data() + 4, kPcapVersionMajor);
             store_le<std::uint16_t>(hdr.data() + 6, kPcapVersionMinor);
             store_le<std::int32_t>(hdr.data() + 8, 0);    // thiszone

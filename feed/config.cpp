@@ -87,7 +87,6 @@ std::string range_text(std::int64_t lo, std::int64_t hi) {
     return "integer in " + std::to_string(lo) + ".." + std::to_string(hi);
 }
 
-constexpr bool is_multicast(std::uint32_t a) { return (a >> 28) == 0xE; }
 // 240/4 is reserved (and holds the broadcast address): never a host.
 constexpr bool is_host_range(std::uint32_t a) { return a < 0xE000'0000u; }
 

@@ -135,6 +135,7 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
         out.rejected_source = ls->rejected_source.get();
         out.foreign_channel_packets = ls->foreign_channel_packets.get();
         out.oversized = ls->oversized.get();
+        out.recv_errors = ls->recv_errors.get();
     }
     s.line_count = l;
 
@@ -323,6 +324,8 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
              [](const L& x) { return x.foreign_channel_packets; });
     per_line("tickgate_line_oversized_total", "Datagrams larger than the receive slot (malformed), dropped whole.",
              [](const L& x) { return x.oversized; });
+    per_line("tickgate_line_recv_errors_total", "Receive calls on the line's socket that failed (not EAGAIN/EINTR).",
+             [](const L& x) { return x.recv_errors; });
 
     // A/B arbitration.
     w.single("tickgate_ab_duplicate_packets_total", C, "Second copies of packets (other line) dropped.",

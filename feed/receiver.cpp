@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/multicast.hpp>
 #include <boost/asio/ip/udp.hpp>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -142,7 +143,11 @@ int Receiver::receive(std::size_t si) noexcept {
         h.msg_flags = 0;
     }
     const int n = ::recvmmsg(sockets_[si]->fd, b.msgs.data(), static_cast<unsigned>(b.size), MSG_DONTWAIT, nullptr);
-    return n > 0 ? n : 0;
+    if (n >= 0) return n;
+    // Nothing queued, or a signal: normal. Anything else (a closed or
+    // broken socket, ENOMEM, ...) must not pass for a quiet line.
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) stats_[si]->recv_errors.add();
+    return 0;
 }
 
 const RawDatagram* Receiver::datagram(std::size_t si, int i, bool& oversized) noexcept {

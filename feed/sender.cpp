@@ -47,7 +47,7 @@ MulticastSender::~MulticastSender() {
 }
 
 bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept {
-    if ((group >> 28) != 0xE) return false;  // never unicast: loopback multicast only
+    if (!is_multicast(group)) return false;  // never unicast: loopback multicast only
     sockaddr_in to{};
     to.sin_family = AF_INET;
     to.sin_addr.s_addr = htonl(group);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/idle.hpp"
 #include "tickgate/text.hpp"
 
 namespace tickgate {
@@ -123,7 +125,10 @@ spdlog::log_clock::time_point time_of(std::int64_t realtime_ns) noexcept {
 
 }  // namespace
 
-// Logger thread only.
+// Logger thread only: rate limiting per kind and subject, the drop
+// reports, and every write to the logger. Each step that can throw (a
+// bucket's allocation, formatting, the sink) runs in guarded(): a failure
+// loses that line, is counted (failures()) and reported once on stderr.
 struct StateLog::Limiter {
     struct Bucket {
         std::int64_t window_start = 0;
@@ -132,17 +137,124 @@ struct StateLog::Limiter {
         bool pending = false;
         StateChange last{};
     };
-    std::unordered_map<std::uint64_t, Bucket> buckets;
-    std::vector<std::uint64_t> pending;
-    std::uint64_t reported_drops = 0;
-    std::int64_t last_drop_report = 0;
-    bool drop_reported_once = false;
+
+    explicit Limiter(StateLog& log) noexcept
+        : log(log), window_ns(log.opts_.window_ms * 1'000'000), max_lines(log.opts_.max_lines_per_window) {}
 
     static std::uint64_t key(const StateChange& c) noexcept {
         const std::uint64_t k = static_cast<std::uint64_t>(c.kind) << 40;
         if (c.instrument_id != StateChange::kNoInstrument) return k | c.instrument_id;
         return k | (std::uint64_t{1} << 32) | (std::uint64_t{c.channel} << 8) | c.line;
     }
+
+    template <class F>
+    void guarded(const char* step, F&& f) noexcept {
+        try {
+            f();
+        } catch (const std::exception& e) {
+            log.failed(step, e.what());
+        } catch (...) {
+            log.failed(step, "unknown exception");
+        }
+    }
+
+    void write(level_enum lvl, std::int64_t time_ns, const std::string& msg) {
+        log.logger_->log(time_of(time_ns), spdlog::source_loc{}, lvl, msg);
+        log.logged_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void write_suppressed(const Bucket& b) {
+        write(level_of(b.last.kind), 0,
+              fmt::format("{}: {}: suppressed {} similar in the last {} ms", to_string(b.last.kind), subject(b.last),
+                          b.suppressed, log.opts_.window_ms));
+    }
+
+    // One record: written, or counted as suppressed if its bucket has had
+    // max_lines in the current window (a bucket whose window ended first
+    // writes its "suppressed" line and starts a new one).
+    void handle(const StateChange& c, std::int64_t now) {
+        auto [it, fresh] = buckets.try_emplace(key(c));
+        Bucket& b = it->second;
+        if (fresh) b.window_start = now;
+        if (now - b.window_start >= window_ns) {
+            if (b.suppressed > 0) write_suppressed(b);
+            b.window_start = now;
+            b.count = 0;
+            b.suppressed = 0;
+        }
+        if (b.count < max_lines) {
+            ++b.count;
+            write(level_of(c.kind), c.time_ns, describe(c));
+            return;
+        }
+        if (b.suppressed++ == 0 && !b.pending) {
+            b.pending = true;
+            pending.push_back(it->first);
+        }
+        b.last = c;
+        log.suppressed_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    // Up to 256 queued records; how many were taken.
+    std::size_t drain(std::int64_t now) {
+        return log.ring_.consume([&](const StateChange& c) { guarded("format", [&] { handle(c, now); }); }, 256);
+    }
+
+    // Writes the "suppressed" lines of windows that have ended (all of them
+    // with `force`). True if it wrote.
+    bool end_windows(std::int64_t now, bool force) {
+        bool wrote = false;
+        for (std::size_t i = 0; i < pending.size();) {
+            const auto it = buckets.find(pending[i]);
+            if (it != buckets.end()) {
+                Bucket& b = it->second;
+                if (b.suppressed != 0 && !force && now - b.window_start < window_ns) {
+                    ++i;
+                    continue;
+                }
+                if (b.suppressed > 0) {
+                    guarded("format", [&] { write_suppressed(b); });
+                    wrote = true;
+                    b.window_start = now;
+                    b.count = 0;
+                    b.suppressed = 0;
+                }
+                b.pending = false;
+            }
+            pending[i] = pending.back();
+            pending.pop_back();
+        }
+        return wrote;
+    }
+
+    // Records the engine dropped on a full ring: one line per window (at
+    // once with `force`). True if it wrote.
+    bool report_drops(std::int64_t now, bool force) {
+        const std::uint64_t d = log.dropped_.get();
+        if (d == reported_drops) return false;
+        if (!force && drop_reported_once && now - last_drop_report < window_ns) return false;
+        guarded("format", [&] {
+            write(level_enum::err, 0,
+                  fmt::format("state log overflow: {} state change(s) dropped, ring full ({} in total)",
+                              d - reported_drops, d));
+        });
+        reported_drops = d;
+        last_drop_report = now;
+        drop_reported_once = true;
+        return true;
+    }
+
+    void flush() {
+        guarded("flush", [&] { log.logger_->flush(); });
+    }
+
+    StateLog& log;
+    const std::int64_t window_ns;
+    const std::uint32_t max_lines;
+    std::unordered_map<std::uint64_t, Bucket> buckets;
+    std::vector<std::uint64_t> pending;
+    std::uint64_t reported_drops = 0;
+    std::int64_t last_drop_report = 0;
+    bool drop_reported_once = false;
 };
 
 StateLog::StateLog(const LoggingConfig& cfg, StateLogOptions opts, const InstrumentTable* instruments)
@@ -153,7 +265,7 @@ StateLog::StateLog(const LoggingConfig& cfg, StateLogOptions opts, const Instrum
       line_silence_ns_(opts.line_silence_ms * 1'000'000),
       ring_(opts.ring_capacity),
       opts_(std::move(opts)),
-      limiter_(std::make_unique<Limiter>()) {
+      limiter_(std::make_unique<Limiter>(*this)) {
     const level_enum level = parse_level(cfg.level);
     spdlog::sink_ptr sink;
     try {
@@ -165,6 +277,9 @@ StateLog::StateLog(const LoggingConfig& cfg, StateLogOptions opts, const Instrum
     logger_ = std::make_shared<spdlog::logger>(opts_.logger_name, std::move(sink));
     logger_->set_level(level);
     logger_->set_pattern("%Y-%m-%dT%H:%M:%S.%f%z [%n] [%l] %v");
+    // spdlog catches what its sinks throw (a full disk, a closed file) and
+    // hands it here, on the logger thread: counted and reported like ours.
+    logger_->set_error_handler([this](const std::string& msg) { failed("write", msg.c_str()); });
     if (opts_.autostart) start();
 }
 
@@ -303,121 +418,35 @@ void StateLog::on_line_activity(std::span<const std::unique_ptr<LineStats>> line
     }
 }
 
+void StateLog::failed(const char* step, const char* what) noexcept {
+    if (failures_.fetch_add(1, std::memory_order_relaxed) == 0)
+        std::fprintf(stderr, "tickgate: state log: %s failed: %s; the line is lost, later failures are only counted\n",
+                     step, what);
+}
+
 void StateLog::run() noexcept {
     Limiter& lim = *limiter_;
-    const std::int64_t window = opts_.window_ms * 1'000'000;
-    const std::uint32_t max_lines = opts_.max_lines_per_window;
-
-    auto write = [&](level_enum lvl, std::int64_t time_ns, const std::string& msg) {
-        logger_->log(time_of(time_ns), spdlog::source_loc{}, lvl, msg);
-        logged_.fetch_add(1, std::memory_order_relaxed);
-    };
-    auto write_suppressed = [&](const Limiter::Bucket& b) {
-        write(level_of(b.last.kind), 0,
-              fmt::format("{}: {}: suppressed {} similar in the last {} ms", to_string(b.last.kind),
-                          subject(b.last), b.suppressed, opts_.window_ms));
-    };
-    auto handle = [&](const StateChange& c, std::int64_t now) {
-        try {
-            auto [it, fresh] = lim.buckets.try_emplace(Limiter::key(c));
-            Limiter::Bucket& b = it->second;
-            if (fresh) b.window_start = now;
-            if (now - b.window_start >= window) {
-                if (b.suppressed > 0) write_suppressed(b);
-                b.window_start = now;
-                b.count = 0;
-                b.suppressed = 0;
-            }
-            if (b.count < max_lines) {
-                ++b.count;
-                write(level_of(c.kind), c.time_ns, describe(c));
-            } else {
-                if (b.suppressed++ == 0 && !b.pending) {
-                    b.pending = true;
-                    lim.pending.push_back(it->first);
-                }
-                b.last = c;
-                suppressed_.fetch_add(1, std::memory_order_relaxed);
-            }
-        } catch (...) {
-            // Out of memory or a formatting failure: lose the line, not the thread.
-        }
-    };
-    // Writes "suppressed" lines of windows that have ended (all with `force`).
-    auto expire = [&](std::int64_t now, bool force) {
-        bool wrote = false;
-        for (std::size_t i = 0; i < lim.pending.size();) {
-            const auto it = lim.buckets.find(lim.pending[i]);
-            if (it == lim.buckets.end()) {
-                lim.pending[i] = lim.pending.back();
-                lim.pending.pop_back();
-                continue;
-            }
-            Limiter::Bucket& b = it->second;
-            if (b.suppressed == 0 || force || now - b.window_start >= window) {
-                if (b.suppressed > 0) {
-                    try {
-                        write_suppressed(b);
-                    } catch (...) {
-                    }
-                    wrote = true;
-                    b.window_start = now;
-                    b.count = 0;
-                    b.suppressed = 0;
-                }
-                b.pending = false;
-                lim.pending[i] = lim.pending.back();
-                lim.pending.pop_back();
-                continue;
-            }
-            ++i;
-        }
-        return wrote;
-    };
-    auto report_drops = [&](std::int64_t now, bool force) {
-        const std::uint64_t d = dropped_.get();
-        if (d == lim.reported_drops) return false;
-        if (!force && lim.drop_reported_once && now - lim.last_drop_report < window) return false;
-        try {
-            write(level_enum::err, 0,
-                  fmt::format("state log overflow: {} state change(s) dropped, ring full ({} in total)",
-                              d - lim.reported_drops, d));
-        } catch (...) {
-        }
-        lim.reported_drops = d;
-        lim.last_drop_report = now;
-        lim.drop_reported_once = true;
-        return true;
-    };
-
+    // An empty ring sleeps idle_sleep_us at a time: state changes are not latency-critical.
+    const auto park = std::chrono::microseconds(opts_.idle_sleep_us);
+    BackoffIdle<> idle(0, 0, park, park);
     std::uint64_t processed = 0;
     for (;;) {
         const bool stopping = stop_.load(std::memory_order_acquire);
         const std::int64_t now = steady_ns();
-        const std::size_t n = ring_.consume([&](const StateChange& c) { handle(c, now); }, 256);
-        bool wrote = n > 0;
-        wrote |= expire(now, false);
-        wrote |= report_drops(now, false);
-        if (wrote) {
-            try {
-                logger_->flush();
-            } catch (...) {
-            }
-        }
+        const std::size_t n = lim.drain(now);
+        const bool ended = lim.end_windows(now, false);
+        const bool reported = lim.report_drops(now, false);
+        if (n > 0 || ended || reported) lim.flush();
         processed += n;
         processed_.store(processed, std::memory_order_release);
-        if (n == 0) {
-            if (stopping) break;
-            std::this_thread::sleep_for(std::chrono::microseconds(opts_.idle_sleep_us));
-        }
+        if (n == 0 && stopping) break;
+        idle.idle(static_cast<int>(n));
     }
+    // Stopped and drained: what is still pending goes out now.
     const std::int64_t now = steady_ns();
-    expire(now, true);
-    report_drops(now, true);
-    try {
-        logger_->flush();
-    } catch (...) {
-    }
+    lim.end_windows(now, true);
+    lim.report_drops(now, true);
+    lim.flush();
 }
 
 }  // namespace tickgate

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "tickgate/feed_handler.hpp"
+#include "tickgate/idle.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/sender.hpp"
@@ -287,6 +288,7 @@ constexpr CounterField<LineStats> kLineCounters[] = {
     {"rejected_source", &LineStats::rejected_source, "rejected"},
     {"foreign_channel_packets", &LineStats::foreign_channel_packets, "foreign"},
     {"oversized", &LineStats::oversized, "oversized"},
+    {"recv_errors", &LineStats::recv_errors, "rcv-errors"},
 };
 constexpr CounterField<ArbiterCounters> kArbiterCounters[] = {
     {"duplicate_packets", &ArbiterCounters::duplicate_packets},
@@ -412,10 +414,20 @@ int run_as(const cli::Options& a, const Config& cfg, const std::optional<Metrics
         }
         fmt::print(stderr, "metrics: http://{}:{}/metrics\n", metrics_listen->address, server->port());
     }
-    const GateRejections rejections;  // the run loop prices no orders: it only displays the gate
-    auto on_update = [&](const Update& u, const Event& ev) { state_log.on_update(u, ev); };
+    // The engine acts as a consumer that would price one order per book
+    // change: each update that changed a book asks the gate about its
+    // instrument now, and every refusal is counted by reason
+    // (tickgate_gate_rejections_total). A few loads and compares per update.
+    GateRejections rejections;
+    auto on_update = [&](const Update& u, const Event& ev) {
+        state_log.on_update(u, ev);
+        if (u.book_changed) {
+            const GateDecision d = handler.gate().check(u.instrument_id, realtime_ns());
+            if (!d.ok()) rejections.count(d.reason);
+        }
+    };
     install_signal_handlers();
-    pin_current_thread(cfg.threading.engine_cpu);
+    pin_current_thread_or_throw(cfg.threading.engine_cpu, "threading.engine_cpu");
     handler.start();
     const auto t0 = std::chrono::steady_clock::now();
     auto next_view = t0 + refresh;
@@ -424,25 +436,34 @@ int run_as(const cli::Options& a, const Config& cfg, const std::optional<Metrics
         return SummarySource{handler.decoder_counters(), handler.instruments(), handler.sequencer().counters(),
                              BookReader(handler.book()), handler.gate(), handler.gate_config()};
     };
-    while (!g_stop.load(std::memory_order_relaxed)) {
-        const std::size_t n = handler.poll(on_update, 1024);
-        const auto now = std::chrono::steady_clock::now();
-        if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
-        if (now >= next_publish) {
-            next_publish = now + std::chrono::milliseconds(250);
-            metrics.publish(handler.stats(), rejections);
-            state_log.on_line_activity(handler.line_stats(), realtime_ns());
+    // The duty cycle, instantiated once per idle strategy (idle.hpp).
+    auto engine_loop = [&](auto idle) {
+        while (!g_stop.load(std::memory_order_relaxed)) {
+            const std::size_t n = handler.poll(on_update, 1024);
+            const auto now = std::chrono::steady_clock::now();
+            if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) return;
+            if (now >= next_publish) {
+                next_publish = now + std::chrono::milliseconds(250);
+                metrics.publish(handler.stats(), rejections);
+                state_log.on_line_activity(handler.line_stats(), realtime_ns());
+            }
+            if (!quiet && now >= next_view) {
+                next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
+                const std::int64_t wall = realtime_ns();
+                const double t = std::chrono::duration<double>(now - t0).count();
+                fmt::print(view, "{}", live_view(summary(), wall, cfg.source, t, line_table(handler.stats()), tty));
+                std::fflush(view);
+            }
+            idle.idle(static_cast<int>(n));
         }
-        if (!quiet && now >= next_view) {
-            next_view = now + (tty ? refresh : std::chrono::milliseconds(1000));
-            const std::int64_t wall = realtime_ns();
-            const double t = std::chrono::duration<double>(now - t0).count();
-            fmt::print(view, "{}", live_view(summary(), wall, cfg.source, t, line_table(handler.stats()), tty));
-            std::fflush(view);
-        }
-        if (n == 0 && cfg.threading.mode == ThreadMode::kBlocking)
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    };
+    // Busy-poll: the engine spins like the network thread. Blocking: the
+    // network thread sleeps in ppoll, so an empty ring means a quiet feed:
+    // spin and yield briefly, then sleep 50 µs doubling up to 200 µs.
+    if (cfg.threading.mode == ThreadMode::kBusyPoll)
+        engine_loop(BusySpinIdle<>{});
+    else
+        engine_loop(BackoffIdle<>{64, 16, std::chrono::microseconds(50), std::chrono::microseconds(200)});
     handler.stop();
     while (handler.poll(on_update, 4096) != 0) {
     }
@@ -552,7 +573,7 @@ int cmd_send(const std::vector<std::string_view>& args) {
         if (!rec) break;
         const auto d = extract_udp(reader.link_type(), rec->frame, frames);
         if (!d) continue;
-        if ((d->dst_ip >> 28) != 0xE) {  // only multicast groups are re-published
+        if (!is_multicast(d->dst_ip)) {  // only multicast groups are re-published
             ++skipped;
             continue;
         }

@@ -10,12 +10,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "tickgate/book/gate.hpp"
@@ -26,13 +29,32 @@
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
+#include "tickgate/idle.hpp"
 #include "tickgate/protocol.hpp"
 #include "tickgate/spsc_ring.hpp"
 
 namespace tickgate {
 
-// Pins the calling thread to `cpu` (no-op for -1). Returns false on failure.
+// Pins the calling thread to `cpu` (no-op for -1). Returns false on failure
+// (errno says why).
 bool pin_current_thread(int cpu) noexcept;
+// The same, or throws std::runtime_error naming `key` (the config key), the
+// CPU, the reason and the CPUs this process may run on.
+void pin_current_thread_or_throw(int cpu, std::string_view key);
+
+namespace detail {
+// The network thread's idle strategy, chosen once from threading.mode and
+// threading.busy_poll_idle: blocking mode waits in ppoll(2) until data, an
+// arbitration deadline or 50 ms (so stop() is noticed); busy-poll spins on
+// recvmmsg, or yields the core between empty polls.
+template <class F>
+void with_network_idle(const ThreadingConfig& t, F&& loop) {
+    constexpr std::chrono::milliseconds kMaxBlock{50};
+    if (t.mode == ThreadMode::kBlocking) return loop(BlockingIdle{kMaxBlock});
+    if (t.busy_poll_yield) return loop(YieldingIdle<>{});
+    return loop(BusySpinIdle<>{});
+}
+}  // namespace detail
 
 template <VenueProtocol P, SequencedBook Book = typename P::Book>
 class BasicFeedHandler {
@@ -55,11 +77,30 @@ public:
     BasicFeedHandler(const BasicFeedHandler&) = delete;
     BasicFeedHandler& operator=(const BasicFeedHandler&) = delete;
 
-    // Launches the network thread (pinned if configured).
+    // Launches the network thread, pinned to threading.receiver_cpu if set;
+    // throws std::runtime_error naming the CPU if it cannot be pinned (an
+    // unpinned latency-critical thread is a misconfiguration, not a detail).
     void start() {
         if (thread_.joinable()) return;
         stop_.store(false, std::memory_order_relaxed);
-        thread_ = std::thread([this] { run_network(); });
+        std::promise<void> pinned;
+        std::future<void> result = pinned.get_future();
+        thread_ = std::thread([this, pinned = std::move(pinned)]() mutable {
+            try {
+                pin_current_thread_or_throw(cfg_.threading.receiver_cpu, "threading.receiver_cpu");
+            } catch (...) {
+                pinned.set_exception(std::current_exception());
+                return;
+            }
+            pinned.set_value();
+            detail::with_network_idle(cfg_.threading, [this](auto idle) { run_network(idle); });
+        });
+        try {
+            result.get();
+        } catch (...) {
+            thread_.join();
+            throw;
+        }
     }
     // Joins it; idempotent.
     void stop() {
@@ -106,24 +147,25 @@ private:
         return cfg;
     }
 
-    void run_network() noexcept {
-        pin_current_thread(cfg_.threading.receiver_cpu);
-        // Blocking mode sleeps in ppoll(2) until data, an arbitration deadline
-        // or 50 ms (so stop() is noticed); busy-poll spins on recvmmsg (yielding
-        // the core between empty polls if threading.busy_poll_idle = "yield").
-        const bool busy = cfg_.threading.mode == ThreadMode::kBusyPoll;
-        constexpr std::int64_t kIdleNs = 50'000'000;
+    // How long the network thread may wait in ppoll: the idle strategy's
+    // budget (0 for one that never blocks), cut short by the earliest
+    // arbitration deadline (at least 1 ns: 0 would mean "do not wait").
+    template <class Idle>
+    std::int64_t wait_budget_ns(const Idle& idle) const noexcept {
+        const std::int64_t max_block = idle.max_block_ns();
+        if (max_block == 0) return 0;
+        const std::int64_t deadline = publisher_.next_deadline();
+        if (deadline == INT64_MAX) return max_block;
+        return std::clamp<std::int64_t>(deadline - realtime_ns(), 1, max_block);
+    }
+
+    template <class Idle>  // an idle strategy (idle.hpp), chosen once by start()
+    void run_network(Idle idle) noexcept {
         while (!stop_.load(std::memory_order_relaxed)) {
-            std::int64_t timeout = 0;
-            if (!busy) {
-                const std::int64_t deadline = publisher_.next_deadline();
-                timeout = deadline == INT64_MAX ? kIdleNs
-                                                : std::clamp<std::int64_t>(deadline - realtime_ns(), 1, kIdleNs);
-            }
-            const int got = receiver_.template poll_once<P>(timeout, publisher_);
-            if (busy && got == 0 && cfg_.threading.busy_poll_yield) std::this_thread::yield();
+            const int got = receiver_.template poll_once<P>(wait_budget_ns(idle), publisher_);
             // Give up on a hole only once every copy that arrived in time has been read.
             if (const std::int64_t t = receiver_.drained_until(); t != 0) publisher_.expire(t);
+            idle.idle(got);
         }
     }
 

@@ -217,6 +217,7 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     EXPECT_TRUE(has_line(m, R"(tickgate_line_foreign_channel_packets_total{channel="5",line="A"} 1)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_line_foreign_channel_packets_total{channel="5",line="B"} 0)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_line_oversized_total{channel="5",line="A"} 0)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_line_recv_errors_total{channel="5",line="B"} 0)")) << m;
     EXPECT_TRUE(has_line(m, "tickgate_ab_late_packets_total 0")) << m;
     EXPECT_TRUE(has_line(m, "tickgate_instrument_implausible_seq_total" + i7 + " 0")) << m;
     EXPECT_TRUE(has_line(m, "tickgate_instrument_foreign_channel_messages_total" + i7 + " 0")) << m;

@@ -286,6 +286,32 @@ TEST_F(StateLogTest, LevelFiltersAndBadLevelOrSinkThrow) {
     StateLog to_stderr(LoggingConfig{"info", "stderr"});
 }
 
+// A sink that cannot be written (a full disk: /dev/full) loses its lines,
+// but not silently: each failure is counted and the first is reported once
+// on stderr; the logger thread goes on.
+TEST_F(StateLogTest, SinkFailuresAreCountedAndReportedOnce) {
+    ::testing::internal::CaptureStderr();
+    {
+        StateLog log(LoggingConfig{"info", "/dev/full"});
+        StateChange c;
+        c.kind = StateChangeKind::kSuspect;
+        for (std::uint32_t i = 0; i < 3; ++i) {
+            c.instrument_id = i;
+            ASSERT_TRUE(log.push(c));
+            ASSERT_TRUE(log.flush());  // one write and flush per record
+        }
+        log.stop();
+        EXPECT_EQ(log.pushed(), 3u);
+        EXPECT_GE(log.failures(), 3u);
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    const std::string report = "tickgate: state log: write failed: ";
+    const auto at = err.find(report);
+    ASSERT_NE(at, std::string::npos) << err;
+    EXPECT_EQ(err.find(report, at + 1), std::string::npos) << "reported more than once:\n" << err;
+    EXPECT_NE(err.find("later failures are only counted"), std::string::npos) << err;
+}
+
 TEST_F(StateLogTest, LineDownWhileTheOtherLineHasTrafficThenLineUp) {
     std::vector<std::unique_ptr<LineStats>> stats;
     for (std::uint8_t line = 0; line < 2; ++line) {

@@ -31,7 +31,7 @@ bool printable_symbol(const std::string& s) {
 void check_line(const LineConfig& l, std::set<std::pair<std::uint32_t, std::uint16_t>>& endpoints) {
     const auto g = parse_ipv4(l.group);
     FUZZ_CHECK(g.has_value());
-    FUZZ_CHECK((*g >> 28) == 0xE);  // multicast
+    FUZZ_CHECK(is_multicast(*g));
     FUZZ_CHECK(l.port >= 1);
     const auto i = parse_ipv4(l.interface);
     FUZZ_CHECK(i.has_value());

@@ -230,15 +230,23 @@ private:
     std::uint16_t port_ = 0;
 };
 
+// `dir`/`name`: one channel `id` (with `channel_keys`, TOML lines) on
+// groups GROUPS.1 and GROUPS.2, ports `port` and `port` + 1, the state log in
+// `dir`, and `tables` appended. Each test's groups and ports are its own.
+std::string write_channel_config(const TempDir& dir, const std::string& name, int id, const std::string& groups,
+                                 int port, std::string_view channel_keys = "", std::string_view tables = "") {
+    const std::string path = dir.file(name);
+    write_file(path, "[[channel]]\nid = " + std::to_string(id) + "\n" + std::string(channel_keys) +
+                         "a = { group = \"" + groups + ".1\", port = " + std::to_string(port) + " }\n" +
+                         "b = { group = \"" + groups + ".2\", port = " + std::to_string(port + 1) + " }\n" +
+                         "[logging]\nsink = \"" + dir.file("state.log") + "\"\n" + std::string(tables));
+    return path;
+}
+
 // A `run` config: one channel on groups of its own (nothing is sent to them),
 // the state log in `dir`, and `metrics_table` appended.
 std::string write_run_config(const TempDir& dir, std::string_view metrics_table) {
-    const std::string path = dir.file("run.toml");
-    write_file(path, "[[channel]]\nid = 9\n"
-                     "a = { group = \"239.255.91.1\", port = 39511 }\n"
-                     "b = { group = \"239.255.91.2\", port = 39512 }\n"
-                     "[logging]\nsink = \"" + dir.file("state.log") + "\"\n" + std::string(metrics_table));
-    return path;
+    return write_channel_config(dir, "run.toml", 9, "239.255.91", 39511, "", metrics_table);
 }
 
 // The port in run's "metrics: http://127.0.0.1:PORT/metrics" line, or 0.
@@ -469,8 +477,23 @@ TEST(Cli, RunLineTableShowsEveryLineCounter) {
     TempDir tmp;
     const CliResult r = run_cli("run --quiet --duration 0.2 --config " + quoted(write_run_config(tmp, "")));
     ASSERT_EQ(r.exit, 0) << r.err;
-    for (const char* column : {"packets", "gaps", "k-drops", "rejected", "foreign", "oversized"})
+    for (const char* column : {"packets", "gaps", "k-drops", "rejected", "foreign", "oversized", "rcv-errors"})
         EXPECT_NE(r.out.find(column), std::string::npos) << column << " not in:\n" << r.out;
+}
+
+// A CPU the config names but the machine does not have is a failed start
+// (exit 1, the key and the CPU named), never a silently unpinned thread.
+TEST(Cli, RunRefusesACpuItCannotPinTo) {
+    TempDir tmp;
+    for (const char* key : {"receiver_cpu", "engine_cpu"}) {
+        SCOPED_TRACE(key);
+        const std::string config = write_run_config(tmp, std::string("[threading]\n") + key + " = 1023\n");
+        const CliResult r = run_cli("run --quiet --duration 0.2 --config " + quoted(config));
+        EXPECT_EQ(r.exit, 1) << r.err;
+        EXPECT_NE(r.err.find(std::string("tickgate: threading.") + key + " = 1023: cannot pin the thread to CPU 1023"),
+                  std::string::npos)
+            << r.err;
+    }
 }
 
 TEST(Cli, RunBadMetricsOptionIsAUsageError) {
@@ -740,11 +763,7 @@ TEST(Cli, OutputWriteFailureIsARuntimeFailureForCaptureAndSim) {
 // ports of its own (no other test sends or listens there).
 TEST(Cli, RunJsonShowsLineArbitrationAndRingCounters) {
     TempDir tmp;
-    const std::string config = tmp.file("live.toml");
-    write_file(config, "[[channel]]\nid = 7\n"
-                       "a = { group = \"239.255.93.1\", port = 39531 }\n"
-                       "b = { group = \"239.255.93.2\", port = 39532 }\n"
-                       "[logging]\nsink = \"" + tmp.file("state.log") + "\"\n");
+    const std::string config = write_channel_config(tmp, "live.toml", 7, "239.255.93", 39531);
     BackgroundCli run({"run", "--config", config, "--quiet", "--json", "--duration", "4", "--metrics", "127.0.0.1:0"},
                       tmp);
     ASSERT_TRUE(run.started());
@@ -792,6 +811,44 @@ TEST(Cli, RunJsonShowsLineArbitrationAndRingCounters) {
     EXPECT_EQ(ring["overflow_events"].as_uint(), 0u);
     EXPECT_EQ(ring["data_lost_marks"].as_uint(), 0u);
     EXPECT_NO_THROW((void)ring["fill"].as_uint());
+}
+
+// ------------------------------------------------------- run: gate rejections
+
+// The value of the sample `series` (name{labels}) in a Prometheus text, or -1.
+long long metric_value(const std::string& body, const std::string& series) {
+    const std::string text = "\n" + body;
+    const std::string prefix = "\n" + series + " ";
+    const auto at = text.find(prefix);
+    return at == std::string::npos ? -1 : std::atoll(text.c_str() + at + prefix.size());
+}
+
+// `run` asks the gate about the instrument of every update that changed a
+// book, as an engine pricing an order on each change would, and counts each
+// refusal by reason. Here the channel's clock offset is 10 s off, so every
+// price is stale at source: tickgate_gate_rejections_total must move.
+TEST(Cli, RunCountsGateRejectionsByReason) {
+    TempDir tmp;
+    const std::string config =
+        write_channel_config(tmp, "gate.toml", 8, "239.255.96", 39561, "clock_offset_ns = 10000000000\n");
+    BackgroundCli run({"run", "--config", config, "--quiet", "--duration", "8", "--metrics", "127.0.0.1:0"}, tmp);
+    ASSERT_TRUE(run.started());
+    ASSERT_TRUE(run.wait_for_stderr("/metrics\n")) << run.err();  // the lines are joined
+    const std::uint16_t port = announced_metrics_port(run.err());
+    ASSERT_NE(port, 0) << run.err();
+    const CliResult sim = run_cli("sim --config " + quoted(config) + " --instruments 4 --rate 2000 --duration 0.3 --seed 5");
+    ASSERT_EQ(sim.exit, 0) << sim.err;
+    const std::string stale_at_source = R"(tickgate_gate_rejections_total{reason="stale_at_source"})";
+    test::HttpResponse r;
+    for (int i = 0; i < 50 && metric_value(r.body, stale_at_source) <= 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        r = test::http_get(port, "/metrics");
+    }
+    EXPECT_GT(metric_value(r.body, stale_at_source), 0) << r.body;
+    // Each check follows the update that made the price fresh: never stale, never unknown.
+    EXPECT_EQ(metric_value(r.body, R"(tickgate_gate_rejections_total{reason="stale"})"), 0) << r.body;
+    EXPECT_EQ(metric_value(r.body, R"(tickgate_gate_rejections_total{reason="unknown"})"), 0) << r.body;
+    EXPECT_EQ(run.interrupt(), 0) << run.err();
 }
 
 }  // namespace

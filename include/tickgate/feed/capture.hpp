@@ -145,4 +145,16 @@ private:
 // Parses "a.b.c.d" into a host-order address; nullopt if malformed.
 std::optional<std::uint32_t> parse_ipv4(std::string_view text) noexcept;
 
+// A multicast group: 224.0.0.0/4 (host-order address).
+[[nodiscard]] constexpr bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
+
+// File magic numbers, as the uint32 a file written in our byte order starts
+// with (a byte-swapped value: the file's writer had the other byte order).
+namespace pcap_magic {
+inline constexpr std::uint32_t kMicro = 0xa1b2c3d4;  // classic pcap, µs timestamps
+inline constexpr std::uint32_t kNano = 0xa1b23c4d;   // classic pcap, ns timestamps
+inline constexpr std::uint32_t kPcapngSection = 0x0A0D0D0A;    // pcapng section header block type
+inline constexpr std::uint32_t kPcapngByteOrder = 0x1A2B3C4D;  // pcapng byte-order magic
+}  // namespace pcap_magic
+
 }  // namespace tickgate

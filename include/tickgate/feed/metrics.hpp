@@ -67,7 +67,7 @@ public:
         std::uint16_t channel = 0;
         std::uint8_t line = 0;  // 0 = A, 1 = B
         std::uint64_t packets = 0, bytes = 0, seq_gaps = 0, kernel_drops = 0, rejected_source = 0,
-                      foreign_channel_packets = 0, oversized = 0;
+                      foreign_channel_packets = 0, oversized = 0, recv_errors = 0;
     };
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet

@@ -35,6 +35,7 @@ struct LineStats {
     RelaxedCounter rejected_source;  // datagrams from a source not in the channel's list
     RelaxedCounter foreign_channel_packets;  // header names another channel: dropped (QFB1.md rule 7)
     RelaxedCounter oversized;        // malformed: larger than the 2,048-byte receive slot, dropped whole
+    RelaxedCounter recv_errors;      // recvmmsg failures other than EAGAIN/EWOULDBLOCK/EINTR
 };
 
 struct RawDatagram {

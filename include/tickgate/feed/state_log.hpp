@@ -133,6 +133,9 @@ public:
     [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_.get(); }
     [[nodiscard]] std::uint64_t logged() const noexcept { return logged_.load(std::memory_order_relaxed); }
     [[nodiscard]] std::uint64_t suppressed() const noexcept { return suppressed_.load(std::memory_order_relaxed); }
+    // Lines lost because formatting or the sink failed (out of memory, disk
+    // full, ...); the first one is reported on stderr.
+    [[nodiscard]] std::uint64_t failures() const noexcept { return failures_.load(std::memory_order_relaxed); }
 
 private:
     struct LineTrack {
@@ -157,6 +160,7 @@ private:
     void slow_update(const Update& u, const Event& ev) noexcept;
     void emit(StateChangeKind kind, std::uint32_t id, const Event& ev, std::uint64_t value) noexcept;
     void run() noexcept;
+    void failed(const char* step, const char* what) noexcept;  // counts; reports the first on stderr
 
     // Engine side.
     const InstrumentTable* instruments_;
@@ -176,6 +180,7 @@ private:
     std::atomic<std::uint64_t> processed_{0};
     std::atomic<std::uint64_t> logged_{0};
     std::atomic<std::uint64_t> suppressed_{0};
+    std::atomic<std::uint64_t> failures_{0};
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };

@@ -1,0 +1,118 @@
+// Receiver and FeedHandler set-up failures that must not pass silently: a
+// failing recvmmsg is counted per line (not taken for a quiet line), and a
+// CPU the network or engine thread cannot be pinned to fails start-up.
+// Sockets on loopback multicast groups of their own; nothing is sent.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed_handler.hpp"
+
+namespace tickgate {
+namespace {
+
+Config loopback_config(std::uint16_t channel, const char* group_a, const char* group_b, std::uint16_t port) {
+    Config cfg;
+    ChannelConfig ch;
+    ch.id = channel;
+    ch.a = {group_a, port, "127.0.0.1"};
+    ch.b = {group_b, static_cast<std::uint16_t>(port + 1), "127.0.0.1"};
+    cfg.channels.push_back(ch);
+    return cfg;
+}
+
+// The descriptor of this process's UDP socket bound to group:port, or -1.
+int socket_bound_to(const char* group, std::uint16_t port) {
+    const std::uint32_t g = *parse_ipv4(group);
+    for (int fd = 3; fd < 4096; ++fd) {
+        sockaddr_in a{};
+        socklen_t len = sizeof a;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET) continue;
+        if (ntohl(a.sin_addr.s_addr) == g && ntohs(a.sin_port) == port) return fd;
+    }
+    return -1;
+}
+
+TEST(Receiver, FailingReceiveIsCountedOnItsLine) {
+    Receiver r(loopback_config(11, "239.255.95.1", "239.255.95.2", 39551));
+    int handed = 0;
+    auto sink = [&](const RawDatagram&) { ++handed; };
+    // Nothing queued (EAGAIN) is normal: no error.
+    EXPECT_EQ(r.poll_once(0, sink), 0);
+    for (const auto& l : r.lines()) EXPECT_EQ(l->recv_errors.get(), 0u);
+
+    // Line B's descriptor now names a file, not a socket: recvmmsg fails
+    // (ENOTSOCK) on every poll, which must show on line B alone.
+    const int fd = socket_bound_to("239.255.95.2", 39552);
+    ASSERT_GE(fd, 0);
+    const int not_a_socket = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(not_a_socket, 0);
+    ASSERT_EQ(::dup2(not_a_socket, fd), fd);
+    ::close(not_a_socket);
+    EXPECT_EQ(r.poll_once(0, sink), 0);
+    EXPECT_EQ(r.poll_once(0, sink), 0);
+    EXPECT_EQ(handed, 0);
+    ASSERT_EQ(r.lines().size(), 2u);
+    EXPECT_EQ(r.lines()[0]->recv_errors.get(), 0u);
+    EXPECT_EQ(r.lines()[1]->recv_errors.get(), 2u);
+}
+
+TEST(FeedHandler, CpuBeyondTheMachineFailsStartWithTheCpuNamed) {
+    for (const int cpu : {4095, 1023}) {
+        SCOPED_TRACE(cpu);
+        Config cfg = loopback_config(12, "239.255.95.3", "239.255.95.4", 39553);
+        cfg.threading.receiver_cpu = cpu;
+        FeedHandler h(cfg);
+        try {
+            h.start();
+            ADD_FAILURE() << "start() pinned the network thread to CPU " << cpu;
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("threading.receiver_cpu = " + std::to_string(cpu)), std::string::npos) << what;
+            EXPECT_NE(what.find("cannot pin the thread to CPU " + std::to_string(cpu)), std::string::npos) << what;
+            EXPECT_NE(what.find("this process may run on CPUs "), std::string::npos) << what;
+        }
+        h.stop();  // nothing to join: the thread ended with the failed pin
+    }
+}
+
+TEST(FeedHandler, PinningToAnAllowedCpuStarts) {
+    Config cfg = loopback_config(13, "239.255.95.5", "239.255.95.6", 39555);
+    cpu_set_t set;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &set)) ++cpu;
+    cfg.threading.receiver_cpu = cpu;
+    FeedHandler h(cfg);
+    EXPECT_NO_THROW(h.start());
+    h.stop();
+}
+
+TEST(PinCurrentThread, RefusesACpuBeyondTheMachineWithoutMovingTheThread) {
+    cpu_set_t before;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof before, &before), 0);
+    EXPECT_TRUE(pin_current_thread(-1));
+    EXPECT_FALSE(pin_current_thread(4095));
+    EXPECT_FALSE(pin_current_thread(1 << 20));
+    EXPECT_THROW(pin_current_thread_or_throw(4095, "threading.engine_cpu"), std::runtime_error);
+    try {
+        pin_current_thread_or_throw(4095, "threading.engine_cpu");
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("threading.engine_cpu = 4095: cannot pin the thread to CPU 4095", 0), 0u)
+            << e.what();
+    }
+    cpu_set_t after;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&before, &after));
+}
+
+}  // namespace
+}  // namespace tickgate
