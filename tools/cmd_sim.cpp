@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/qfb1/simulator.hpp"
+#include "tickgate/text.hpp"
 
 #include "options.hpp"
 
@@ -27,6 +29,7 @@ stdout. Odd ids send full quotes (Q), even ids depth deltas (D) with
 snapshots (S); all get definitions (I) and heartbeats (H).
 
 channel:
+  --protocol NAME        qfb1, the protocol it simulates (the default)
   --config FILE          take the lines from a tickgate TOML config (default: none)
   --channel ID           channel id; with --config, the channel to use (default {} / the first)
   --group-a ADDR         line A group (default {})
@@ -91,7 +94,7 @@ int run(const std::vector<std::string_view>& args) {
                             "--instruments", "--rate", "--duration", "--messages", "--batch", "--heartbeat-ms",
                             "--snapshot-ms", "--definition-ms", "--seed", "--session", "--loss-a", "--loss-b",
                             "--burst-loss", "--outage-a", "--outage-b", "--surge", "--dup", "--reorder",
-                            "--restart-at", "--quiet", "--silence", "--pcap", "--epoch-ns"},
+                            "--restart-at", "--quiet", "--silence", "--pcap", "--epoch-ns", "--protocol"},
                            "sim");
     if (opt.help()) {
         fmt::print("{}", help_text());
@@ -99,6 +102,10 @@ int run(const std::vector<std::string_view>& args) {
     }
     if (!opt.positional().empty())
         throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
+    // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
+    if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
+        throw cli::UsageError{fmt::format("--protocol: expected qfb1 (the protocol this simulator speaks), got '{}'",
+                                          printable(*p))};
     SimOptions o;
     const auto u32 = [&](std::string_view name, std::uint32_t fallback, std::int64_t lo, std::int64_t hi) {
         return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));

@@ -50,7 +50,7 @@ constexpr int kExitCaptureCut = 3;
 
 constexpr std::string_view kVersion = "0.1.0";
 
-constexpr std::string_view kTopHelp = R"(tickgate — QFB/1 market-data feed handler
+constexpr std::string_view kTopHelp = R"(tickgate — market-data feed handler (protocols: qfb1)
 
 usage: tickgate <command> [options]
 
@@ -83,6 +83,8 @@ says where, and the exit code is 3.
 options:
   --config FILE        TOML config (instruments, channels to filter on, capacities, gate);
                        default: built-in defaults, every UDP/IPv4 datagram taken
+  --protocol NAME      the capture's protocol (qfb1, the default); with --config, its
+                       channels' protocol, which this must match
   --json               print the JSON summary on stdout (default: a readable table)
   --stale-ms N         gate: max silence in ms (default 250, or the config's)
   --source-age-ms N    gate: max age at source in ms (default 2000, or the config's)
@@ -103,6 +105,7 @@ the summary at exit. Stops cleanly on SIGINT/SIGTERM.
 options:
   --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
                        it makes run allocate, refused above capacity.max_memory_mb)
+  --protocol NAME      must match the config's channels' protocol (qfb1)
   --duration S         stop after S seconds, a decimal number (default: run until a signal)
   --json               print the JSON summary on stdout at exit, with a "live" object: per line
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
@@ -125,6 +128,8 @@ and a crash loses at most the last second.
 
 options:
   --config FILE        TOML config (required)
+  --protocol NAME      must match the config's channels' protocol (qfb1); its header tells a
+                       datagram naming another channel than its line's, which is not recorded
   --out FILE           output capture (required)
   --format F           pcap (nanosecond, default) or pcapng
   --duration S         stop after S seconds, a decimal number (default: until SIGINT/SIGTERM)
@@ -158,6 +163,8 @@ options:
   --speed X            pacing multiplier, a decimal number (default 1.0: original pacing; 2 = twice as fast)
   --max-speed          as fast as possible
   --interface ADDR     loopback address to send from (default 127.0.0.1; only 127.x allowed)
+  --protocol NAME      the capture's protocol (qfb1, the default): datagrams without a readable
+                       header are still sent, and counted in the closing line
   -h, --help           this text
 )";
 
@@ -166,12 +173,13 @@ using cli::UsageError;
 // The config of --config (or the defaults), its protocol set by --protocol:
 // the config's channels name theirs, and a --protocol must agree with it.
 Config config_from(const cli::Options& a, bool required) {
+    const auto name = a.text("--protocol");
+    if (name && std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
+        throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
     Config cfg;
     if (const auto path = a.text("--config")) cfg = load_config(*path);
     else if (required) throw UsageError{"--config FILE is required"};
-    if (const auto name = a.text("--protocol")) {
-        if (std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
-            throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
+    if (name) {
         if (!cfg.channels.empty() && cfg.protocol() != *name)
             throw UsageError{fmt::format("--protocol {}: the config's channels speak {}", *name, cfg.protocol())};
         cfg.default_protocol = *name;

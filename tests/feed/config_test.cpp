@@ -99,6 +99,17 @@ TEST(Config, DemoFileLoads) {
     EXPECT_EQ(c.metrics.port, 9108);
 }
 
+TEST(Config, ChannelProtocolDefaultsToQfb1AndIsTheConfigsProtocol) {
+    const Config plain = tickgate::parse_config("[[channel]]\nid = 1\n" LINES_AB, "p.toml");
+    EXPECT_EQ(plain.channels.at(0).protocol, "qfb1");
+    EXPECT_EQ(plain.protocol(), "qfb1");
+    const Config named = tickgate::parse_config("[[channel]]\nid = 1\nprotocol = \"qfb1\"\n" LINES_AB, "p.toml");
+    EXPECT_EQ(named.protocol(), "qfb1");
+    Config none;  // no channels: --protocol's choice (default_protocol) decides
+    none.default_protocol = "other";
+    EXPECT_EQ(none.protocol(), "other");
+}
+
 TEST(Config, MissingFileIsAnError) {
     const std::string path = "/nonexistent/tickgate.toml";
     try {
@@ -324,6 +335,9 @@ const BadCase kBadCases[] = {
     {"multicast source", "[[channel]]\nid = 1\nsources = [\"10.0.0.1\", \"239.1.1.1\"]\n" LINES_AB,
      "channel[0].sources[1]", 3},
     {"integer source", "[[channel]]\nid = 1\nsources = [1]\n" LINES_AB, "channel[0].sources[0]", 3},
+    // A channel's protocol must be one tickgate speaks.
+    {"unknown protocol", "[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB, "channel[0].protocol", 3},
+    {"protocol not a string", "[[channel]]\nid = 1\nprotocol = 1\n" LINES_AB, "channel[0].protocol", 3},
     // Strings.
     {"symbol too long", "[[instrument]]\nid = 1\nsymbol = \"ABCDEFGHIJKLMNOPQ\"\n", "instrument[0].symbol", 3},
     {"empty symbol", "[[instrument]]\nid = 1\nsymbol = \"\"\n", "instrument[0].symbol", 3},
@@ -392,6 +406,8 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
               "m.toml:2: threading.mode: expected one of \"blocking\", \"busy_poll\", got string \"spin\"");
     EXPECT_EQ(message("[[instrument]]\nid = 3\nsymbol = \"A\"\n[[instrument]]\nid = 3\nsymbol = \"B\"\n"),
               "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
+    EXPECT_EQ(message("[[channel]]\nid = 1\nprotocol = \"itch\"\n" LINES_AB),
+              "m.toml:3: channel[0].protocol: expected one of \"qfb1\", got string \"itch\"");
     EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
               "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
               "\"0.0.0.0:9108\"");

@@ -85,8 +85,8 @@ void replay(const Config& cfg, bool arbitrate) {
     } catch (const CaptureError& e) {
         FUZZ_CHECK(e.what()[0] != '\0');
     }
-    fuzz::check_books(h.sequencer());
-    fuzz::check_seen(h.sequencer());
+    fuzz::check_books(h);
+    fuzz::check_seen(h);
     for (const std::uint32_t id : h.instruments().seen_ids()) fuzz::check_gate(h, id, now);
     SummaryContext ctx{.now_ns = now, .capture = g_path};
     FUZZ_CHECK(!summary_json(summary_source(h), ctx).empty());

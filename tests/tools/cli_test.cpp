@@ -412,6 +412,25 @@ TEST(Cli, ReplayValidCaptureSucceeds) {
     EXPECT_EQ(s["instruments"][0]["last_seq"].as_int(), 3);
 }
 
+// --protocol names the protocol of replay, run, capture, send and sim; a
+// name no protocol has is a usage error naming the known ones.
+TEST(Cli, ProtocolOptionChoosesAKnownProtocolOrIsAUsageError) {
+    TempDir tmp;
+    const std::string capture = tmp.file("ok.pcap");
+    write_capture(capture, 3);
+    const CliResult plain = run_cli("replay --json " + quoted(capture));
+    const CliResult named = run_cli("replay --protocol qfb1 --json " + quoted(capture));
+    ASSERT_EQ(named.exit, 0) << named.err;
+    EXPECT_EQ(named.out, plain.out);
+    for (const std::string& cmd : {"replay " + quoted(capture), std::string("run --duration 0.1"),
+                                  "capture --out " + quoted(tmp.file("c.pcap")), "send " + quoted(capture),
+                                  std::string("sim --duration 0.1")}) {
+        SCOPED_TRACE(cmd);
+        expect_usage_error(run_cli(cmd.substr(0, cmd.find(' ')) + " --protocol itch50" + cmd.substr(cmd.find(' '))),
+                           {"--protocol", "qfb1", "itch50"});
+    }
+}
+
 TEST(Cli, HelpAndVersion) {
     for (const char* args : {"--help", "replay --help", "--version"}) {
         SCOPED_TRACE(args);
