@@ -12,7 +12,7 @@
 #include "tickgate/feed/qfb1/simulator.hpp"
 #include "tickgate/text.hpp"
 
-#include "options.hpp"
+#include "command.hpp"
 
 namespace tickgate {
 
@@ -88,51 +88,33 @@ std::vector<std::string_view> parts(std::string_view option, std::string_view va
     return out;
 }
 
-int run(const std::vector<std::string_view>& args) {
-    const cli::Options opt(args, {"--lagging-snapshots"},
-                           {"--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b", "--interface",
-                            "--instruments", "--rate", "--duration", "--messages", "--batch", "--heartbeat-ms",
-                            "--snapshot-ms", "--definition-ms", "--seed", "--session", "--loss-a", "--loss-b",
-                            "--burst-loss", "--outage-a", "--outage-b", "--surge", "--dup", "--reorder",
-                            "--restart-at", "--quiet", "--silence", "--pcap", "--epoch-ns", "--protocol"},
-                           "sim");
-    if (opt.help()) {
-        fmt::print("{}", help_text());
-        return 0;
-    }
-    if (!opt.positional().empty())
-        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
-    // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
-    if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
-        throw cli::UsageError{fmt::format("--protocol: expected qfb1 (the protocol this simulator speaks), got '{}'",
-                                          printable(*p))};
-    SimOptions o;
-    const auto u32 = [&](std::string_view name, std::uint32_t fallback, std::int64_t lo, std::int64_t hi) {
-        return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));
-    };
+std::uint32_t u32(const cli::Options& opt, std::string_view name, std::uint32_t fallback, std::int64_t lo,
+                  std::int64_t hi) {
+    return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));
+}
+
+// Instruments, pacing, message kinds, session, seed.
+void read_traffic(const cli::Options& opt, SimOptions& o) {
+    o.instruments = u32(opt, "--instruments", o.instruments, 1, 65535);
+    o.rate = opt.decimal("--rate", o.rate, 1e-3, 1e8);
+    o.duration_s = opt.decimal("--duration", o.duration_s, 1e-3, 86400);
+    if (opt.has("--messages")) o.messages = static_cast<std::uint64_t>(opt.integer("--messages", 0, 1, std::int64_t{1} << 40));
+    o.batch = u32(opt, "--batch", o.batch, 1, 28);
+    o.heartbeat_ms = u32(opt, "--heartbeat-ms", o.heartbeat_ms, 1, 3'600'000);
+    o.snapshot_ms = u32(opt, "--snapshot-ms", o.snapshot_ms, 1, 3'600'000);
+    o.definition_ms = u32(opt, "--definition-ms", o.definition_ms, 1, 3'600'000);
+    o.seed = static_cast<std::uint64_t>(opt.integer("--seed", static_cast<std::int64_t>(o.seed), 0, INT64_MAX));
+    o.session = u32(opt, "--session", o.session, 0, 0xFFFFFFF0);
+    o.epoch_ns = opt.integer("--epoch-ns", o.epoch_ns, 0, INT64_MAX / 2);
+}
+
+// Loss, outages, surges, duplicates, reordering, restarts, lagging snapshots, silenced instruments.
+void read_faults(const cli::Options& opt, SimOptions& o) {
     const auto ids = [&](std::string_view name) {
         std::vector<std::uint32_t> out;
         for (const std::string& v : opt.all(name)) out.push_back(static_cast<std::uint32_t>(cli::parse_integer(name, v, 1, 65535)));
         return out;
     };
-    const std::optional<std::string> config_path = opt.text("--config"), pcap = opt.text("--pcap"),
-                                     group_a = opt.text("--group-a"), group_b = opt.text("--group-b");
-    std::optional<std::uint16_t> channel, port_a, port_b;
-    if (opt.has("--channel")) channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
-    if (opt.has("--port-a")) port_a = static_cast<std::uint16_t>(opt.integer("--port-a", 0, 1, 65535));
-    if (opt.has("--port-b")) port_b = static_cast<std::uint16_t>(opt.integer("--port-b", 0, 1, 65535));
-    const std::optional<std::string> iface =
-        opt.has("--interface") ? std::optional(opt.loopback_address("--interface", "")) : std::nullopt;
-    o.instruments = u32("--instruments", o.instruments, 1, 65535);
-    o.rate = opt.decimal("--rate", o.rate, 1e-3, 1e8);
-    o.duration_s = opt.decimal("--duration", o.duration_s, 1e-3, 86400);
-    if (opt.has("--messages")) o.messages = static_cast<std::uint64_t>(opt.integer("--messages", 0, 1, std::int64_t{1} << 40));
-    o.batch = u32("--batch", o.batch, 1, 28);
-    o.heartbeat_ms = u32("--heartbeat-ms", o.heartbeat_ms, 1, 3'600'000);
-    o.snapshot_ms = u32("--snapshot-ms", o.snapshot_ms, 1, 3'600'000);
-    o.definition_ms = u32("--definition-ms", o.definition_ms, 1, 3'600'000);
-    o.seed = static_cast<std::uint64_t>(opt.integer("--seed", static_cast<std::int64_t>(o.seed), 0, INT64_MAX));
-    o.session = u32("--session", o.session, 0, 0xFFFFFFF0);
     o.loss_a = opt.decimal("--loss-a", o.loss_a, 0, 1);
     o.loss_b = opt.decimal("--loss-b", o.loss_b, 0, 1);
     if (const auto v = opt.text("--burst-loss")) {
@@ -165,9 +147,14 @@ int run(const std::vector<std::string_view>& args) {
     o.lagging_snapshots = opt.has("--lagging-snapshots");
     o.quiet = ids("--quiet");
     o.silence = ids("--silence");
-    o.epoch_ns = opt.integer("--epoch-ns", o.epoch_ns, 0, INT64_MAX / 2);
+}
 
-    if (config_path) {
+// The channel and its lines: --config's channel (--channel, else the
+// first), then each line option given on top of it.
+void read_lines(const cli::Options& opt, SimOptions& o) {
+    std::optional<std::uint16_t> channel;
+    if (opt.has("--channel")) channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
+    if (const std::optional<std::string> config_path = opt.text("--config")) {
         const Config cfg = load_config(*config_path);
         const ChannelConfig* ch = nullptr;
         for (const auto& c : cfg.channels)
@@ -178,22 +165,50 @@ int run(const std::vector<std::string_view>& args) {
         if (!ch)
             throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
                                    : fmt::format("{}: no [[channel]]", *config_path)};
+        if (ch->protocol != qfb1::Protocol::kName)
+            throw cli::UsageError{fmt::format("{}: channel {} speaks {}; this simulator speaks qfb1", *config_path,
+                                              ch->id, ch->protocol)};
         o.channel = ch->id;
         o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
         o.group_b = ch->b.group, o.port_b = ch->b.port, o.interface_b = ch->b.interface;
     }
     if (channel) o.channel = *channel;
-    if (group_a) o.group_a = *group_a;
-    if (group_b) o.group_b = *group_b;
-    if (port_a) o.port_a = *port_a;
-    if (port_b) o.port_b = *port_b;
-    if (iface) o.interface_a = o.interface_b = *iface;
+    if (const auto g = opt.text("--group-a")) o.group_a = *g;
+    if (const auto g = opt.text("--group-b")) o.group_b = *g;
+    if (opt.has("--port-a")) o.port_a = static_cast<std::uint16_t>(opt.integer("--port-a", 0, 1, 65535));
+    if (opt.has("--port-b")) o.port_b = static_cast<std::uint16_t>(opt.integer("--port-b", 0, 1, 65535));
+    if (opt.has("--interface")) o.interface_a = o.interface_b = opt.loopback_address("--interface", "");
+}
+
+int run(const std::vector<std::string_view>& args) {
+    const cli::Options opt(args, {"--lagging-snapshots"},
+                           {"--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b", "--interface",
+                            "--instruments", "--rate", "--duration", "--messages", "--batch", "--heartbeat-ms",
+                            "--snapshot-ms", "--definition-ms", "--seed", "--session", "--loss-a", "--loss-b",
+                            "--burst-loss", "--outage-a", "--outage-b", "--surge", "--dup", "--reorder",
+                            "--restart-at", "--quiet", "--silence", "--pcap", "--epoch-ns", "--protocol"},
+                           "sim");
+    if (opt.help()) {
+        fmt::print("{}", help_text());
+        return 0;
+    }
+    if (!opt.positional().empty())
+        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
+    // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
+    if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
+        throw cli::UsageError{fmt::format("--protocol: expected qfb1 (the protocol this simulator speaks), got '{}'",
+                                          printable(*p))};
+    SimOptions o;
+    read_traffic(opt, o);
+    read_faults(opt, o);
+    read_lines(opt, o);
     try {
         o.validate();
     } catch (const std::invalid_argument& e) {
         throw cli::UsageError{e.what()};
     }
 
+    const std::optional<std::string> pcap = opt.text("--pcap");
     const GroundTruth gt = pcap ? simulate_to_capture(o, *pcap) : simulate_to_sockets(o);
     fmt::print(stderr,
                "sim: session {}, {} packets ({} msgs) in {:.3f} s scheduled; line A sent {} dropped {}, line B sent {} "
@@ -210,6 +225,6 @@ int run(const std::vector<std::string_view>& args) {
 
 // Errors go to main like every command's: a cli::UsageError or ConfigError
 // exits 2, any other failure (sockets, writing --pcap) 1.
-int cmd_sim(const std::vector<std::string_view>& args) { return run(args); }
+int cli::cmd_sim(const std::vector<std::string_view>& args) { return run(args); }
 
 }  // namespace tickgate

@@ -57,8 +57,3 @@ private:
 };
 
 }  // namespace tickgate::cli
-
-namespace tickgate {
-// `tickgate sim` (tools/cmd_sim.cpp); throws cli::UsageError like the others.
-int cmd_sim(const std::vector<std::string_view>& args);
-}  // namespace tickgate

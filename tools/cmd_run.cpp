@@ -1,0 +1,309 @@
+// `tickgate run`: the live handler of the config's protocol, its live view, metrics and state log.
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/protocols.hpp"
+#include "tickgate/feed/replay.hpp"
+#include "tickgate/feed/state_log.hpp"
+#include "tickgate/feed_handler.hpp"
+#include "tickgate/idle.hpp"
+#include "tickgate/text.hpp"
+
+#include "command.hpp"
+
+namespace tickgate::cli {
+
+namespace {
+
+constexpr std::string_view kRunHelp = R"(usage: tickgate run --config FILE [options]
+
+The live handler: joins lines A and B of every configured channel, shows the
+live view (instrument, bid/ask, last seq, lost, dups, state, age, gate)
+a few times a second (plain periodic blocks when not a terminal), and prints
+the summary at exit. Stops cleanly on SIGINT/SIGTERM.
+
+options:
+  --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
+                       it makes run allocate, refused above capacity.max_memory_mb)
+  --protocol NAME      must match the config's channels' protocol (qfb1)
+  --duration S         stop after S seconds, a decimal number (default: run until a signal)
+  --json               print the JSON summary on stdout at exit, with a "live" object: per line
+                       (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
+                       on both, ...) and ring (overflows) counters; the live view goes to stderr
+  --refresh-ms N       live view refresh period on a terminal (default 250)
+  --quiet              no live view
+  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics (127.x only, e.g.
+                       127.0.0.1:9108; port 0: a free one, printed on stderr). Takes precedence
+                       over the config's [metrics] table; without it, the endpoint is on when
+                       [metrics] enabled = true, at its listen address (default: off)
+  -h, --help           this text
+)";
+
+
+// Rule 7 drops per configured channel, both lines together, for the summary.
+std::vector<ChannelPacketCount> foreign_channel_packets(const FeedStats& h) {
+    std::vector<ChannelPacketCount> out;
+    for (const auto& l : h.lines) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.channel_id == l->channel_id; });
+        if (it == out.end()) it = out.insert(out.end(), {l->channel_id, 0});
+        it->packets += l->foreign_channel_packets.get();
+    }
+    return out;
+}
+
+// The live counters, each written once here and shown by `run --json`'s
+// "live" object (its JSON name) and, for a line, by the live view's line
+// table (its column title; none: JSON only). A script sees overload (kernel
+// drops, ring overflows) and odd traffic (rejected sources, foreign
+// channels, unconfirmed jumps) without scraping metrics.
+template <class Counters>
+struct CounterField {
+    std::string_view name;
+    RelaxedCounter Counters::*counter;
+    std::string_view title = {};
+};
+constexpr CounterField<LineStats> kLineCounters[] = {
+    {"packets", &LineStats::packets, "packets"},
+    {"bytes", &LineStats::bytes},
+    {"seq_gaps", &LineStats::seq_gaps, "gaps"},
+    {"kernel_drops", &LineStats::kernel_drops, "k-drops"},
+    {"rejected_source", &LineStats::rejected_source, "rejected"},
+    {"foreign_channel_packets", &LineStats::foreign_channel_packets, "foreign"},
+    {"oversized", &LineStats::oversized, "oversized"},
+    {"recv_errors", &LineStats::recv_errors, "rcv-errors"},
+};
+constexpr CounterField<ArbiterCounters> kArbiterCounters[] = {
+    {"duplicate_packets", &ArbiterCounters::duplicate_packets},
+    {"held_packets", &ArbiterCounters::held_packets},
+    {"filled_holes", &ArbiterCounters::filled_holes},
+    {"lost_on_both", &ArbiterCounters::released_gaps},
+    {"unarbitrated", &ArbiterCounters::unarbitrated},
+    {"unconfirmed_jumps", &ArbiterCounters::unconfirmed_jumps},
+    {"late_packets", &ArbiterCounters::late_packets},
+};
+constexpr CounterField<PublisherCounters> kRingCounters[] = {
+    {"overflow_packets", &PublisherCounters::ring_overflow_packets},
+    {"overflow_events", &PublisherCounters::ring_overflow_events},
+    {"data_lost_marks", &PublisherCounters::data_lost_marks},
+};
+
+template <class Counters, std::size_t N>
+std::string json_counters(const Counters& c, const CounterField<Counters> (&table)[N]) {
+    std::string out;
+    for (const auto& f : table) out += fmt::format(", \"{}\": {}", f.name, (c.*f.counter).get());
+    return out;
+}
+
+// The live view's per-line statistics (the titled line counters), then A/B and ring.
+std::string line_table(const FeedStats& h) {
+    std::string out = fmt::format("{:<4} {:<4} {:>21}", "ch", "line", "group:port");
+    for (const auto& f : kLineCounters)
+        if (!f.title.empty()) out += fmt::format(" {:>10}", f.title);
+    out += '\n';
+    for (const auto& l : h.lines) {
+        out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, l->line ? "B" : "A", fmt::format("{}:{}", l->group, l->port));
+        for (const auto& f : kLineCounters)
+            if (!f.title.empty()) out += fmt::format(" {:>10}", ((*l).*f.counter).get());
+        out += '\n';
+    }
+    const auto& pc = h.publisher;
+    const auto& ac = h.arbiter;
+    out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
+                       ac.duplicate_packets.get(), ac.held_packets.get(), ac.filled_holes.get(),
+                       ac.released_gaps.get());
+    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring.size_approx(),
+                       pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
+    return out;
+}
+
+// {"channels": [{"id": N, "lines": [{"line": "A", "group": ..., "port": ..., counters...}, B]}, ...],
+//  "arbitration": {"enabled": bool, counters...}, "ring": {"capacity": N, "fill": N, counters...}}
+std::string live_json(const FeedStats& h, bool arbitration) {
+    std::string out = "{\n    \"channels\": [";
+    const auto lines = h.lines;
+    for (std::size_t i = 0; i < lines.size();) {
+        const std::uint16_t channel = lines[i]->channel_id;
+        out += fmt::format("{}\n      {{\"id\": {}, \"lines\": [", i == 0 ? "" : ",", channel);
+        for (bool first = true; i < lines.size() && lines[i]->channel_id == channel; ++i, first = false) {
+            const LineStats& l = *lines[i];
+            out += fmt::format("{}{{\"line\": \"{}\", \"group\": \"{}\", \"port\": {}{}}}", first ? "" : ", ",
+                               l.line ? "B" : "A", l.group, l.port, json_counters(l, kLineCounters));
+        }
+        out += "]}";
+    }
+    out += lines.empty() ? "],\n" : "\n    ],\n";
+    out += fmt::format("    \"arbitration\": {{\"enabled\": {}{}}},\n", arbitration,
+                       json_counters(h.arbiter, kArbiterCounters));
+    out += fmt::format("    \"ring\": {{\"capacity\": {}, \"fill\": {}{}}}\n  }}", h.ring.capacity(),
+                       h.ring.size_approx(), json_counters(h.publisher, kRingCounters));
+    return out;
+}
+
+// What cmd_run read from its command line and config.
+struct RunOptions {
+    std::optional<MetricsServerOptions> metrics_listen;  // where to serve metrics, if at all
+    std::string metrics_option;                           // --metrics as given, for messages
+    double duration = 0;                                  // seconds; 0: until a signal
+    std::chrono::milliseconds refresh{250};
+    bool json = false;
+    bool quiet = false;
+    std::FILE* view = stdout;  // the live view's stream (stderr with --json)
+    bool tty = false;
+};
+
+// Starts `server` on o.metrics_listen, if set.
+void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metrics, const RunOptions& o) {
+    if (!o.metrics_listen) return;
+    server.emplace(metrics, *o.metrics_listen);
+    try {
+        server->start();
+    } catch (const std::invalid_argument& e) {
+        // A non-loopback or malformed address, which only --metrics can
+        // give (the config's metrics.listen is checked when it is read).
+        throw UsageError{fmt::format("--metrics {}: {}", o.metrics_option, e.what())};
+    }
+    fmt::print(stderr, "metrics: http://{}:{}/metrics\n", o.metrics_listen->address, server->port());
+}
+
+// One live run of protocol P: the handler, its state log and metrics, the
+// engine thread's duty cycle and the summary at the end.
+template <VenueProtocol P>
+class LiveRun {
+public:
+    LiveRun(const Config& cfg, const RunOptions& o)
+        : cfg_(cfg),
+          o_(o),
+          handler_(cfg),
+          state_log_(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler_.instruments()),
+          metrics_(handler_.stats()) {
+        serve_metrics(server_, metrics_, o);
+    }
+
+    int run() {
+        install_signal_handlers();
+        pin_current_thread_or_throw(cfg_.threading.engine_cpu, "threading.engine_cpu");
+        handler_.start();
+        // Busy-poll: the engine spins like the network thread. Blocking: the
+        // network thread sleeps in ppoll, so an empty ring means a quiet feed:
+        // spin and yield briefly, then sleep 50 µs doubling up to 200 µs.
+        if (cfg_.threading.mode == ThreadMode::kBusyPoll)
+            engine_loop(BusySpinIdle<>{});
+        else
+            engine_loop(BackoffIdle<>{64, 16, std::chrono::microseconds(50), std::chrono::microseconds(200)});
+        handler_.stop();
+        while (handler_.poll(Apply{*this}, 4096) != 0) {
+        }
+        metrics_.publish(handler_.stats(), rejections_);
+        if (server_) server_->stop();
+        state_log_.stop();
+        print_summary();
+        return kExitOk;
+    }
+
+private:
+    // State changes go to the state log's ring (nothing formatted here).
+    // The engine acts as a consumer that would price one order per book
+    // change: each update that changed a book asks the gate about its
+    // instrument now, and every refusal is counted by reason
+    // (tickgate_gate_rejections_total). A few loads and compares per update.
+    struct Apply {
+        LiveRun& run;
+        void operator()(const Update& u, const Event& ev) const {
+            run.state_log_.on_update(u, ev);
+            if (!u.book_changed) return;
+            const GateDecision d = run.handler_.gate().check(u.instrument_id, realtime_ns());
+            if (!d.ok()) run.rejections_.count(d.reason);
+        }
+    };
+
+    // The duty cycle, instantiated once per idle strategy (idle.hpp).
+    template <class Idle>
+    void engine_loop(Idle idle) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto next_view = t0 + o_.refresh;
+        auto next_publish = t0;
+        while (!g_stop.load(std::memory_order_relaxed)) {
+            const std::size_t n = handler_.poll(Apply{*this}, 1024);
+            const auto now = std::chrono::steady_clock::now();
+            if (o_.duration > 0 && now - t0 >= std::chrono::duration<double>(o_.duration)) return;
+            if (now >= next_publish) {
+                next_publish = now + std::chrono::milliseconds(250);
+                metrics_.publish(handler_.stats(), rejections_);
+                state_log_.on_line_activity(handler_.line_stats(), realtime_ns());
+            }
+            if (!o_.quiet && now >= next_view) {
+                next_view = now + (o_.tty ? o_.refresh : std::chrono::milliseconds(1000));
+                const double t = std::chrono::duration<double>(now - t0).count();
+                fmt::print(o_.view, "{}",
+                           live_view(summary(), realtime_ns(), cfg_.source, t, line_table(handler_.stats()), o_.tty));
+                std::fflush(o_.view);
+            }
+            idle.idle(static_cast<int>(n));
+        }
+    }
+
+    [[nodiscard]] SummarySource summary() const {
+        return {handler_.decoder_counters(), handler_.instruments(), handler_.sequencer().counters(),
+                BookReader(handler_.book()), handler_.gate(), handler_.gate_config()};
+    }
+
+    void print_summary() const {
+        const SummaryContext ctx{.now_ns = realtime_ns(),
+                                 .foreign_channel_packets = foreign_channel_packets(handler_.stats())};
+        if (o_.json)
+            fmt::print("{}", summary_json(summary(), ctx, live_json(handler_.stats(), cfg_.receiver.arbitration)));
+        else
+            fmt::print("{}\n{}", summary_table(summary(), ctx), line_table(handler_.stats()));
+    }
+
+    const Config& cfg_;
+    const RunOptions& o_;
+    BasicFeedHandler<P> handler_;
+    StateLog state_log_;
+    MetricsRegistry metrics_;
+    std::optional<MetricsServer> server_;
+    GateRejections rejections_;
+};
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string_view>& args) {
+    const cli::Options a(args, {"--json", "--quiet"},
+                         {"--config", "--protocol", "--duration", "--refresh-ms", "--metrics"}, "run");
+    if (a.help()) {
+        fmt::print("{}", kRunHelp);
+        return kExitOk;
+    }
+    if (!a.positional().empty()) throw UsageError{"run takes no positional argument"};
+    const Config cfg = config_from(a, true);
+    require_channels(cfg, "run");
+    RunOptions o;
+    // Where to serve metrics, if at all: --metrics, else the config's [metrics].
+    if (const auto listen = a.text("--metrics")) {
+        o.metrics_option = *listen;
+        try {
+            o.metrics_listen = parse_metrics_listen(*listen);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError{fmt::format("--metrics: {}", e.what())};
+        }
+    } else if (cfg.metrics.enabled) {
+        o.metrics_listen = MetricsServerOptions{.address = cfg.metrics.address, .port = cfg.metrics.port};
+    }
+    o.duration = a.decimal("--duration", 0, 0, 1e9);
+    o.refresh = std::chrono::milliseconds(a.integer("--refresh-ms", 250, 10, 60000));
+    o.json = a.has("--json");
+    o.quiet = a.has("--quiet");
+    o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
+    o.tty = ::isatty(::fileno(o.view)) != 0;
+    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { return LiveRun<P>(cfg, o).run(); });
+}
+
+}  // namespace tickgate::cli

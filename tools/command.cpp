@@ -1,0 +1,65 @@
+#include "command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <thread>
+
+#include "tickgate/feed/protocols.hpp"
+#include "tickgate/text.hpp"
+
+namespace tickgate::cli {
+
+Config config_from(const cli::Options& a, bool required) {
+    const auto name = a.text("--protocol");
+    if (name && std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
+        throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
+    Config cfg;
+    if (const auto path = a.text("--config")) cfg = load_config(*path);
+    else if (required) throw UsageError{"--config FILE is required"};
+    if (name) {
+        if (!cfg.channels.empty() && cfg.protocol() != *name)
+            throw UsageError{fmt::format("--protocol {}: the config's channels speak {}", *name, cfg.protocol())};
+        cfg.default_protocol = *name;
+    }
+    return cfg;
+}
+
+void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done) {
+    fmt::print(stderr, "tickgate: warning: {}: cut short at byte {} of {} (record {}: {}); the {} intact records were {}\n",
+               printable(path), t.intact_bytes, t.file_bytes, t.intact_records + 1, t.detail, t.intact_records, done);
+}
+
+void require_channels(const Config& cfg, std::string_view command) {
+    if (cfg.channels.empty())
+        throw ConfigError(fmt::format("{}:1: channel: expected at least one [[channel]] ({} receives on its lines A "
+                                      "and B), got none",
+                                      cfg.source, command));
+}
+
+std::atomic<bool> g_stop{false};
+
+namespace {
+extern "C" void on_signal(int) { g_stop.store(true); }
+}  // namespace
+
+// In slices of at most 20 ms, because the signal handler only sets g_stop and a plain
+// sleep_until would sit out the whole wait (a capture with a 300 s gap kept
+// `send` alive for minutes after Ctrl-C). Returns false if a signal came.
+bool sleep_until_or_signal(std::chrono::steady_clock::time_point due) {
+    constexpr auto kSlice = std::chrono::milliseconds(20);
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= due) return true;
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(due - now, kSlice));
+    }
+    return false;
+}
+
+void install_signal_handlers() {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+}
+
+}  // namespace tickgate::cli
