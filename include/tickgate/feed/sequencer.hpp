@@ -97,6 +97,11 @@ private:
         bool saved_known = false;
     };
 
+    // The instrument table's states, by id: its storage never moves (fixed
+    // capacity), so the hot path reads it through one pointer, not through
+    // the table.
+    [[nodiscard]] InstrumentState& state(std::uint32_t id) noexcept { return states_[id]; }
+
     Update apply_other(const Event& ev) noexcept;  // everything but in-range Q and D
     InstrumentState* touch(const Event& ev) noexcept;
     InstrumentState* bind(InstrumentState& st, const Event& ev) noexcept;
@@ -118,6 +123,7 @@ private:
 
     Capacity capacity_;
     InstrumentTable& instruments_;
+    InstrumentState* const states_;  // instruments_'s storage
     Book& book_;
     std::vector<Event> recovery_;                // [block][recovery_depth]: events kept while suspect
     std::vector<RecoveryBlock> blocks_;
@@ -141,7 +147,7 @@ inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
         ev.instrument_id < capacity_.max_instruments) [[likely]] {
         InstrumentState* st = touch(ev);
         if (!st) [[unlikely]]
-            return {ev.instrument_id, Verdict::kForeignChannel, false, instruments_.state(ev.instrument_id).suspect, 0};
+            return {ev.instrument_id, Verdict::kForeignChannel, false, state(ev.instrument_id).suspect, 0};
         return ev.kind == EventKind::kDelta ? on_delta(*st, ev) : on_quote(*st, ev);
     }
     return apply_other(ev);
@@ -151,7 +157,7 @@ inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
 // instrument belongs to another channel in this session (counted).
 template <SequencedBook Book>
 inline InstrumentState* BasicSequencer<Book>::touch(const Event& ev) noexcept {
-    InstrumentState& st = instruments_.state(ev.instrument_id);
+    InstrumentState& st = state(ev.instrument_id);
     if (!st.bound || st.channel_id != ev.channel_id) [[unlikely]] return bind(st, ev);
     return &st;
 }
@@ -200,7 +206,7 @@ inline Update BasicSequencer<Book>::on_quote(InstrumentState& st, const Event& e
 template <SequencedBook Book>
 inline void BasicSequencer<Book>::apply_to_book(std::uint32_t id, const Event& ev) noexcept {
     const BookEffect e = book_.apply(id, ev);
-    if (e.dropped_levels != 0) [[unlikely]] instruments_.state(id).counters.book_overflows += e.dropped_levels;
+    if (e.dropped_levels != 0) [[unlikely]] state(id).counters.book_overflows += e.dropped_levels;
 }
 
 template <SequencedBook Book>

@@ -18,6 +18,7 @@ template <SequencedBook Book>
 BasicSequencer<Book>::BasicSequencer(InstrumentTable& instruments, Book& book, const Capacity& capacity)
     : capacity_(capacity),
       instruments_(instruments),
+      states_(&instruments.state(0)),
       book_(book),
       recovery_(std::size_t{capacity.recovery_instruments} * capacity.recovery_depth),
       blocks_(capacity.recovery_instruments) {
@@ -49,13 +50,13 @@ Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
     if (ev.kind == EventKind::kDataLost) {
         // From the transport, not the wire: the instrument's data was lost
         // whichever channel the dropped packet named, and it binds nothing.
-        InstrumentState& st = instruments_.state(ev.instrument_id);
+        InstrumentState& st = state(ev.instrument_id);
         instruments_.mark_seen(ev.instrument_id);
         st.suspect = true;
         return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
     }
     InstrumentState* const touched = touch(ev);
-    if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, instruments_.state(ev.instrument_id).suspect, 0};
+    if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, state(ev.instrument_id).suspect, 0};
     InstrumentState& st = *touched;
     switch (ev.kind) {
         case EventKind::kQuote: return on_quote(st, ev);
@@ -173,7 +174,7 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
     if (!touched) [[unlikely]] {  // another channel's instrument: its levels are skipped
         pending_.apply = false;
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
-        return {id, Verdict::kForeignChannel, false, instruments_.state(id).suspect, 0};
+        return {id, Verdict::kForeignChannel, false, state(id).suspect, 0};
     }
     InstrumentState& st = *touched;
     const std::uint64_t seq = ev.u.snapshot.seq;
@@ -212,13 +213,13 @@ Update BasicSequencer<Book>::on_snapshot_levels(const Event& ev) noexcept {
             dropped += !book_.append_level(id, Side::kBid, ev.u.levels.price[k], ev.u.levels.qty[k]);
         for (std::uint32_t k = bids; k < bids + asks; ++k)
             dropped += !book_.append_level(id, Side::kAsk, ev.u.levels.price[k], ev.u.levels.qty[k]);
-        instruments_.state(id).counters.book_overflows += dropped;
+        state(id).counters.book_overflows += dropped;
     }
     if (pending_.bids_left + pending_.asks_left == 0) {
         if (pending_.apply) return finish_snapshot();
         pending_.active = false;
     }
-    return {id, Verdict::kSnapshotLevels, false, id < capacity_.max_instruments && instruments_.state(id).suspect, 0};
+    return {id, Verdict::kSnapshotLevels, false, id < capacity_.max_instruments && state(id).suspect, 0};
 }
 
 template <SequencedBook Book>
@@ -226,7 +227,7 @@ Update BasicSequencer<Book>::finish_snapshot() noexcept {
     const PendingSnapshot p = pending_;
     pending_.active = false;
     if (!p.apply) return {p.id, Verdict::kSnapshotLevels, false, false, 0};
-    InstrumentState& st = instruments_.state(p.id);
+    InstrumentState& st = state(p.id);
     // Replay events kept while suspect that continue the snapshot.
     std::uint64_t reached = p.seq;
     bool hole = false;
@@ -287,7 +288,7 @@ template <SequencedBook Book>
 Update BasicSequencer<Book>::on_session_change(const Event& ev) noexcept {
     ++counters_.session_resets;
     for (const std::uint32_t id : instruments_.seen_ids()) {
-        InstrumentState& st = instruments_.state(id);
+        InstrumentState& st = state(id);
         if (st.channel_id == ev.channel_id) reset(st, id);
     }
     return {0, Verdict::kSessionReset, true, true, 0};
