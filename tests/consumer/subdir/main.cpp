@@ -1,5 +1,6 @@
 // add_subdirectory consumer: tickgate::core only (standard library). Feeds
-// hand-made Events to a Sequencer and checks the book and the Gate.
+// hand-made Events to a Sequencer over an instrument table and an L2 book,
+// and checks the book and the Gate.
 // Exit 0 on success, 1 otherwise.
 #include <tickgate/event.hpp>
 #include <tickgate/book/gate.hpp>
@@ -37,8 +38,11 @@ int main() {
     constexpr std::int64_t kT0 = 1'700'000'000'000 * kMs;
     constexpr std::uint32_t kId = 3;
 
-    tickgate::Sequencer seq(tickgate::Capacity{16, 8, 256, 4});
-    const tickgate::Gate gate(seq, tickgate::GateConfig{/*stale_ms=*/250, /*source_age_ms=*/2000});
+    const tickgate::Capacity capacity{16, 8, 256, 4};
+    tickgate::InstrumentTable instruments(capacity.max_instruments);
+    tickgate::L2Book book(capacity.max_instruments, capacity.book_depth);
+    tickgate::Sequencer seq(instruments, book, capacity);
+    const tickgate::Gate gate(instruments, tickgate::GateConfig{/*stale_ms=*/250, /*source_age_ms=*/2000});
 
     const tickgate::Update u1 = seq.apply(quote(kId, 1, kT0, 100, 101));
     expect(u1.verdict == tickgate::Verdict::kAccepted && u1.book_changed && !u1.suspect, "first quote accepted");
@@ -47,7 +51,7 @@ int main() {
     const tickgate::Update u3 = seq.apply(quote(kId, 4, kT0 + 2 * kMs, 102, 103));
     expect(u3.verdict == tickgate::Verdict::kGap && u3.lost == 2, "gap of 2 counted");
 
-    const auto bids = seq.books().side(kId, tickgate::Side::kBid);
+    const auto bids = book.side(kId, tickgate::Side::kBid);
     expect(bids.size() == 1 && bids[0].price == 102, "book follows the last quote");
 
     const tickgate::GateDecision d = gate.check(kId, kT0 + 12 * kMs);
