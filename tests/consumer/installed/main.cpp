@@ -3,6 +3,7 @@
 // that pulls tickgate_feed's private dependencies into the link (toml++ via
 // parse_config, libpcap via CaptureReader). Exit 0 on success, 1 otherwise.
 #include <tickgate/feed/capture.hpp>
+#include <tickgate/feed/qfb1/packet_builder.hpp>
 #include <tickgate/feed/config.hpp>
 #include <tickgate/book/gate.hpp>
 #include <tickgate/feed/handler.hpp>
