@@ -30,7 +30,7 @@
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/handler.hpp"
-#include "tickgate/text.hpp"
+#include "../feed/json_writer.hpp"
 
 namespace bench {
 
@@ -424,11 +424,18 @@ inline MachineInfo machine_info() {
     return m;
 }
 
-inline std::string machine_json(const MachineInfo& m) {
-    std::ostringstream o;
-    o << "{\"cpu\": \"" << tickgate::json_escape(m.cpu) << "\", \"cores\": " << m.cores << ", \"kernel\": \""
-      << tickgate::json_escape(m.kernel) << "\", \"governor\": \"" << tickgate::json_escape(m.governor) << "\"}";
-    return o.str();
+inline tickgate::json::Value machine_json(const MachineInfo& m) {
+    return {{"cpu", m.cpu}, {"cores", m.cores}, {"kernel", m.kernel}, {"governor", m.governor}};
+}
+
+// Writes `doc` to `path` with the project's one JSON writer; false (and
+// perror) if the file cannot be written.
+inline bool write_json(const std::string& path, const tickgate::json::Value& doc) {
+    std::ofstream f(path);
+    f << tickgate::json::dump(doc);
+    f.close();
+    if (!f) std::perror(path.c_str());
+    return static_cast<bool>(f);
 }
 
 inline bool pin_to(int cpu) {

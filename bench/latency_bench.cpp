@@ -665,37 +665,48 @@ void print_result(const Result& r) {
     std::fflush(stdout);
 }
 
-std::string hist_json(const Histogram& h) {
-    std::ostringstream o;
-    o << "{\"count\": " << h.count() << ", \"mean_ns\": " << std::llround(h.mean()) << ", \"min_ns\": " << h.min();
+tickgate::json::Value hist_json(const Histogram& h) {
+    tickgate::json::Value o = {{"count", h.count()}, {"mean_ns", std::llround(h.mean())}, {"min_ns", h.min()}};
     const char* names[] = {"p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns"};
-    for (std::size_t i = 0; i < std::size(kPcts); ++i) o << ", \"" << names[i] << "\": " << h.at(kPcts[i]);
-    o << ", \"max_ns\": " << h.max() << "}";
-    return o.str();
+    for (std::size_t i = 0; i < std::size(kPcts); ++i) o[names[i]] = h.at(kPcts[i]);
+    o["max_ns"] = h.max();
+    return o;
 }
 
-std::string result_json(const Result& r) {
-    std::ostringstream o;
-    o << "{\"mode\": \"" << mode_name(r.mode) << "\", \"rate\": " << r.rate << ", \"batch\": " << r.batch
-      << ", \"lines\": \"" << (r.both_lines ? "ab" : "a") << "\", \"seconds\": " << r.seconds
-      << ", \"sender_cpu\": " << r.sender_cpu << ", \"engine_cpu\": " << r.engine_cpu << ", \"net_cpu\": " << r.net_cpu
-      << ", \"engine_idle\": \"" << (r.engine_yield ? "yield" : "spin") << "\", \"tag\": \"" << r.tag << "\""
-      << ", \"expected_interval_ns\": " << r.interval_ns << ", \"achieved_rate\": " << std::llround(r.achieved_rate)
-      << ", \"rate_held\": " << (r.rate_held() ? "true" : "false") << ", \"sent_msgs\": " << r.sent_msgs
-      << ", \"sent_dgrams\": " << r.sent_dgrams << ", \"send_errors\": " << r.send_errors
-      << ", \"applied\": " << r.applied << ", \"timed\": " << r.timed << ", \"missing\": " << r.missing()
-      << ", \"kernel_drops\": " << r.kernel_drops << ", \"seq_gaps\": " << r.seq_gaps
-      << ", \"ring_overflow_packets\": " << r.ring_overflow << ", \"sequencer_lost\": " << r.seq_lost
-      << ", \"zero_loss\": " << (r.zero_loss() ? "true" : "false") << ", \"load_before\": \"" << r.load_before
-      << "\", \"load_after\": \"" << r.load_after << "\""
-      << ",\n     \"tick_to_book_corrected\": " << hist_json(r.t2b_co)
-      << ",\n     \"tick_to_book_raw\": " << hist_json(r.t2b)
-      << ",\n     \"from_schedule_raw\": " << hist_json(r.sched)
-      << ",\n     \"recv_to_book_corrected\": " << hist_json(r.own_co)
-      << ",\n     \"recv_to_book_raw\": " << hist_json(r.own)
-      << ",\n     \"send_to_recv_raw\": " << hist_json(r.ktx)
-      << ",\n     \"sender_lateness\": " << hist_json(r.late) << "}";
-    return o.str();
+tickgate::json::Value result_json(const Result& r) {
+    return {{"mode", mode_name(r.mode)},
+            {"rate", r.rate},
+            {"batch", r.batch},
+            {"lines", r.both_lines ? "ab" : "a"},
+            {"seconds", r.seconds},
+            {"sender_cpu", r.sender_cpu},
+            {"engine_cpu", r.engine_cpu},
+            {"net_cpu", r.net_cpu},
+            {"engine_idle", r.engine_yield ? "yield" : "spin"},
+            {"tag", r.tag},
+            {"expected_interval_ns", r.interval_ns},
+            {"achieved_rate", std::llround(r.achieved_rate)},
+            {"rate_held", r.rate_held()},
+            {"sent_msgs", r.sent_msgs},
+            {"sent_dgrams", r.sent_dgrams},
+            {"send_errors", r.send_errors},
+            {"applied", r.applied},
+            {"timed", r.timed},
+            {"missing", r.missing()},
+            {"kernel_drops", r.kernel_drops},
+            {"seq_gaps", r.seq_gaps},
+            {"ring_overflow_packets", r.ring_overflow},
+            {"sequencer_lost", r.seq_lost},
+            {"zero_loss", r.zero_loss()},
+            {"load_before", r.load_before},
+            {"load_after", r.load_after},
+            {"tick_to_book_corrected", hist_json(r.t2b_co)},
+            {"tick_to_book_raw", hist_json(r.t2b)},
+            {"from_schedule_raw", hist_json(r.sched)},
+            {"recv_to_book_corrected", hist_json(r.own_co)},
+            {"recv_to_book_raw", hist_json(r.own)},
+            {"send_to_recv_raw", hist_json(r.ktx)},
+            {"sender_lateness", hist_json(r.late)}};
 }
 
 void write_dat(const Options& o, const Result& r) {
@@ -864,28 +875,24 @@ int main(int argc, char** argv) {
         }
 
         if (!o.json.empty()) {
-            std::ofstream j(o.json);
-            j << "{\"tool\": \"latency_bench\", \"command\": \"" << tickgate::json_escape(o.argv_line)
-              << "\", \"machine\": " << bench::machine_json(mi) << ",\n \"results\": [\n";
-            for (std::size_t i = 0; i < results.size(); ++i)
-                j << "    " << result_json(results[i]) << (i + 1 < results.size() ? ",\n" : "\n");
-            j << " ]";
+            tickgate::json::Value doc = {{"tool", "latency_bench"}, {"command", o.argv_line},
+                                         {"machine", bench::machine_json(mi)}, {"results", tickgate::json::Value::array()}};
+            for (const Result& r : results) doc["results"].push_back(result_json(r));
             if (!searches.empty()) {
-                j << ",\n \"max_rate\": [";
-                for (std::size_t i = 0; i < searches.size(); ++i) {
-                    const auto& s = searches[i];
-                    j << (i ? ", " : "") << "{\"mode\": \"" << mode_name(s.mode) << "\", \"batch\": " << o.batch
-                      << ", \"max_rate\": " << s.max_rate << ", \"confirmed\": " << (s.confirmed ? "true" : "false")
-                      << ", \"confirm_seconds\": " << o.confirm_seconds << ", \"command\": \"" << s.command
-                      << "\", \"steps\": [";
-                    for (std::size_t k = 0; k < s.steps.size(); ++k)
-                        j << (k ? ", " : "") << "{\"rate\": " << s.steps[k].first
-                          << ", \"pass\": " << (s.steps[k].second ? "true" : "false") << "}";
-                    j << "]}";
+                tickgate::json::Value& max_rate = doc["max_rate"] = tickgate::json::Value::array();
+                for (const auto& s : searches) {
+                    tickgate::json::Value steps = tickgate::json::Value::array();
+                    for (const auto& [rate, pass] : s.steps) steps.push_back({{"rate", rate}, {"pass", pass}});
+                    max_rate.push_back({{"mode", mode_name(s.mode)},
+                                        {"batch", o.batch},
+                                        {"max_rate", s.max_rate},
+                                        {"confirmed", s.confirmed},
+                                        {"confirm_seconds", o.confirm_seconds},
+                                        {"command", s.command},
+                                        {"steps", std::move(steps)}});
                 }
-                j << "]";
             }
-            j << "\n}\n";
+            if (!bench::write_json(o.json, doc)) return 1;
             std::printf("\n== wrote %s\n", o.json.c_str());
         }
         return 0;

@@ -117,25 +117,18 @@ int main(int argc, char** argv) {
     if (!hc.clean() || malformed) std::printf("WARNING: not every message was accepted\n");
 
     if (!json.empty()) {
-        std::FILE* f = std::fopen(json.c_str(), "w");
-        if (!f) {
-            std::perror(json.c_str());
-            return 1;
-        }
-        auto arr = [](const std::vector<double>& v) {
-            std::string s = "[";
-            for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-            return s + "]";
-        };
-        std::fprintf(f,
-                     "{\"machine\": %s, \"capture\": \"%s\", \"records\": %llu, \"frame_bytes\": %llu, \"messages\": %llu, "
-                     "\"clean\": %s,\n \"bare_seconds\": %s, \"replay_seconds\": %s,\n \"bare_msgs_per_s\": %.0f, "
-                     "\"replay_msgs_per_s\": %.0f, \"ratio\": %.4f}\n",
-                     bench::machine_json(m).c_str(), tickgate::json_escape(path).c_str(),
-                     static_cast<unsigned long long>(b.records), static_cast<unsigned long long>(b.bytes),
-                     static_cast<unsigned long long>(msgs), hc.clean() && !malformed ? "true" : "false",
-                     arr(bare_s).c_str(), arr(replay_s).c_str(), bare_rate, replay_rate, replay_rate / bare_rate);
-        std::fclose(f);
+        const tickgate::json::Value doc = {{"machine", bench::machine_json(m)},
+                                           {"capture", path},
+                                           {"records", b.records},
+                                           {"frame_bytes", b.bytes},
+                                           {"messages", msgs},
+                                           {"clean", hc.clean() && !malformed},
+                                           {"bare_seconds", bare_s},
+                                           {"replay_seconds", replay_s},
+                                           {"bare_msgs_per_s", bare_rate},
+                                           {"replay_msgs_per_s", replay_rate},
+                                           {"ratio", replay_rate / bare_rate}};
+        if (!bench::write_json(json, doc)) return 1;
     }
     return 0;
 }

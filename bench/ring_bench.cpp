@@ -225,12 +225,6 @@ TputResult tput_pair(const char* mode, std::size_t batch, std::uint64_t events, 
     return r;
 }
 
-std::string vec_json(const std::vector<double>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,27 +268,23 @@ int main(int argc, char** argv) {
         std::printf("%-27s %7.0f %7.0f %7.0f %7.0f %8.0f\n", name, l.p50, l.p90, l.p99, l.p999, l.max);
 
     if (!json.empty()) {
-        std::FILE* f = std::fopen(json.c_str(), "w");
-        if (!f) {
-            std::perror(json.c_str());
-            return 1;
-        }
-        std::fprintf(f, "{\"machine\": %s, \"tsc_ghz\": %.4f, \"events\": %llu, \"runs\": %d,\n \"throughput\": [",
-                     bench::machine_json(m).c_str(), ghz, static_cast<unsigned long long>(events), runs);
-        for (std::size_t i = 0; i < tp.size(); ++i) {
-            const auto& r = tp[i];
-            std::fprintf(f,
-                         "%s\n  {\"mode\": \"%s\", \"capacity\": %zu, \"batch\": %zu, \"tickgate_median\": %.0f, "
-                         "\"boost_median\": %.0f, \"ratio\": %.4f, \"cpu_share\": %.3f, \"tickgate_runs\": %s, \"boost_runs\": %s}",
-                         i ? "," : "", r.mode.c_str(), r.capacity, r.batch, bench::median(r.tg), bench::median(r.bo),
-                         bench::median(r.tg) / bench::median(r.bo), r.share, vec_json(r.tg).c_str(), vec_json(r.bo).c_str());
-        }
-        std::fprintf(f, "],\n \"roundtrip_ns\": {\"trips\": %zu", roundtrips);
+        using tickgate::json::Value;
+        Value doc = {{"machine", bench::machine_json(m)}, {"tsc_ghz", ghz}, {"events", events}, {"runs", runs}};
+        Value& throughput = doc["throughput"] = Value::array();
+        for (const auto& r : tp)
+            throughput.push_back({{"mode", r.mode},
+                                  {"capacity", r.capacity},
+                                  {"batch", r.batch},
+                                  {"tickgate_median", bench::median(r.tg)},
+                                  {"boost_median", bench::median(r.bo)},
+                                  {"ratio", bench::median(r.tg) / bench::median(r.bo)},
+                                  {"cpu_share", r.share},
+                                  {"tickgate_runs", r.tg},
+                                  {"boost_runs", r.bo}});
+        Value& roundtrip = doc["roundtrip_ns"] = {{"trips", roundtrips}};
         for (auto [name, l] : {std::pair{"tickgate", lt}, std::pair{"boost", lb}})
-            std::fprintf(f, ", \"%s\": {\"p50\": %.1f, \"p90\": %.1f, \"p99\": %.1f, \"p99_9\": %.1f, \"max\": %.1f}", name,
-                         l.p50, l.p90, l.p99, l.p999, l.max);
-        std::fprintf(f, "}}\n");
-        std::fclose(f);
+            roundtrip[name] = {{"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"p99_9", l.p999}, {"max", l.max}};
+        if (!bench::write_json(json, doc)) return 1;
     }
     return 0;
 }

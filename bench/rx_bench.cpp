@@ -511,34 +511,43 @@ int main(int argc, char** argv) {
         }
 
         if (!o.json.empty()) {
-            std::ofstream j(o.json);
-            j << "{\"tool\": \"rx_bench\", \"command\": \"" << tickgate::json_escape(o.argv_line)
-              << "\", \"machine\": " << bench::machine_json(mi) << ", \"rcvbuf_effective\": " << effective_rcvbuf(o)
-              << ",\n \"live\": [\n";
-            for (std::size_t i = 0; i < live.size(); ++i) {
-                const auto& p = live[i];
-                j << "  {\"receiver\": \"" << p.receiver << "\", \"mode\": \"" << (p.blocking ? "blocking" : "busy")
-                  << "\", \"size\": " << p.size << ", \"offered\": " << p.offered << ", \"sent_rate\": "
-                  << std::llround(p.sent_rate) << ", \"recv_rate\": " << std::llround(p.recv_rate) << ", \"sent\": " << p.sent
-                  << ", \"received\": " << p.received << ", \"send_errors\": " << p.send_errors << ", \"gaps\": " << p.gaps
-                  << ", \"kernel_drops\": " << p.kernel_drops << ", \"cpu_ns_per_pkt\": " << p.cpu_ns_per_pkt
-                  << ", \"cpu_util\": " << p.cpu_util << ", \"syscalls\": " << p.syscalls
-                  << ", \"zero_loss\": " << (p.zero_loss() ? "true" : "false") << "}" << (i + 1 < live.size() ? ",\n" : "\n");
-            }
-            j << " ],\n \"drain\": [\n";
-            for (std::size_t i = 0; i < drains.size(); ++i) {
-                const auto& d = drains[i];
-                j << "  {\"receiver\": \"" << d.receiver << "\", \"size\": " << d.size << ", \"queued\": " << d.queued
-                  << ", \"rounds\": " << d.rounds << ", \"pps\": " << std::llround(d.pps) << ", \"ns_per_pkt\": "
-                  << d.ns_per_pkt << ", \"syscalls_per_pkt\": " << d.syscalls_per_pkt << ", \"lost\": " << d.lost << "}"
-                  << (i + 1 < drains.size() ? ",\n" : "\n");
-            }
-            j << " ],\n \"max_zero_loss\": [";
-            for (std::size_t i = 0; i < best.size(); ++i)
-                j << (i ? ", " : "") << "{\"size\": " << best[i].size << ", \"mode\": \""
-                  << (best[i].blocking ? "blocking" : "busy") << "\", \"tickgate\": " << std::llround(best[i].tg)
-                  << ", \"asio\": " << std::llround(best[i].asio) << "}";
-            j << "]\n}\n";
+            using tickgate::json::Value;
+            Value doc = {{"tool", "rx_bench"}, {"command", o.argv_line}, {"machine", bench::machine_json(mi)},
+                         {"rcvbuf_effective", effective_rcvbuf(o)}};
+            Value& live_rows = doc["live"] = Value::array();
+            for (const auto& p : live)
+                live_rows.push_back({{"receiver", p.receiver},
+                                     {"mode", p.blocking ? "blocking" : "busy"},
+                                     {"size", p.size},
+                                     {"offered", p.offered},
+                                     {"sent_rate", std::llround(p.sent_rate)},
+                                     {"recv_rate", std::llround(p.recv_rate)},
+                                     {"sent", p.sent},
+                                     {"received", p.received},
+                                     {"send_errors", p.send_errors},
+                                     {"gaps", p.gaps},
+                                     {"kernel_drops", p.kernel_drops},
+                                     {"cpu_ns_per_pkt", p.cpu_ns_per_pkt},
+                                     {"cpu_util", p.cpu_util},
+                                     {"syscalls", p.syscalls},
+                                     {"zero_loss", p.zero_loss()}});
+            Value& drain_rows = doc["drain"] = Value::array();
+            for (const auto& d : drains)
+                drain_rows.push_back({{"receiver", d.receiver},
+                                      {"size", d.size},
+                                      {"queued", d.queued},
+                                      {"rounds", d.rounds},
+                                      {"pps", std::llround(d.pps)},
+                                      {"ns_per_pkt", d.ns_per_pkt},
+                                      {"syscalls_per_pkt", d.syscalls_per_pkt},
+                                      {"lost", d.lost}});
+            Value& best_rows = doc["max_zero_loss"] = Value::array();
+            for (const auto& b : best)
+                best_rows.push_back({{"size", b.size},
+                                     {"mode", b.blocking ? "blocking" : "busy"},
+                                     {"tickgate", std::llround(b.tg)},
+                                     {"asio", std::llround(b.asio)}});
+            if (!bench::write_json(o.json, doc)) return 1;
             std::printf("\n== wrote %s\n", o.json.c_str());
         }
         return 0;

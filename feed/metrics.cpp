@@ -75,30 +75,10 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
     s.generation = gen;
     s.published_ns = realtime_ns();
 
-    const DecoderCounters& dc = h.decoder;
-    s.packets = dc.packets.get();
-    s.messages = dc.messages.get();
-    s.malformed_packets = dc.malformed_packets.get();
-    s.unknown_messages = dc.unknown_messages.get();
-    s.stale_session_packets = dc.stale_session_packets.get();
-    s.session_changes = dc.session_changes.get();
-
-    s.out_of_range = h.sequencer.out_of_range;
-    s.session_resets = h.sequencer.session_resets;
-
-    const ArbiterCounters& ac = h.arbiter;
-    s.ab_duplicate_packets = ac.duplicate_packets.get();
-    s.ab_held_packets = ac.held_packets.get();
-    s.ab_filled_holes = ac.filled_holes.get();
-    s.ab_lost_both = ac.released_gaps.get();
-    s.ab_unarbitrated = ac.unarbitrated.get();
-    s.ab_unconfirmed_jumps = ac.unconfirmed_jumps.get();
-    s.ab_late_packets = ac.late_packets.get();
-
-    const PublisherCounters& pc = h.publisher;
-    s.ring_overflow_packets = pc.ring_overflow_packets.get();
-    s.ring_overflow_events = pc.ring_overflow_events.get();
-    s.data_lost_marks = pc.data_lost_marks.get();
+    s.decoder.load(h.decoder);
+    s.sequencer.load(h.sequencer);
+    s.arbiter.load(h.arbiter);
+    s.ring.load(h.publisher);
     s.ring_fill = h.ring.size_approx();
     s.ring_capacity = h.ring.capacity();
 
@@ -128,14 +108,7 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
         LineSample& out = s.lines[l++];
         out.channel = ls->channel_id;
         out.line = ls->line;
-        out.packets = ls->packets.get();
-        out.bytes = ls->bytes.get();
-        out.seq_gaps = ls->seq_gaps.get();
-        out.kernel_drops = ls->kernel_drops.get();
-        out.rejected_source = ls->rejected_source.get();
-        out.foreign_channel_packets = ls->foreign_channel_packets.get();
-        out.oversized = ls->oversized.get();
-        out.recv_errors = ls->recv_errors.get();
+        out.counters.load(*ls);
     }
     s.line_count = l;
 
@@ -150,24 +123,10 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     // Scalars by copy; only the valid part of the per-instrument/line arrays.
     out.generation = s.generation;
     out.published_ns = s.published_ns;
-    out.packets = s.packets;
-    out.messages = s.messages;
-    out.malformed_packets = s.malformed_packets;
-    out.unknown_messages = s.unknown_messages;
-    out.stale_session_packets = s.stale_session_packets;
-    out.session_changes = s.session_changes;
-    out.out_of_range = s.out_of_range;
-    out.session_resets = s.session_resets;
-    out.ab_duplicate_packets = s.ab_duplicate_packets;
-    out.ab_held_packets = s.ab_held_packets;
-    out.ab_filled_holes = s.ab_filled_holes;
-    out.ab_lost_both = s.ab_lost_both;
-    out.ab_unarbitrated = s.ab_unarbitrated;
-    out.ab_unconfirmed_jumps = s.ab_unconfirmed_jumps;
-    out.ab_late_packets = s.ab_late_packets;
-    out.ring_overflow_packets = s.ring_overflow_packets;
-    out.ring_overflow_events = s.ring_overflow_events;
-    out.data_lost_marks = s.data_lost_marks;
+    out.decoder = s.decoder;
+    out.sequencer = s.sequencer;
+    out.arbiter = s.arbiter;
+    out.ring = s.ring;
     out.ring_fill = s.ring_fill;
     out.ring_capacity = s.ring_capacity;
     out.gate = s.gate;
@@ -241,17 +200,16 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     Writer w(out);
     constexpr std::string_view C = "counter", G = "gauge";
 
+    // Every counter with a metric name in a table of counter_fields.hpp: one
+    // family each, unlabelled for the global ones.
+    auto singles = [&](const auto& table, const auto& values) {
+        for (std::size_t i = 0; i < std::size(table); ++i)
+            if (!table[i].metric.empty()) w.single(table[i].metric, C, table[i].help, values[i]);
+    };
+
     // Decoder / global.
-    w.single("tickgate_packets_total", C, "QFB/1 datagrams handed to the decoder (after A/B arbitration).", s.packets);
-    w.single("tickgate_messages_total", C, "QFB/1 messages read (known and unknown types).", s.messages);
-    w.single("tickgate_malformed_packets_total", C, "Datagrams rejected as malformed.", s.malformed_packets);
-    w.single("tickgate_unknown_messages_total", C, "Messages of an unknown type, skipped.", s.unknown_messages);
-    w.single("tickgate_stale_session_packets_total", C, "Datagrams of an older session, discarded.",
-             s.stale_session_packets);
-    w.single("tickgate_session_changes_total", C, "Newer sessions seen on a channel (publisher restarts).",
-             s.session_changes);
-    w.single("tickgate_out_of_range_messages_total", C, "Messages for instrument ids beyond max_instruments, ignored.",
-             s.out_of_range);
+    singles(kDecoderCounterFields, s.decoder);
+    singles(kSequencerCounterFields, s.sequencer);
 
     // Per instrument.
     std::vector<std::string> labels;
@@ -268,33 +226,8 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
             w.sample(name, labels[i], static_cast<std::uint64_t>(get(s.instruments[i])));
     };
     using I = MetricsRegistry::InstrumentSample;
-    per_instrument("tickgate_instrument_accepted_total", C, "Sequenced messages accepted.",
-                   [](const I& x) { return x.counters.accepted; });
-    per_instrument("tickgate_instrument_duplicates_total", C, "Messages with seq <= last seq, dropped.",
-                   [](const I& x) { return x.counters.duplicates; });
-    per_instrument("tickgate_instrument_lost_messages_total", C, "Messages known missing (sequence gaps).",
-                   [](const I& x) { return x.counters.lost; });
-    per_instrument("tickgate_instrument_gap_events_total", C, "Times a sequence gap was opened.",
-                   [](const I& x) { return x.counters.gap_events; });
-    per_instrument("tickgate_instrument_heartbeats_total", C, "Heartbeats received.",
-                   [](const I& x) { return x.counters.heartbeats; });
-    per_instrument("tickgate_instrument_snapshots_applied_total", C, "Snapshots applied to the book.",
-                   [](const I& x) { return x.counters.snapshots_applied; });
-    per_instrument("tickgate_instrument_stale_snapshots_total", C, "Snapshots older than the book, ignored.",
-                   [](const I& x) { return x.counters.stale_snapshots; });
-    per_instrument("tickgate_instrument_recoveries_total", C, "Suspect to clean transitions.",
-                   [](const I& x) { return x.counters.recovered; });
-    per_instrument("tickgate_instrument_unbuffered_deltas_total", C,
-                   "Deltas not kept for replay while suspect (recovery pool empty or full).",
-                   [](const I& x) { return x.counters.unbuffered_deltas; });
-    per_instrument("tickgate_instrument_book_overflows_total", C, "Price levels dropped beyond the book depth.",
-                   [](const I& x) { return x.counters.book_overflows; });
-    per_instrument("tickgate_instrument_implausible_seq_total", C,
-                   "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped.",
-                   [](const I& x) { return x.counters.implausible_seq; });
-    per_instrument("tickgate_instrument_foreign_channel_messages_total", C,
-                   "Messages for the instrument on another channel than its own (rule 7), dropped.",
-                   [](const I& x) { return x.counters.foreign_channel; });
+    for (const auto& f : kInstrumentCounterFields)
+        if (!f.metric.empty()) per_instrument(f.metric, C, f.help, [&](const I& x) { return f.get(x.counters); });
     per_instrument("tickgate_instrument_suspect", G, "1 while the instrument's book is suspect (gap not repaired).",
                    [](const I& x) { return x.suspect ? 1u : 0u; });
     per_instrument("tickgate_instrument_last_seq", G, "Last accepted instrument sequence number.",
@@ -306,50 +239,18 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     for (std::size_t i = 0; i < s.line_count; ++i)
         line_labels.push_back(
             fmt::format("channel=\"{}\",line=\"{}\"", s.lines[i].channel, s.lines[i].line == 0 ? 'A' : 'B'));
-    auto per_line = [&](std::string_view name, std::string_view help, auto get) {
-        w.family(name, C, help);
-        for (std::size_t i = 0; i < s.line_count; ++i) w.sample(name, line_labels[i], get(s.lines[i]));
-    };
-    using L = MetricsRegistry::LineSample;
-    per_line("tickgate_line_packets_total", "Datagrams received on the line.", [](const L& x) { return x.packets; });
-    per_line("tickgate_line_bytes_total", "Payload bytes received on the line.", [](const L& x) { return x.bytes; });
-    per_line("tickgate_line_seq_gaps_total", "Packets missing on the line (packet_seq gaps).",
-             [](const L& x) { return x.seq_gaps; });
-    per_line("tickgate_line_kernel_drops_total", "Datagrams dropped by the socket receive buffer (SO_RXQ_OVFL).",
-             [](const L& x) { return x.kernel_drops; });
-    per_line("tickgate_line_rejected_source_total", "Datagrams from a source address not allowed for the channel.",
-             [](const L& x) { return x.rejected_source; });
-    per_line("tickgate_line_foreign_channel_packets_total",
-             "Datagrams whose header named another channel than the line's (rule 7), dropped.",
-             [](const L& x) { return x.foreign_channel_packets; });
-    per_line("tickgate_line_oversized_total", "Datagrams larger than the receive slot (malformed), dropped whole.",
-             [](const L& x) { return x.oversized; });
-    per_line("tickgate_line_recv_errors_total", "Receive calls on the line's socket that failed (not EAGAIN/EINTR).",
-             [](const L& x) { return x.recv_errors; });
+    for (std::size_t row = 0; row < std::size(kLineCounterFields); ++row) {
+        const auto& f = kLineCounterFields[row];
+        if (f.metric.empty()) continue;
+        w.family(f.metric, C, f.help);
+        for (std::size_t i = 0; i < s.line_count; ++i) w.sample(f.metric, line_labels[i], s.lines[i].counters[row]);
+    }
 
     // A/B arbitration.
-    w.single("tickgate_ab_duplicate_packets_total", C, "Second copies of packets (other line) dropped.",
-             s.ab_duplicate_packets);
-    w.single("tickgate_ab_lost_both_total", C, "Packets lost on both lines (holes given up).", s.ab_lost_both);
-    w.single("tickgate_ab_held_packets_total", C, "Packets held waiting for the other line to fill a hole.",
-             s.ab_held_packets);
-    w.single("tickgate_ab_filled_holes_total", C, "Holes filled by the other line while held.", s.ab_filled_holes);
-    w.single("tickgate_ab_unarbitrated_packets_total", C, "Packets passed through without arbitration.",
-             s.ab_unarbitrated);
-    w.single("tickgate_ab_unconfirmed_jump_packets_total", C,
-             "Packets beyond the arbitration window passed on without moving the channel (not confirmed by the other line).",
-             s.ab_unconfirmed_jumps);
-    w.single("tickgate_ab_late_packets_total", C,
-             "Packets that were not a copy of one delivered (given up, or other bytes), passed on to the sequencer.",
-             s.ab_late_packets);
+    singles(kArbiterCounterFields, s.arbiter);
 
     // Ring between the network and engine threads.
-    w.single("tickgate_ring_overflow_packets_total", C, "Datagrams dropped because the event ring was full.",
-             s.ring_overflow_packets);
-    w.single("tickgate_ring_overflow_events_total", C, "Events dropped because the event ring was full.",
-             s.ring_overflow_events);
-    w.single("tickgate_ring_data_lost_marks_total", C, "DataLost marks delivered after ring overflows.",
-             s.data_lost_marks);
+    singles(kRingCounterFields, s.ring);
     w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
     w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);
 

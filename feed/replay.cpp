@@ -1,5 +1,7 @@
 #include "tickgate/feed/replay.hpp"
 
+#include "json_writer.hpp"
+#include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/text.hpp"
 
 #include <fmt/format.h>
@@ -44,13 +46,6 @@ std::vector<std::uint32_t> sorted_ids(const InstrumentTable& instruments) {
     return ids;
 }
 
-void append_levels(std::string& out, const std::vector<Level>& levels) {
-    out += '[';
-    for (std::size_t i = 0; i < levels.size(); ++i)
-        out += fmt::format("{}[{}, {}]", i ? ", " : "", levels[i].price, levels[i].qty);
-    out += ']';
-}
-
 std::string real_price(std::int64_t px, int exponent) {
     if (exponent >= 0) return fmt::format("{}", static_cast<double>(px) * std::pow(10.0, exponent));
     const int decimals = std::min(-exponent, 18);
@@ -59,61 +54,67 @@ std::string real_price(std::int64_t px, int exponent) {
 
 }  // namespace
 
-std::string summary_json(const SummarySource& h, const SummaryContext& ctx, std::string_view live) {
-    const auto& dc = h.decoder;
+namespace {
+
+// {"channels": [{"id": N, "lines": [{"line": "A", "group": ..., "port": ..., counters...}, B]}, ...],
+//  "arbitration": {"enabled": bool, counters...}, "ring": {"capacity": N, "fill": N, counters...}}
+json::Value live_json(const FeedStats& h) {
+    json::Value channels = json::Value::array();
+    for (const auto& l : h.lines) {
+        if (channels.empty() || channels.back()["id"] != l->channel_id)
+            channels.push_back({{"id", l->channel_id}, {"lines", json::Value::array()}});
+        json::Value line = {{"line", l->line ? "B" : "A"}, {"group", l->group}, {"port", l->port}};
+        json::put_counters(line, *l, kLineCounterFields);
+        channels.back()["lines"].push_back(std::move(line));
+    }
+    json::Value arbitration = {{"enabled", h.arbitration}};
+    json::put_counters(arbitration, h.arbiter, kArbiterCounterFields);
+    json::Value ring = {{"capacity", h.ring.capacity()}, {"fill", h.ring.size_approx()}};
+    json::put_counters(ring, h.publisher, kRingCounterFields);
+    return {{"channels", std::move(channels)}, {"arbitration", std::move(arbitration)}, {"ring", std::move(ring)}};
+}
+
+}  // namespace
+
+std::string summary_json(const SummarySource& h, const SummaryContext& ctx, const FeedStats* live) {
     const InstrumentTable& instruments = h.instruments;
     std::vector<Level> levels;
-    std::string out = fmt::format(
-        "{{\n  \"packets\": {},\n  \"malformed_packets\": {},\n  \"unknown_messages\": {},\n"
-        "  \"stale_session_packets\": {},\n  \"messages\": {},\n  \"session_changes\": {},\n"
-        "  \"out_of_range_instruments\": {},\n  \"stale_ms\": {},\n  \"source_age_ms\": {},\n  \"now_ns\": {},\n",
-        dc.packets.get(), dc.malformed_packets.get(), dc.unknown_messages.get(), dc.stale_session_packets.get(),
-        dc.messages.get(), dc.session_changes.get(), h.sequencer.out_of_range, h.gate_config.stale_ms,
-        h.gate_config.source_age_ms, ctx.now_ns);
-    if (!ctx.capture.empty()) out += fmt::format("  \"capture\": \"{}\",\n", json_escape(ctx.capture));
-    std::string foreign_by_channel;
-    for (const ChannelPacketCount& c : ctx.foreign_channel_packets)
-        foreign_by_channel += fmt::format("{}\"{}\": {}", foreign_by_channel.empty() ? "" : ", ", c.channel_id, c.packets);
-    out += fmt::format("  \"foreign_channel_packets\": {},\n  \"foreign_channel_packets_by_channel\": {{{}}},\n",
-                       total_packets(ctx.foreign_channel_packets), foreign_by_channel);
-    if (ctx.frames)
-        out += fmt::format(
-            "  \"frames\": {{\"records\": {}, \"udp_datagrams\": {}, \"non_ip\": {}, \"non_udp\": {}, "
-            "\"ipv4_fragments\": {}, \"truncated\": {}}},\n",
-            ctx.frames->records, ctx.frames->udp_datagrams, ctx.frames->non_ip, ctx.frames->non_udp,
-            ctx.frames->fragments, ctx.frames->truncated);
-    // Only a replay reads a capture; frames.records counts what was read of it.
-    if (ctx.frames && !ctx.truncation) out += "  \"capture_truncated\": false,\n";
-    if (ctx.frames && ctx.truncation)
-        out += fmt::format("  \"capture_truncated\": true,\n  \"capture_intact_bytes\": {},\n"
-                           "  \"capture_file_bytes\": {},\n",
-                           ctx.truncation->intact_bytes, ctx.truncation->file_bytes);
-    out += "  \"instruments\": [";
-    bool first = true;
+    json::Value out = json::Value::object();
+    json::put_counters(out, h.decoder, kDecoderCounterFields);
+    json::put_counters(out, h.sequencer, kSequencerCounterFields);
+    out["stale_ms"] = h.gate_config.stale_ms;
+    out["source_age_ms"] = h.gate_config.source_age_ms;
+    out["now_ns"] = ctx.now_ns;
+    if (!ctx.capture.empty()) out["capture"] = ctx.capture;
+    out["foreign_channel_packets"] = total_packets(ctx.foreign_channel_packets);
+    json::Value& by_channel = out["foreign_channel_packets_by_channel"] = json::Value::object();
+    for (const ChannelPacketCount& c : ctx.foreign_channel_packets) by_channel[std::to_string(c.channel_id)] = c.packets;
+    if (const FrameCounters* f = ctx.frames) {
+        out["frames"] = {{"records", f->records},       {"udp_datagrams", f->udp_datagrams},
+                         {"non_ip", f->non_ip},         {"non_udp", f->non_udp},
+                         {"ipv4_fragments", f->fragments}, {"truncated", f->truncated}};
+        // Only a replay reads a capture; frames.records counts what was read of it.
+        out["capture_truncated"] = ctx.truncation != nullptr;
+        if (ctx.truncation) {
+            out["capture_intact_bytes"] = ctx.truncation->intact_bytes;
+            out["capture_file_bytes"] = ctx.truncation->file_bytes;
+        }
+    }
+    json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : sorted_ids(instruments)) {
         const InstrumentState& st = instruments.state(id);
-        const auto& c = st.counters;
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += fmt::format(
-            "    {{\"id\": {}, \"symbol\": \"{}\", \"last_seq\": {}, \"accepted\": {}, \"duplicates\": {}, "
-            "\"lost\": {}, \"heartbeats\": {}, \"snapshots_applied\": {}, \"stale_snapshots\": {}, "
-            "\"gap_events\": {}, \"implausible_seq\": {}, \"foreign_channel_messages\": {}, \"suspect\": {}, "
-            "\"bids\": ",
-            id, json_escape(st.symbol), st.last_seq, c.accepted, c.duplicates, c.lost, c.heartbeats,
-            c.snapshots_applied, c.stale_snapshots, c.gap_events, c.implausible_seq, c.foreign_channel,
-            st.suspect ? "true" : "false");
+        json::Value i = {{"id", id}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
+        json::put_counters(i, st.counters, kInstrumentCounterFields);
+        i["suspect"] = st.suspect;
         h.book.levels(id, Side::kBid, levels);
-        append_levels(out, levels);
-        out += ", \"asks\": ";
+        i["bids"] = json::levels(levels);
         h.book.levels(id, Side::kAsk, levels);
-        append_levels(out, levels);
-        out += fmt::format(", \"gate\": \"{}\"}}", to_string(h.gate.check(id, ctx.now_ns).reason));
+        i["asks"] = json::levels(levels);
+        i["gate"] = to_string(h.gate.check(id, ctx.now_ns).reason);
+        records.push_back(std::move(i));
     }
-    out += first ? "]" : "\n  ]";
-    if (!live.empty()) out += fmt::format(",\n  \"live\": {}", live);
-    out += "\n}\n";
-    return out;
+    if (live) out["live"] = live_json(*live);
+    return json::dump(out);
 }
 
 std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {

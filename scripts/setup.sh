@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config git python3
-          libboost-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
+          libboost-dev libfmt-dev libspdlog-dev libtomlplusplus-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
           iproute2 tcpreplay prometheus prometheus-cpp-dev curl ca-certificates)
 missing=()

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/replay.hpp"
@@ -59,91 +60,30 @@ std::vector<ChannelPacketCount> foreign_channel_packets(const FeedStats& h) {
     return out;
 }
 
-// The live counters, each written once here and shown by `run --json`'s
-// "live" object (its JSON name) and, for a line, by the live view's line
-// table (its column title; none: JSON only). A script sees overload (kernel
-// drops, ring overflows) and odd traffic (rejected sources, foreign
-// channels, unconfirmed jumps) without scraping metrics.
-template <class Counters>
-struct CounterField {
-    std::string_view name;
-    RelaxedCounter Counters::*counter;
-    std::string_view title = {};
-};
-constexpr CounterField<LineStats> kLineCounters[] = {
-    {"packets", &LineStats::packets, "packets"},
-    {"bytes", &LineStats::bytes},
-    {"seq_gaps", &LineStats::seq_gaps, "gaps"},
-    {"kernel_drops", &LineStats::kernel_drops, "k-drops"},
-    {"rejected_source", &LineStats::rejected_source, "rejected"},
-    {"foreign_channel_packets", &LineStats::foreign_channel_packets, "foreign"},
-    {"oversized", &LineStats::oversized, "oversized"},
-    {"recv_errors", &LineStats::recv_errors, "rcv-errors"},
-};
-constexpr CounterField<ArbiterCounters> kArbiterCounters[] = {
-    {"duplicate_packets", &ArbiterCounters::duplicate_packets},
-    {"held_packets", &ArbiterCounters::held_packets},
-    {"filled_holes", &ArbiterCounters::filled_holes},
-    {"lost_on_both", &ArbiterCounters::released_gaps},
-    {"unarbitrated", &ArbiterCounters::unarbitrated},
-    {"unconfirmed_jumps", &ArbiterCounters::unconfirmed_jumps},
-    {"late_packets", &ArbiterCounters::late_packets},
-};
-constexpr CounterField<PublisherCounters> kRingCounters[] = {
-    {"overflow_packets", &PublisherCounters::ring_overflow_packets},
-    {"overflow_events", &PublisherCounters::ring_overflow_events},
-    {"data_lost_marks", &PublisherCounters::data_lost_marks},
-};
-
-template <class Counters, std::size_t N>
-std::string json_counters(const Counters& c, const CounterField<Counters> (&table)[N]) {
+// The titled counters of a counter_fields.hpp table: "title value  title value ...".
+template <class S, std::size_t N>
+std::string titled_counters(const S& s, const CounterField<S> (&table)[N]) {
     std::string out;
-    for (const auto& f : table) out += fmt::format(", \"{}\": {}", f.name, (c.*f.counter).get());
+    for (const auto& f : table)
+        if (!f.title.empty()) out += fmt::format("{}{} {}", out.empty() ? "" : "  ", f.title, f.get(s));
     return out;
 }
 
-// The live view's per-line statistics (the titled line counters), then A/B and ring.
+// The live view's per-line statistics (a column per titled line counter of
+// counter_fields.hpp), then the titled A/B and ring counters.
 std::string line_table(const FeedStats& h) {
     std::string out = fmt::format("{:<4} {:<4} {:>21}", "ch", "line", "group:port");
-    for (const auto& f : kLineCounters)
+    for (const auto& f : kLineCounterFields)
         if (!f.title.empty()) out += fmt::format(" {:>10}", f.title);
     out += '\n';
     for (const auto& l : h.lines) {
         out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, l->line ? "B" : "A", fmt::format("{}:{}", l->group, l->port));
-        for (const auto& f : kLineCounters)
-            if (!f.title.empty()) out += fmt::format(" {:>10}", ((*l).*f.counter).get());
+        for (const auto& f : kLineCounterFields)
+            if (!f.title.empty()) out += fmt::format(" {:>10}", f.get(*l));
         out += '\n';
     }
-    const auto& pc = h.publisher;
-    const auto& ac = h.arbiter;
-    out += fmt::format("A/B: duplicate packets {}  held {}  holes filled {}  lost on both {}\n",
-                       ac.duplicate_packets.get(), ac.held_packets.get(), ac.filled_holes.get(),
-                       ac.released_gaps.get());
-    out += fmt::format("ring: fill {}  overflow packets {}  overflow events {}\n", h.ring.size_approx(),
-                       pc.ring_overflow_packets.get(), pc.ring_overflow_events.get());
-    return out;
-}
-
-// {"channels": [{"id": N, "lines": [{"line": "A", "group": ..., "port": ..., counters...}, B]}, ...],
-//  "arbitration": {"enabled": bool, counters...}, "ring": {"capacity": N, "fill": N, counters...}}
-std::string live_json(const FeedStats& h, bool arbitration) {
-    std::string out = "{\n    \"channels\": [";
-    const auto lines = h.lines;
-    for (std::size_t i = 0; i < lines.size();) {
-        const std::uint16_t channel = lines[i]->channel_id;
-        out += fmt::format("{}\n      {{\"id\": {}, \"lines\": [", i == 0 ? "" : ",", channel);
-        for (bool first = true; i < lines.size() && lines[i]->channel_id == channel; ++i, first = false) {
-            const LineStats& l = *lines[i];
-            out += fmt::format("{}{{\"line\": \"{}\", \"group\": \"{}\", \"port\": {}{}}}", first ? "" : ", ",
-                               l.line ? "B" : "A", l.group, l.port, json_counters(l, kLineCounters));
-        }
-        out += "]}";
-    }
-    out += lines.empty() ? "],\n" : "\n    ],\n";
-    out += fmt::format("    \"arbitration\": {{\"enabled\": {}{}}},\n", arbitration,
-                       json_counters(h.arbiter, kArbiterCounters));
-    out += fmt::format("    \"ring\": {{\"capacity\": {}, \"fill\": {}{}}}\n  }}", h.ring.capacity(),
-                       h.ring.size_approx(), json_counters(h.publisher, kRingCounters));
+    out += fmt::format("A/B: {}\n", titled_counters(h.arbiter, kArbiterCounterFields));
+    out += fmt::format("ring: fill {}  {}\n", h.ring.size_approx(), titled_counters(h.publisher, kRingCounterFields));
     return out;
 }
 
@@ -256,10 +196,10 @@ private:
     }
 
     void print_summary() const {
-        const SummaryContext ctx{.now_ns = realtime_ns(),
-                                 .foreign_channel_packets = foreign_channel_packets(handler_.stats())};
+        const FeedStats stats = handler_.stats();
+        const SummaryContext ctx{.now_ns = realtime_ns(), .foreign_channel_packets = foreign_channel_packets(stats)};
         if (o_.json)
-            fmt::print("{}", summary_json(summary(), ctx, live_json(handler_.stats(), cfg_.receiver.arbitration)));
+            fmt::print("{}", summary_json(summary(), ctx, &stats));
         else
             fmt::print("{}\n{}", summary_table(summary(), ctx), line_table(handler_.stats()));
     }

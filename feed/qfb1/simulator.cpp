@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../json_writer.hpp"
 #include "tickgate/feed/receiver.hpp"
-#include "tickgate/text.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 #include "tickgate/feed/sender.hpp"
 
@@ -529,66 +529,72 @@ bool Simulator::next(SimPacket& p) {
 
 namespace {
 
-void append_levels(std::string& out, const std::vector<SimLevel>& levels) {
-    out += '[';
-    for (std::size_t i = 0; i < levels.size(); ++i)
-        out += fmt::format("{}[{}, {}]", i ? ", " : "", levels[i].price, levels[i].qty);
-    out += ']';
+json::Value outage_list(const std::vector<SimOptions::Outage>& ws) {
+    json::Value out = json::Value::array();
+    for (const auto& w : ws) out.push_back(json::Value::array({w.from, w.to}));
+    return out;
 }
 
-std::string id_list(const std::vector<std::uint32_t>& ids) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < ids.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", ids[i]);
-    return s + "]";
-}
-
-}  // namespace
-
-namespace {
-std::string outage_list(const std::vector<SimOptions::Outage>& ws) {
-    std::string out = "[";
-    for (const auto& w : ws) out += fmt::format("{}[{}, {}]", out.size() > 1 ? ", " : "", w.from, w.to);
-    return out + "]";
-}
 }  // namespace
 
 std::string GroundTruth::to_json() const {
     const SimOptions& o = options;
-    std::string out = fmt::format(
-        "{{\n  \"options\": {{\"instruments\": {}, \"rate\": {}, \"duration_s\": {}, \"messages\": {}, "
-        "\"batch\": {}, \"heartbeat_ms\": {}, \"snapshot_ms\": {}, \"definition_ms\": {}, \"seed\": {}, "
-        "\"session\": {}, \"epoch_ns\": {}, \"channel\": {}, \"line_a\": \"{}:{}\", \"line_b\": \"{}:{}\", "
-        "\"interface_a\": \"{}\", \"interface_b\": \"{}\", \"loss_a\": {}, \"loss_b\": {}, \"burst_loss\": {}, "
-        "\"burst_len\": {}, \"dup\": {}, \"reorder\": {}, \"restart_at\": {}, \"lagging_snapshots\": {}, "
-        "\"quiet\": {}, \"silence\": {}, \"outage_a\": {}, \"outage_b\": {}}},\n",
-        o.instruments, o.rate, o.duration_s, o.messages, o.batch, o.heartbeat_ms, o.snapshot_ms, o.definition_ms,
-        o.seed, o.session, o.epoch_ns, o.channel, o.group_a, o.port_a, o.group_b, o.port_b, o.interface_a,
-        o.interface_b, o.loss_a, o.loss_b, o.burst_p, o.burst_len, o.dup, o.reorder,
-        o.restart_at ? fmt::format("{}", *o.restart_at) : "null", o.lagging_snapshots, id_list(o.quiet),
-        id_list(o.silence), outage_list(o.outage_a), outage_list(o.outage_b));
-    out += fmt::format(
-        "  \"final_session\": {},\n  \"exact_lost\": {},\n  \"duration_ns\": {},\n  \"messages\": {},\n"
-        "  \"sequenced\": {},\n  \"packets\": {{\"generated\": {}, \"sent_a\": {}, \"sent_b\": {}, "
-        "\"dropped_a\": {}, \"dropped_b\": {}, \"dropped_both\": {}, \"duplicated_a\": {}, \"duplicated_b\": {}, "
-        "\"reordered_a\": {}, \"reordered_b\": {}, \"late_old_session\": {}}},\n"
-        "  \"output\": \"{}\",\n  \"send\": {{\"errors\": {}, \"max_late_ns\": {}}},\n  \"instruments\": [",
-        final_session, exact_lost, duration_ns, messages, sequenced, packets, sent_a, sent_b, dropped_a, dropped_b,
-        dropped_both, duplicated_a, duplicated_b, reordered_a, reordered_b, late_old_session, json_escape(output), send_errors,
-        max_late_ns);
-    for (std::size_t i = 0; i < instruments.size(); ++i) {
-        const InstrumentTruth& t = instruments[i];
-        out += fmt::format(
-            "{}\n    {{\"id\": {}, \"symbol\": \"{}\", \"kind\": \"{}\", \"quiet\": {}, \"silenced\": {}, "
-            "\"messages\": {}, \"last_seq\": {}, \"dropped_both\": {}, \"expected_lost\": {}, \"bids\": ",
-            i ? "," : "", t.id, json_escape(t.symbol), t.delta ? "delta" : "quote", t.quiet, t.silenced, t.messages, t.last_seq,
-            t.dropped_both, t.expected_lost);
-        append_levels(out, t.bids);
-        out += ", \"asks\": ";
-        append_levels(out, t.asks);
-        out += '}';
-    }
-    out += instruments.empty() ? "]\n}\n" : "\n  ]\n}\n";
-    return out;
+    json::Value doc = json::Value::object();
+    doc["options"] = {{"instruments", o.instruments},
+                      {"rate", o.rate},
+                      {"duration_s", o.duration_s},
+                      {"messages", o.messages},
+                      {"batch", o.batch},
+                      {"heartbeat_ms", o.heartbeat_ms},
+                      {"snapshot_ms", o.snapshot_ms},
+                      {"definition_ms", o.definition_ms},
+                      {"seed", o.seed},
+                      {"session", o.session},
+                      {"epoch_ns", o.epoch_ns},
+                      {"channel", o.channel},
+                      {"line_a", fmt::format("{}:{}", o.group_a, o.port_a)},
+                      {"line_b", fmt::format("{}:{}", o.group_b, o.port_b)},
+                      {"interface_a", o.interface_a},
+                      {"interface_b", o.interface_b},
+                      {"loss_a", o.loss_a},
+                      {"loss_b", o.loss_b},
+                      {"burst_loss", o.burst_p},
+                      {"burst_len", o.burst_len},
+                      {"dup", o.dup},
+                      {"reorder", o.reorder},
+                      {"restart_at", o.restart_at ? json::Value(*o.restart_at) : json::Value()},
+                      {"lagging_snapshots", o.lagging_snapshots},
+                      {"quiet", o.quiet},
+                      {"silence", o.silence},
+                      {"outage_a", outage_list(o.outage_a)},
+                      {"outage_b", outage_list(o.outage_b)}};
+    doc["final_session"] = final_session;
+    doc["exact_lost"] = exact_lost;
+    doc["duration_ns"] = duration_ns;
+    doc["messages"] = messages;
+    doc["sequenced"] = sequenced;
+    doc["packets"] = {{"generated", packets},         {"sent_a", sent_a},
+                      {"sent_b", sent_b},             {"dropped_a", dropped_a},
+                      {"dropped_b", dropped_b},       {"dropped_both", dropped_both},
+                      {"duplicated_a", duplicated_a}, {"duplicated_b", duplicated_b},
+                      {"reordered_a", reordered_a},   {"reordered_b", reordered_b},
+                      {"late_old_session", late_old_session}};
+    doc["output"] = output;
+    doc["send"] = {{"errors", send_errors}, {"max_late_ns", max_late_ns}};
+    json::Value& list = doc["instruments"] = json::Value::array();
+    for (const InstrumentTruth& t : instruments)
+        list.push_back({{"id", t.id},
+                        {"symbol", t.symbol},
+                        {"kind", t.delta ? "delta" : "quote"},
+                        {"quiet", t.quiet},
+                        {"silenced", t.silenced},
+                        {"messages", t.messages},
+                        {"last_seq", t.last_seq},
+                        {"dropped_both", t.dropped_both},
+                        {"expected_lost", t.expected_lost},
+                        {"bids", json::levels(t.bids)},
+                        {"asks", json::levels(t.asks)}});
+    return json::dump(doc);
 }
 
 // ------------------------------------------------------------------ sinks

@@ -40,7 +40,7 @@ for f in include/tickgate/feed/handler.hpp include/tickgate/feed/capture.hpp \
     if [[ -z "$g" ]]; then echo "missing from install tree: $f" >&2; exit 1; fi
     echo "present: ${g#$prefix/}"
 done
-if grep -rlE '#include *<(boost|fmt|spdlog|toml\+\+|pcap)' "$prefix/include"; then
+if grep -rlE '#include *<(boost|fmt|spdlog|toml\+\+|pcap|nlohmann)' "$prefix/include"; then
     echo "an installed public header includes a private third-party header" >&2
     exit 1
 fi

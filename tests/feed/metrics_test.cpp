@@ -313,8 +313,8 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     MetricsRegistry::Snapshot s;
     s.generation = 3;
     s.published_ns = 1'700'000'000'123'456'789;
-    s.packets = 10;
-    s.messages = 30;
+    s.decoder.at("packets") = 10;
+    s.decoder.at("messages") = 30;
     s.instrument_count = 3;
     s.instruments.resize(3);
     const char* symbols[] = {"A\nB", "\xff\xfe", ""};
@@ -344,6 +344,34 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
     EXPECT_EQ(p.status, 0) << p.output;
     EXPECT_EQ(p.output, "") << "promtool lint findings";
+}
+
+// Every counter of counter_fields.hpp with a metric name is exported, with
+// its help text, whatever its table: a new row is a new metric.
+TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
+    MetricsRegistry::Snapshot s;
+    s.instrument_count = 1;
+    s.instruments.resize(1);
+    s.line_count = 1;
+    s.lines.resize(1);
+    const std::string text = render_prometheus(s);
+    std::size_t rows = 0;
+    auto check = [&](const auto& table) {
+        for (const auto& f : table) {
+            if (f.metric.empty()) continue;
+            ++rows;
+            const std::string metric(f.metric), help(f.help);
+            EXPECT_TRUE(has_line(text, "# HELP " + metric + " " + help)) << metric;
+            EXPECT_TRUE(has_line(text, "# TYPE " + metric + " counter")) << metric;
+        }
+    };
+    check(kDecoderCounterFields);
+    check(kSequencerCounterFields);
+    check(kInstrumentCounterFields);
+    check(kLineCounterFields);
+    check(kArbiterCounterFields);
+    check(kRingCounterFields);
+    EXPECT_EQ(rows, 37u);  // every table row with a metric: a row added without a test shows here
 }
 
 TEST(MetricsServer, RefusesNonLoopbackUnlessAllowedAndParsesListenAddresses) {

@@ -220,6 +220,21 @@ TEST(Simulator, GroundTruthJsonHasTheSchema) {
         EXPECT_NE(j.find(key), std::string::npos) << key;
 }
 
+// The ground truth goes through the project's one JSON writer: a file name
+// with any bytes is written byte for byte as code points, in plain ASCII.
+TEST(Simulator, GroundTruthJsonEscapesEveryByteOfItsStrings) {
+    GroundTruth t;
+    t.output = "pcap:\xff\x1b]0;x\x07\".pcap";
+    const std::string j = t.to_json();
+    for (const char ch : j) {
+        const auto c = static_cast<unsigned char>(ch);
+        EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "raw byte " << int{c} << " in " << j;
+    }
+    EXPECT_NE(j.find(R"("output": "pcap:\u00ff\u001b]0;x\u0007\".pcap")"), std::string::npos) << j;
+    EXPECT_NE(j.find("\"restart_at\": null"), std::string::npos) << j;
+    EXPECT_NE(j.find("\"instruments\": []"), std::string::npos) << j;
+}
+
 // ------------------------------------------------------- end to end with the handler
 
 Config channel_config(const SimOptions& o) {

@@ -36,7 +36,7 @@ done
 
 # ------------------------------------------------------------ toolchain
 need=()
-for p in clang libclang-rt-14-dev; do
+for p in clang libclang-rt-14-dev nlohmann-json3-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then

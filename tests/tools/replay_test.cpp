@@ -930,5 +930,35 @@ TEST(Replay, HostileSymbolIsTextInTheTableTheLiveViewAndTheJson) {
     EXPECT_EQ(s["capture"].as_string(), "cut\x1b]0;title\x07.pcap");
 }
 
+// Every JSON document has one writer and one rule for strings: they are
+// bytes, each written as the code point of its value. A symbol off the wire
+// with bytes >= 0x80 (not UTF-8: a lone 0xff, and the two bytes of a UTF-8
+// "é" that are two code points here), DEL, control bytes (0x01, 0x1f, tab,
+// newline), a quote and a backslash: the summary is plain ASCII, says
+// exactly these escapes and reads back to the bytes, byte for byte as code
+// points (U+0080, U+00FF, ...).
+TEST(Replay, SymbolWithHighAndControlBytesIsEscapedByteForByteInTheSummaryJson) {
+    const std::string symbol = "\x80\xff\xc3\xa9\x7f\"\\\n\t\x01\x1f";
+    Handler h(Capacity{}, GateConfig{});
+    PacketBuilder pb(1, 1, 1, kT0);
+    pb.definition(kQ, symbol).quote(kQ, 1, kT0, 1000, 5, 1010, 5);
+    h.on_datagram(pb.bytes(), kT0, 0);
+    ASSERT_EQ(std::string(h.instruments().state(kQ).symbol), symbol);
+
+    const std::string json = summary_json(summary_source(h), {kT0, "\xfe.pcap", nullptr});
+    for (const char ch : json) {
+        const auto c = static_cast<unsigned char>(ch);
+        EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "raw byte " << int{c} << " in " << json;
+    }
+    EXPECT_NE(json.find(R"("symbol": "\u0080\u00ff\u00c3\u00a9\u007f\"\\\n\t\u0001\u001f")"), std::string::npos)
+        << json;
+    EXPECT_NE(json.find(R"("capture": "\u00fe.pcap")"), std::string::npos) << json;
+    const Json s = Json::parse(json);
+    EXPECT_EQ(instrument(s, kQ)["symbol"].as_string(),
+              "\xc2\x80\xc3\xbf\xc3\x83\xc2\xa9\x7f\"\\\n\t\x01\x1f");  // UTF-8 of U+0080 U+00FF U+00C3 U+00A9 ...
+    EXPECT_EQ(s["capture"].as_string(), "\xc3\xbe.pcap");
+    EXPECT_EQ(instrument(s, kQ)["accepted"].as_uint(), 1u);
+}
+
 }  // namespace
 }  // namespace tickgate

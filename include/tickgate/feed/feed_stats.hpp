@@ -25,6 +25,7 @@ struct FeedStats {
     const InstrumentTable& instruments;
     const SequencerCounters& sequencer;
     const SpscRing<Event>& ring;
+    bool arbitration;  // receiver.arbitration: lines A/B merged
 };
 
 }  // namespace tickgate

@@ -25,6 +25,7 @@
 
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/feed_stats.hpp"
+#include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate {
@@ -66,22 +67,16 @@ public:
     struct LineSample {
         std::uint16_t channel = 0;
         std::uint8_t line = 0;  // 0 = A, 1 = B
-        std::uint64_t packets = 0, bytes = 0, seq_gaps = 0, kernel_drops = 0, rejected_source = 0,
-                      foreign_channel_packets = 0, oversized = 0, recv_errors = 0;
+        CounterValues<kLineCounterFields> counters;  // by row of kLineCounterFields
     };
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet
         std::int64_t published_ns = 0; // realtime of the publish
-        // Decoder.
-        std::uint64_t packets = 0, messages = 0, malformed_packets = 0, unknown_messages = 0,
-                      stale_session_packets = 0, session_changes = 0;
-        // Sequencer.
-        std::uint64_t out_of_range = 0, session_resets = 0;
-        // Arbiter.
-        std::uint64_t ab_duplicate_packets = 0, ab_held_packets = 0, ab_filled_holes = 0, ab_lost_both = 0,
-                      ab_unarbitrated = 0, ab_unconfirmed_jumps = 0, ab_late_packets = 0;
-        // Ring.
-        std::uint64_t ring_overflow_packets = 0, ring_overflow_events = 0, data_lost_marks = 0;
+        // Each by row of its table in counter_fields.hpp.
+        CounterValues<kDecoderCounterFields> decoder;
+        CounterValues<kSequencerCounterFields> sequencer;
+        CounterValues<kArbiterCounterFields> arbiter;
+        CounterValues<kRingCounterFields> ring;
         std::uint64_t ring_fill = 0, ring_capacity = 0;
         GateRejections gate;
         bool has_latency = false;

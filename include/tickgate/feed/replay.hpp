@@ -17,6 +17,7 @@
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/handler.hpp"
 
 namespace tickgate {
@@ -105,9 +106,13 @@ template <class Handler>
             h.gate_config()};
 }
 
-// The JSON summary (field names fixed by the spec of `replay --json`).
-// `live`, if not empty, is a JSON object shown as "live" (run --json: lines, A/B, ring).
-std::string summary_json(const SummarySource& src, const SummaryContext& ctx, std::string_view live = {});
+// The JSON summary (field names fixed by the spec of `replay --json`; the
+// counters' names are those of counter_fields.hpp). With `live` (run
+// --json), a "live" object: its per-line, A/B arbitration and ring counters.
+// Strings (symbols, the capture's name) are bytes: each is written as the
+// code point of its value, \u00HH beyond printable ASCII, so the summary is
+// ASCII and reads back to the original bytes (U+0000..U+00FF).
+std::string summary_json(const SummarySource& src, const SummaryContext& ctx, const FeedStats* live = nullptr);
 // A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason, age.
 std::string summary_table(const SummarySource& src, const SummaryContext& ctx);
 

@@ -1,0 +1,165 @@
+// Every counter the handler exports, listed once: one table per counter
+// struct, one row per counter, saying what it is called everywhere it is
+// shown. The Prometheus metrics (metrics.cpp), the JSON summary and `run
+// --json`'s "live" object (replay.cpp) and `run`'s line table
+// (tools/cmd_run.cpp) are all rendered from these rows, so a new counter is
+// a member in its struct plus a row here.
+//
+// The tables live apart from the structs on purpose: the structs belong to
+// their layers (decoder, arbiter, receiver, sequencer); this header only
+// reads them through member pointers. Standard library only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "tickgate/counter.hpp"
+#include "tickgate/feed/arbiter.hpp"
+#include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/ring_publisher.hpp"
+#include "tickgate/feed/sequencer.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate {
+
+[[nodiscard]] inline std::uint64_t counter_value(const RelaxedCounter& c) noexcept { return c.get(); }
+[[nodiscard]] constexpr std::uint64_t counter_value(std::uint64_t v) noexcept { return v; }
+
+// One counter of struct `S` (a RelaxedCounter or a plain std::uint64_t member).
+template <class S, class M = RelaxedCounter>
+struct CounterField {
+    M S::*member;
+    std::string_view key;     // JSON key (summary, run --json "live"); empty: not in the JSON
+    std::string_view metric;  // Prometheus counter family; empty: not exported
+    std::string_view help;    // the family's # HELP text
+    std::string_view title = {};  // label in `run`'s line table; empty: not shown there
+
+    [[nodiscard]] std::uint64_t get(const S& s) const noexcept { return counter_value(s.*member); }
+};
+
+// The values of one table's counters, by row, copied at one moment (what
+// the metrics snapshot keeps). An aggregate: `{1, 2}` fills the first rows.
+template <const auto& Table>
+struct CounterValues {
+    static constexpr std::size_t kSize = std::size(Table);
+    std::uint64_t v[kSize] = {};
+
+    template <class S>
+    void load(const S& s) noexcept {
+        for (std::size_t i = 0; i < kSize; ++i) v[i] = Table[i].get(s);
+    }
+    [[nodiscard]] constexpr std::uint64_t operator[](std::size_t row) const noexcept { return v[row]; }
+    // The row of JSON key `key` (std::out_of_range if none).
+    [[nodiscard]] std::uint64_t& at(std::string_view key) {
+        for (std::size_t i = 0; i < kSize; ++i)
+            if (Table[i].key == key) return v[i];
+        throw std::out_of_range("no counter with key " + std::string(key));
+    }
+};
+
+// ---------------------------------------------------------------- decoder (global)
+// Columns:   member, JSON key, Prometheus family, help [, line table title]
+inline constexpr CounterField<DecoderCounters> kDecoderCounterFields[] = {
+    {&DecoderCounters::packets, "packets", "tickgate_packets_total",
+     "QFB/1 datagrams handed to the decoder (after A/B arbitration)."},
+    {&DecoderCounters::malformed_packets, "malformed_packets", "tickgate_malformed_packets_total",
+     "Datagrams rejected as malformed."},
+    {&DecoderCounters::unknown_messages, "unknown_messages", "tickgate_unknown_messages_total",
+     "Messages of an unknown type, skipped."},
+    {&DecoderCounters::stale_session_packets, "stale_session_packets", "tickgate_stale_session_packets_total",
+     "Datagrams of an older session, discarded."},
+    {&DecoderCounters::messages, "messages", "tickgate_messages_total",
+     "QFB/1 messages read (known and unknown types)."},
+    {&DecoderCounters::session_changes, "session_changes", "tickgate_session_changes_total",
+     "Newer sessions seen on a channel (publisher restarts)."},
+};
+
+// ---------------------------------------------------------------- sequencer (global)
+inline constexpr CounterField<SequencerCounters, std::uint64_t> kSequencerCounterFields[] = {
+    {&SequencerCounters::out_of_range, "out_of_range_instruments", "tickgate_out_of_range_messages_total",
+     "Messages for instrument ids beyond max_instruments, ignored."},
+};
+
+// ---------------------------------------------------------------- per instrument
+// Metric families are labelled {instrument, symbol}.
+inline constexpr CounterField<InstrumentCounters, std::uint64_t> kInstrumentCounterFields[] = {
+    {&InstrumentCounters::accepted, "accepted", "tickgate_instrument_accepted_total", "Sequenced messages accepted."},
+    {&InstrumentCounters::duplicates, "duplicates", "tickgate_instrument_duplicates_total",
+     "Messages with seq <= last seq, dropped."},
+    {&InstrumentCounters::lost, "lost", "tickgate_instrument_lost_messages_total",
+     "Messages known missing (sequence gaps)."},
+    {&InstrumentCounters::heartbeats, "heartbeats", "tickgate_instrument_heartbeats_total", "Heartbeats received."},
+    {&InstrumentCounters::snapshots_applied, "snapshots_applied", "tickgate_instrument_snapshots_applied_total",
+     "Snapshots applied to the book."},
+    {&InstrumentCounters::stale_snapshots, "stale_snapshots", "tickgate_instrument_stale_snapshots_total",
+     "Snapshots older than the book, ignored."},
+    {&InstrumentCounters::gap_events, "gap_events", "tickgate_instrument_gap_events_total",
+     "Times a sequence gap was opened."},
+    {&InstrumentCounters::implausible_seq, "implausible_seq", "tickgate_instrument_implausible_seq_total",
+     "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped."},
+    {&InstrumentCounters::foreign_channel, "foreign_channel_messages",
+     "tickgate_instrument_foreign_channel_messages_total",
+     "Messages for the instrument on another channel than its own (rule 7), dropped."},
+    {&InstrumentCounters::recovered, "", "tickgate_instrument_recoveries_total", "Suspect to clean transitions."},
+    {&InstrumentCounters::unbuffered_deltas, "", "tickgate_instrument_unbuffered_deltas_total",
+     "Deltas not kept for replay while suspect (recovery pool empty or full)."},
+    {&InstrumentCounters::book_overflows, "", "tickgate_instrument_book_overflows_total",
+     "Price levels dropped beyond the book depth."},
+};
+
+// ---------------------------------------------------------------- per line (live)
+// Metric families are labelled {channel, line}; the title is the column of
+// `run`'s line table.
+inline constexpr CounterField<LineStats> kLineCounterFields[] = {
+    {&LineStats::packets, "packets", "tickgate_line_packets_total", "Datagrams received on the line.", "packets"},
+    {&LineStats::bytes, "bytes", "tickgate_line_bytes_total", "Payload bytes received on the line."},
+    {&LineStats::seq_gaps, "seq_gaps", "tickgate_line_seq_gaps_total", "Packets missing on the line (packet_seq gaps).",
+     "gaps"},
+    {&LineStats::kernel_drops, "kernel_drops", "tickgate_line_kernel_drops_total",
+     "Datagrams dropped by the socket receive buffer (SO_RXQ_OVFL).", "k-drops"},
+    {&LineStats::rejected_source, "rejected_source", "tickgate_line_rejected_source_total",
+     "Datagrams from a source address not allowed for the channel.", "rejected"},
+    {&LineStats::foreign_channel_packets, "foreign_channel_packets", "tickgate_line_foreign_channel_packets_total",
+     "Datagrams whose header named another channel than the line's (rule 7), dropped.", "foreign"},
+    {&LineStats::oversized, "oversized", "tickgate_line_oversized_total",
+     "Datagrams larger than the receive slot (malformed), dropped whole.", "oversized"},
+    {&LineStats::recv_errors, "recv_errors", "tickgate_line_recv_errors_total",
+     "Receive calls on the line's socket that failed (not EAGAIN/EINTR).", "rcv-errors"},
+};
+
+// ---------------------------------------------------------------- A/B arbitration (live)
+// The title labels the counter on the line table's "A/B:" line.
+inline constexpr CounterField<ArbiterCounters> kArbiterCounterFields[] = {
+    {&ArbiterCounters::duplicate_packets, "duplicate_packets", "tickgate_ab_duplicate_packets_total",
+     "Second copies of packets (other line) dropped.", "duplicate packets"},
+    {&ArbiterCounters::held_packets, "held_packets", "tickgate_ab_held_packets_total",
+     "Packets held waiting for the other line to fill a hole.", "held"},
+    {&ArbiterCounters::filled_holes, "filled_holes", "tickgate_ab_filled_holes_total",
+     "Holes filled by the other line while held.", "holes filled"},
+    {&ArbiterCounters::released_gaps, "lost_on_both", "tickgate_ab_lost_both_total",
+     "Packets lost on both lines (holes given up).", "lost on both"},
+    {&ArbiterCounters::unarbitrated, "unarbitrated", "tickgate_ab_unarbitrated_packets_total",
+     "Packets passed through without arbitration."},
+    {&ArbiterCounters::unconfirmed_jumps, "unconfirmed_jumps", "tickgate_ab_unconfirmed_jump_packets_total",
+     "Packets beyond the arbitration window passed on without moving the channel (not confirmed by the other line)."},
+    {&ArbiterCounters::late_packets, "late_packets", "tickgate_ab_late_packets_total",
+     "Packets that were not a copy of one delivered (given up, or other bytes), passed on to the sequencer."},
+};
+
+// ---------------------------------------------------------------- event ring (live)
+// The title labels the counter on the line table's "ring:" line.
+inline constexpr CounterField<PublisherCounters> kRingCounterFields[] = {
+    {&PublisherCounters::ring_overflow_packets, "overflow_packets", "tickgate_ring_overflow_packets_total",
+     "Datagrams dropped because the event ring was full.", "overflow packets"},
+    {&PublisherCounters::ring_overflow_events, "overflow_events", "tickgate_ring_overflow_events_total",
+     "Events dropped because the event ring was full.", "overflow events"},
+    {&PublisherCounters::data_lost_marks, "data_lost_marks", "tickgate_ring_data_lost_marks_total",
+     "DataLost marks delivered after ring overflows."},
+};
+
+}  // namespace tickgate
