@@ -143,7 +143,7 @@ public:
 
     // A sequenced QFB/1 book event: a Q sets the top of book, a D one level.
     // Other kinds do not touch an L2 book.
-    BookEffect apply(std::uint32_t id, const Event& ev) noexcept {
+    [[gnu::always_inline]] BookEffect apply(std::uint32_t id, const Event& ev) noexcept {
         if (ev.kind == EventKind::kDelta) {
             const Side s = ev.u.delta.side == 0 ? Side::kBid : Side::kAsk;
             const LevelResult r = ev.u.delta.action == 0 ? set_level(id, s, ev.u.delta.price, ev.u.delta.qty)
@@ -158,7 +158,7 @@ public:
     }
 
     // Top of book from a full quote: one level per side, a side with qty 0 empty.
-    void set_top(std::uint32_t id, std::int64_t bid_px, std::uint32_t bid_qty,
+    [[gnu::always_inline]] void set_top(std::uint32_t id, std::int64_t bid_px, std::uint32_t bid_qty,
                  std::int64_t ask_px, std::uint32_t ask_qty) noexcept {
         set_only_level(slot(id, Side::kBid), ~bid_px, bid_qty);
         set_only_level(slot(id, Side::kAsk), ask_px, ask_qty);
@@ -200,7 +200,7 @@ private:
         return pos;
     }
 
-    void set_only_level(std::size_t k, std::int64_t key, std::uint32_t qty) noexcept {
+    [[gnu::always_inline]] void set_only_level(std::size_t k, std::int64_t key, std::uint32_t qty) noexcept {
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
         for (std::uint32_t j = 1; j < n; ++j) lv[j] = {kEmptyKey, 0};  // only if it had depth before

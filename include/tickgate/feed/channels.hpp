@@ -45,10 +45,11 @@ public:
         std::uint32_t slot;  // dense channel index, kUntracked if none
         SessionMark mark;
     };
-    // Classifies `key`'s session on its channel and, for line 0 (A) or 1
-    // (B), counts the packets that line skipped into `line_gaps` (nullable).
+    // Classifies `key`'s session on its channel and, given `line_gaps`, for
+    // line 0 (A) or 1 (B), counts the packets that line skipped into it.
     // An invalid key, or an untracked channel, gets {kUntracked, kCurrent}.
-    Observed observe(const typename P::Key& key, std::uint8_t line, RelaxedCounter* line_gaps) noexcept {
+    [[gnu::always_inline]] Observed observe(const typename P::Key& key, std::uint8_t line,
+                                            RelaxedCounter* line_gaps) noexcept {
         if (!key.valid()) return {kUntracked, SessionMark::kCurrent};
         std::uint16_t& idx = index_[key.channel];
         if (idx == kNoSlot) {
@@ -59,7 +60,7 @@ public:
         Channel& ch = channels_[idx];
         const SessionMark mark = ch.session.observe(key);
         if (mark == SessionMark::kFirst || mark == SessionMark::kNewer) ch.line_started[0] = ch.line_started[1] = false;
-        if (mark != SessionMark::kStale && line < 2) count_line_gap(ch, key, line, line_gaps);
+        if (line_gaps != nullptr && mark != SessionMark::kStale && line < 2) count_line_gap(ch, key, line, *line_gaps);
         return {idx, mark};
     }
 
@@ -78,13 +79,13 @@ private:
     };
 
     static void count_line_gap(Channel& ch, const typename P::Key& key, std::uint8_t line,
-                               RelaxedCounter* gaps) noexcept {
+                               RelaxedCounter& gaps) noexcept {
         std::uint64_t& last = ch.line_last[line];
         const std::uint64_t seq = key.seq;
         if (!ch.line_started[line]) {
             ch.line_started[line] = true;
         } else if (seq > last) {
-            if (seq - last > 1 && gaps != nullptr) gaps->add(seq - last - 1);
+            if (seq - last > 1) gaps.add(seq - last - 1);
         } else {
             return;  // an older packet: the line's gap was counted when it was skipped
         }

@@ -134,11 +134,16 @@ private:
     bool bind_instruments_ = true;
 };
 
-// The sequencer of QFB/1's L2 book; instantiated once in the library.
+// The sequencer of QFB/1's L2 book. Its out-of-line members (sequencer_impl.hpp)
+// are instantiated once in the library (feed/qfb1/instantiate.cpp); the
+// inline hot path below is instantiated where it is used, so that it
+// inlines into the decoder's loop (an `extern template` here stops GCC from
+// inlining it: measured, a call per message).
 using Sequencer = BasicSequencer<L2Book>;
-extern template class BasicSequencer<L2Book>;
 
-// ---- hot path, inline so that decode -> sequence -> book compiles into one loop
+// ---- hot path, inline so that decode -> sequence -> book compiles into one
+// loop. always_inline: with the seam's extra layers GCC's size heuristics
+// otherwise leave calls per message (measured: set_only_level, on_quote).
 
 template <SequencedBook Book>
 inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
@@ -156,7 +161,7 @@ inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
 // Rule 7: the state of the event's instrument, or nullptr when the
 // instrument belongs to another channel in this session (counted).
 template <SequencedBook Book>
-inline InstrumentState* BasicSequencer<Book>::touch(const Event& ev) noexcept {
+[[gnu::always_inline]] inline InstrumentState* BasicSequencer<Book>::touch(const Event& ev) noexcept {
     InstrumentState& st = state(ev.instrument_id);
     if (!st.bound || st.channel_id != ev.channel_id) [[unlikely]] return bind(st, ev);
     return &st;
@@ -167,7 +172,7 @@ inline InstrumentState* BasicSequencer<Book>::touch(const Event& ev) noexcept {
 // taken (gap counted, last_seq, liveness, source time), `lost` holds the
 // messages the gap says are missing and the result is kAccepted or kGap.
 template <SequencedBook Book>
-inline Verdict BasicSequencer<Book>::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev,
+[[gnu::always_inline]] inline Verdict BasicSequencer<Book>::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev,
                                                std::int64_t source_ns, std::uint64_t& lost) noexcept {
     if (st.known && seq <= st.last_seq) {
         ++st.counters.duplicates;
@@ -193,7 +198,7 @@ inline Verdict BasicSequencer<Book>::take_tick(InstrumentState& st, std::uint64_
 }
 
 template <SequencedBook Book>
-inline Update BasicSequencer<Book>::on_quote(InstrumentState& st, const Event& ev) noexcept {
+[[gnu::always_inline]] inline Update BasicSequencer<Book>::on_quote(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     std::uint64_t lost = 0;
     const Verdict v = take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost);
@@ -204,13 +209,13 @@ inline Update BasicSequencer<Book>::on_quote(InstrumentState& st, const Event& e
 }
 
 template <SequencedBook Book>
-inline void BasicSequencer<Book>::apply_to_book(std::uint32_t id, const Event& ev) noexcept {
+[[gnu::always_inline]] inline void BasicSequencer<Book>::apply_to_book(std::uint32_t id, const Event& ev) noexcept {
     const BookEffect e = book_.apply(id, ev);
     if (e.dropped_levels != 0) [[unlikely]] state(id).counters.book_overflows += e.dropped_levels;
 }
 
 template <SequencedBook Book>
-inline Update BasicSequencer<Book>::on_delta(InstrumentState& st, const Event& ev) noexcept {
+[[gnu::always_inline]] inline Update BasicSequencer<Book>::on_delta(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     std::uint64_t lost = 0;
     const Verdict v = take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost);
