@@ -64,21 +64,22 @@ int cmd_capture(const std::vector<std::string_view>& args) {
     constexpr auto kFlushEvery = std::chrono::seconds(1);
     const auto t0 = std::chrono::steady_clock::now();
     auto next_flush = t0 + kFlushEvery;
-    while (!g_stop.load(std::memory_order_relaxed)) {
-        const auto now = std::chrono::steady_clock::now();
-        if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
-        if (now >= next_flush) {
-            writer.flush();
-            next_flush = now + kFlushEvery;
-        }
-        // With the protocol's key: a datagram naming another channel than its line's is not recorded (rule 7).
-        with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+    // The protocol's key, read once per datagram: one naming another channel
+    // than its line's is not recorded (rule 7). Chosen once, outside the loop.
+    with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+        while (!g_stop.load(std::memory_order_relaxed)) {
+            const auto now = std::chrono::steady_clock::now();
+            if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
+            if (now >= next_flush) {
+                writer.flush();
+                next_flush = now + kFlushEvery;
+            }
             receiver.poll_once<P>(50'000'000, [&](const RawDatagram& d, const typename P::Key&) {
                 writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
                 ++written;
             });
-        });
-    }
+        }
+    });
     writer.flush();
     fmt::print(stderr, "capture: {} datagrams written to {}\n", written, *out);
     return kExitOk;

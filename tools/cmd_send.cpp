@@ -45,6 +45,10 @@ int cmd_send(const std::vector<std::string_view>& args) {
     const bool max_speed = a.has("--max-speed");
     MulticastSender sender(a.loopback_address("--interface", "127.0.0.1"));
     const Config cfg = config_from(a, false);  // its protocol: what `unreadable` counts against
+    // Chosen once: whether a datagram's header reads as the protocol's.
+    bool (*const readable)(std::span<const std::byte>) = with_protocol(cfg.protocol(), []<VenueProtocol P>() {
+        return +[](std::span<const std::byte> d) { return P::read_key(d, 0).valid(); };
+    });
     CaptureReader reader(a.positional().front());
     install_signal_handlers();
     FrameCounters frames;
@@ -71,8 +75,7 @@ int cmd_send(const std::vector<std::string_view>& args) {
             if (!sleep_until_or_signal(due)) break;
         }
         // Sent as captured, readable or not (a test feed may be hostile on purpose); counted.
-        unreadable += with_protocol(cfg.protocol(),
-                                    [&]<VenueProtocol P>() { return !P::read_key(d->payload, 0).valid(); });
+        unreadable += !readable(d->payload);
         sent += sender.send(d->dst_ip, d->dst_port, d->payload) ? 1 : 0;
     }
     fmt::print(stderr,

@@ -64,10 +64,6 @@ public:
         return {idx, mark};
     }
 
-    // Dense index of `channel_id`, kUntracked if it has none (yet).
-    [[nodiscard]] std::uint32_t slot_of(std::uint16_t channel_id) const noexcept {
-        return index_[channel_id] == kNoSlot ? kUntracked : index_[channel_id];
-    }
     [[nodiscard]] std::size_t size() const noexcept { return channels_.size(); }
 
 private:
@@ -104,9 +100,6 @@ private:
 template <VenueProtocol P>
 class SessionDecoder {
 public:
-    SessionDecoder() = default;
-    explicit SessionDecoder(std::span<const std::uint16_t> channel_ids) : streams_(channel_ids) {}
-
     // Decodes `d` (arrived at `recv_ns` on `line`, channel `line_channel` if
     // the transport knows it) into sink(const Event&).
     template <class Sink>

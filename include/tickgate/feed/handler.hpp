@@ -21,16 +21,9 @@ public:
     using Protocol = P;
     using Key = typename P::Key;
 
-    // Without `channel_ids`, any channel id is tracked on first sight (offline).
+    // Any channel id is tracked on first sight (offline: the caller filters lines).
     BasicHandler(const Capacity& capacity, const GateConfig& gate)
         : instruments_(capacity.max_instruments),
-          book_(capacity.max_instruments, capacity.book_depth),
-          sequencer_(instruments_, book_, capacity),
-          gate_(instruments_, gate),
-          gate_config_(gate) {}
-    BasicHandler(const Capacity& capacity, const GateConfig& gate, std::span<const std::uint16_t> channel_ids)
-        : decoder_(channel_ids),
-          instruments_(capacity.max_instruments),
           book_(capacity.max_instruments, capacity.book_depth),
           sequencer_(instruments_, book_, capacity),
           gate_(instruments_, gate),
