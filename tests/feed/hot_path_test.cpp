@@ -3,6 +3,7 @@
 // the live receive -> ring -> poll path over loopback multicast.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -99,6 +100,30 @@ TEST(HotPath, DecodeSequenceBookGateAllocateNothing) {
     EXPECT_GT(handler.decoder().counters().malformed_packets.get(), 0u);
     EXPECT_EQ(handler.decoder().counters().session_changes.get(), 1u);
     (void)ok;
+}
+
+// The engine's calls: subscriptions (books skipped, definitions moving the
+// symbol index), find by symbol and the safe-price read with depth.
+TEST(HotPath, SubscriptionsFindAndSafeQuoteAllocateNothing) {
+    const auto stream = build_stream(1);
+    Handler handler(Capacity{}, GateConfig{});
+    std::array<Level, 8> bids{}, asks{};
+    std::uint64_t priced = 0;
+    const std::uint64_t before = g_allocations.load();
+    for (const char* symbol : {"SYM1", "SYM2", "SYM3"}) ASSERT_TRUE(handler.subscribe(symbol));
+    for (const auto& d : stream) {
+        handler.on_datagram(d, 1'700'000'000'000'000'000, 0, [&](const Update& u) {
+            if (!u.book_changed) return;
+            const char* symbol = handler.instruments().state(u.instrument_id).symbol;
+            if (const auto h = handler.find(symbol))
+                priced += handler.safe_quote(*h, 1'700'000'000'000'000'000, bids, asks).bid_levels;
+        });
+    }
+    handler.unsubscribe("SYM2");
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations in the engine's calls";
+    EXPECT_GT(priced, 0u);
+    EXPECT_TRUE(handler.book().side(5, Side::kBid).empty());  // SYM5: not subscribed
 }
 
 TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
