@@ -499,6 +499,7 @@ struct Result {
     // book updated -> callback, and the whole (kernel stamp -> callback).
     bool has_stages = false;
     Histogram st_recv, st_decode, st_seq, st_book, st_callback, st_total;
+    Histogram st_empty_poll;  // one inline poll() that found nothing: the spin loop's period
     std::int64_t stamp_cost_ns = 0;
     std::string load_before, load_after;
     [[nodiscard]] std::uint64_t missing() const { return sent_msgs > applied ? sent_msgs - applied : 0; }
@@ -645,8 +646,16 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
         }
     };
     auto poll = [&](std::size_t limit) -> std::size_t {
-        if constexpr (kInline) return static_cast<std::size_t>(feed.poll(on_update, 0, Probe{}));
-        else return feed.poll(on_update, limit);
+        if constexpr (kStages) {
+            const std::int64_t t0 = tickgate::realtime_ns();
+            const int n = feed.poll(on_update, 0, Probe{});
+            if (n == 0) r.st_empty_poll.record(tickgate::realtime_ns() - t0);
+            return static_cast<std::size_t>(n);
+        } else if constexpr (kInline) {
+            return static_cast<std::size_t>(feed.poll(on_update, 0, Probe{}));
+        } else {
+            return feed.poll(on_update, limit);
+        }
     };
     std::int64_t idle_since = 0;
     for (;;) {
@@ -773,6 +782,7 @@ void print_result(const Result& r) {
         print_hist_row("  sequenced->book updated", r.st_book);
         print_hist_row("  book updated->callback", r.st_callback);
         print_hist_row("  kernel stamp->callback", r.st_total);
+        print_hist_row("  empty poll (loop period)", r.st_empty_poll);
     }
     std::printf("    sent %" PRIu64 " msgs (%" PRIu64 " dgrams, %" PRIu64 " send errors), applied %" PRIu64
                 ", missing %" PRIu64 "; kernel drops %" PRIu64 ", seq gaps %" PRIu64 ", ring overflows %" PRIu64
@@ -833,7 +843,8 @@ tickgate::json::Value result_json(const Result& r) {
                                                             {"decoded_to_sequenced", hist_json(r.st_seq)},
                                                             {"sequenced_to_book_updated", hist_json(r.st_book)},
                                                             {"book_updated_to_callback", hist_json(r.st_callback)},
-                                                            {"kernel_to_callback", hist_json(r.st_total)}}
+                                                            {"kernel_to_callback", hist_json(r.st_total)},
+                                                            {"empty_poll", hist_json(r.st_empty_poll)}}
                                     : tickgate::json::Value()}};
 }
 
