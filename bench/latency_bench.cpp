@@ -511,6 +511,22 @@ struct Result {
     [[nodiscard]] bool rate_held() const { return achieved_rate >= 0.98 * rate; }
 };
 
+// The --stages histograms, in path order: printed title, JSON key.
+struct StageRow {
+    const char* title;
+    const char* key;
+    Histogram Result::*hist;
+};
+constexpr StageRow kStageRows[] = {
+    {"  kernel stamp->recvmmsg ret", "kernel_to_recvmmsg_returned", &Result::st_recv},
+    {"  recvmmsg ret->decoded", "recvmmsg_returned_to_decoded", &Result::st_decode},
+    {"  decoded->sequenced", "decoded_to_sequenced", &Result::st_seq},
+    {"  sequenced->book updated", "sequenced_to_book_updated", &Result::st_book},
+    {"  book updated->callback", "book_updated_to_callback", &Result::st_callback},
+    {"  kernel stamp->callback", "kernel_to_callback", &Result::st_total},
+    {"  empty poll (loop period)", "empty_poll", &Result::st_empty_poll},
+};
+
 std::string loadavg() {
     std::ifstream f("/proc/loadavg");
     std::string a, b, c;
@@ -776,13 +792,7 @@ void print_result(const Result& r) {
     if (r.has_stages) {
         std::printf("    stages of accepted Q/D messages (raw; each stamp costs ~%" PRId64 " ns, included in the stage after it)\n",
                     r.stamp_cost_ns);
-        print_hist_row("  kernel stamp->recvmmsg ret", r.st_recv);
-        print_hist_row("  recvmmsg ret->decoded", r.st_decode);
-        print_hist_row("  decoded->sequenced", r.st_seq);
-        print_hist_row("  sequenced->book updated", r.st_book);
-        print_hist_row("  book updated->callback", r.st_callback);
-        print_hist_row("  kernel stamp->callback", r.st_total);
-        print_hist_row("  empty poll (loop period)", r.st_empty_poll);
+        for (const StageRow& s : kStageRows) print_hist_row(s.title, r.*s.hist);
     }
     std::printf("    sent %" PRIu64 " msgs (%" PRIu64 " dgrams, %" PRIu64 " send errors), applied %" PRIu64
                 ", missing %" PRIu64 "; kernel drops %" PRIu64 ", seq gaps %" PRIu64 ", ring overflows %" PRIu64
@@ -800,6 +810,13 @@ tickgate::json::Value hist_json(const Histogram& h) {
     const char* names[] = {"p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns"};
     for (std::size_t i = 0; i < std::size(kPcts); ++i) o[names[i]] = h.at(kPcts[i]);
     o["max_ns"] = h.max();
+    return o;
+}
+
+tickgate::json::Value stages_json(const Result& r) {
+    if (!r.has_stages) return {};
+    tickgate::json::Value o = {{"stamp_cost_ns", r.stamp_cost_ns}};
+    for (const StageRow& s : kStageRows) o[s.key] = hist_json(r.*s.hist);
     return o;
 }
 
@@ -837,15 +854,7 @@ tickgate::json::Value result_json(const Result& r) {
             {"recv_to_book_raw", hist_json(r.own)},
             {"send_to_recv_raw", hist_json(r.ktx)},
             {"sender_lateness", hist_json(r.late)},
-            {"stages", r.has_stages ? tickgate::json::Value{{"stamp_cost_ns", r.stamp_cost_ns},
-                                                            {"kernel_to_recvmmsg_returned", hist_json(r.st_recv)},
-                                                            {"recvmmsg_returned_to_decoded", hist_json(r.st_decode)},
-                                                            {"decoded_to_sequenced", hist_json(r.st_seq)},
-                                                            {"sequenced_to_book_updated", hist_json(r.st_book)},
-                                                            {"book_updated_to_callback", hist_json(r.st_callback)},
-                                                            {"kernel_to_callback", hist_json(r.st_total)},
-                                                            {"empty_poll", hist_json(r.st_empty_poll)}}
-                                    : tickgate::json::Value()}};
+            {"stages", stages_json(r)}};
 }
 
 void write_dat(const Options& o, const Result& r) {

@@ -55,6 +55,15 @@ void with_network_idle(const ThreadingConfig& t, F&& loop) {
     return loop(BusySpinIdle<>{});
 }
 
+// `cfg`, or std::invalid_argument if its channels speak another protocol than P.
+template <VenueProtocol P>
+const Config& speaking(const Config& cfg) {
+    if (cfg.protocol() != P::kName)
+        throw std::invalid_argument("the config's channels speak " + std::string(cfg.protocol()) + ", this handler " +
+                                    std::string(P::kName));
+    return cfg;
+}
+
 // How long a receive loop may wait in ppoll: `max_block_ns` (0: it must
 // not wait), cut short by the earliest arbitration deadline `deadline`
 // (INT64_MAX: none; at least 1 ns, as 0 would mean "do not wait").
@@ -72,7 +81,7 @@ public:
 
     // Throws std::invalid_argument if the config's channels speak another protocol.
     explicit BasicFeedHandler(const Config& cfg)
-        : cfg_(checked(cfg)),
+        : cfg_(detail::speaking<P>(cfg)),
           receiver_(cfg_),
           ring_(cfg_.receiver.ring_size),
           publisher_(ring_, cfg_.capacity.max_instruments, cfg_.receiver, cfg_.channel_ids()),
@@ -149,13 +158,6 @@ public:
     [[nodiscard]] std::size_t ring_fill() const noexcept { return ring_.size_approx(); }
 
 private:
-    static const Config& checked(const Config& cfg) {
-        if (cfg.protocol() != P::kName)
-            throw std::invalid_argument("the config's channels speak " + std::string(cfg.protocol()) +
-                                        ", this handler " + std::string(P::kName));
-        return cfg;
-    }
-
     template <class Idle>  // an idle strategy (idle.hpp), chosen once by start()
     void run_network(Idle idle) noexcept {
         while (!stop_.load(std::memory_order_relaxed)) {

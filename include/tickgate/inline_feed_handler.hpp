@@ -57,7 +57,7 @@ public:
 
     // Throws std::invalid_argument if the config's channels speak another protocol.
     explicit BasicInlineFeedHandler(const Config& cfg)
-        : cfg_(checked(cfg)),
+        : cfg_(detail::speaking<P>(cfg)),
           receiver_(cfg_),
           front_(cfg_.receiver, cfg_.channel_ids()),
           instruments_(cfg_.capacity.max_instruments),
@@ -121,13 +121,6 @@ public:
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return front_.arbiter_counters(); }
 
 private:
-    static const Config& checked(const Config& cfg) {
-        if (cfg.protocol() != P::kName)
-            throw std::invalid_argument("the config's channels speak " + std::string(cfg.protocol()) +
-                                        ", this handler " + std::string(P::kName));
-        return cfg;
-    }
-
     // The ArbitratedDecoder's sink: each event straight into the sequencer
     // and book, then to the engine.
     template <class F, class Probe>
