@@ -24,6 +24,23 @@
 //                 [--spin-us N] [--nice N] [--engine-idle spin|yield]
 //                 [--tag NAME] [--group-a G] [--group-b G] [--port P]
 //
+// --mode inline: run to completion (InlineFeedHandler): the main thread,
+// pinned to --engine-cpu, receives, arbitrates, decodes, sequences, books
+// and times each update in the callback, spinning on recvmmsg (it always
+// spins: --engine-idle and --net-cpu do not apply; there is no network
+// thread and no ring). --mode takes a comma list (blocking,busy_poll,inline)
+// or both (blocking,busy_poll) or all: the modes run one after the other in
+// one invocation, on the same schedule, so the summary compares them.
+//
+// --stages (inline only): a per-stage breakdown of each applied Q/D
+// message's path, from clock_gettime(CLOCK_REALTIME) stamps taken in the
+// process (a probe of the inline handler and a book wrapper, compiled into
+// this harness only) against the kernel receive stamp:
+//   kernel stamp -> recvmmsg returned -> decoded -> sequenced (book entered)
+//   -> book updated -> callback
+// The cost of one stamp (the median of back-to-back clock reads) is printed
+// with it: each stage after the first includes one.
+//
 // --engine-idle yield: the engine calls sched_yield() whenever poll() finds
 // nothing, so a network thread pinned to the engine's core (--net-cpu 1)
 // runs as soon as it is woken (blocking mode: core 0 is left to the sender);
@@ -78,6 +95,8 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/sequencer_impl.hpp"  // BasicSequencer<StampedBook>
+#include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 
 namespace {
@@ -233,8 +252,10 @@ using bench::mono_ns;
 using bench::wait_until;
 
 // ------------------------------------------------------------------ options
-enum class Mode { kBlocking, kBusy };
-const char* mode_name(Mode m) { return m == Mode::kBusy ? "busy_poll" : "blocking"; }
+enum class Mode { kBlocking, kBusy, kInline };
+const char* mode_name(Mode m) {
+    return m == Mode::kInline ? "inline" : m == Mode::kBusy ? "busy_poll" : "blocking";
+}
 
 struct Options {
     std::vector<double> rates{10'000, 100'000};
@@ -260,6 +281,7 @@ struct Options {
     std::uint16_t channel = 42;
     std::uint32_t instruments = 64;
     std::uint32_t ring_size = 65536;
+    bool stages = false;  // --stages: per-stage stamps on the inline path
     std::string argv_line;
 };
 
@@ -267,7 +289,8 @@ struct Options {
     std::fprintf(stderr,
                  "latency_bench: %s\n"
                  "usage: latency_bench [--rate N | --rates A,B,C] [--seconds S] [--warmup S]\n"
-                 "                     [--mode blocking|busy_poll|both] [--batch N] [--lines a|ab]\n"
+                 "                     [--mode blocking|busy_poll|inline|both|all|A,B] [--stages]\n"
+                 "                     [--batch N] [--lines a|ab]\n"
                  "                     [--json FILE] [--hist-out PREFIX]\n"
                  "                     [--max-rate [--start-rate N] [--confirm-seconds S] [--tolerance F]]\n"
                  "                     [--sender-cpu N] [--engine-cpu N] [--net-cpu N|-1]\n"
@@ -300,12 +323,18 @@ Options parse(int argc, char** argv) {
         } else if (a == "--seconds") o.seconds = std::stod(need(i));
         else if (a == "--warmup") o.warmup = std::stod(need(i));
         else if (a == "--mode") {
-            const std::string m = need(i);
-            if (m == "blocking") o.modes = {Mode::kBlocking};
-            else if (m == "busy_poll" || m == "busy") o.modes = {Mode::kBusy};
-            else if (m == "both") o.modes = {Mode::kBlocking, Mode::kBusy};
-            else usage("--mode: blocking, busy_poll or both");
-        } else if (a == "--batch") o.batch = static_cast<std::uint32_t>(std::stoul(need(i)));
+            o.modes.clear();
+            std::stringstream ss(need(i));
+            for (std::string m; std::getline(ss, m, ',');) {
+                if (m == "blocking") o.modes.push_back(Mode::kBlocking);
+                else if (m == "busy_poll" || m == "busy") o.modes.push_back(Mode::kBusy);
+                else if (m == "inline") o.modes.push_back(Mode::kInline);
+                else if (m == "both") o.modes.insert(o.modes.end(), {Mode::kBlocking, Mode::kBusy});
+                else if (m == "all") o.modes.insert(o.modes.end(), {Mode::kBlocking, Mode::kBusy, Mode::kInline});
+                else usage("--mode: blocking, busy_poll, inline, both, all, or a comma list");
+            }
+            if (o.modes.empty()) usage("--mode: none given");
+        } else if (a == "--stages") o.stages = true; else if (a == "--batch") o.batch = static_cast<std::uint32_t>(std::stoul(need(i)));
         else if (a == "--lines") {
             const std::string l = need(i);
             if (l != "a" && l != "ab") usage("--lines: a or ab");
@@ -356,8 +385,8 @@ Options parse(int argc, char** argv) {
 // it behind the spinning engine). Busy-poll: it spins there and the sender
 // preempts it for each send: 3 threads on 2 cores.
 int net_cpu_for(const Options& o, Mode m) {
+    if (m == Mode::kInline) return -1;  // no network thread
     if (o.net_cpu) return *o.net_cpu;
-    (void)m;
     return o.sender_cpu;
 }
 
@@ -466,6 +495,12 @@ struct Result {
     std::uint64_t kernel_drops = 0, seq_gaps = 0, ring_overflow = 0, seq_lost = 0, arb_gaps = 0, negatives = 0;
     std::int64_t interval_ns = 0;
     Histogram t2b, t2b_co, own, own_co, sched, ktx, late;
+    // --stages: kernel stamp -> recvmmsg returned -> decoded -> sequenced ->
+    // book updated -> callback, and the whole (kernel stamp -> callback).
+    bool has_stages = false;
+    Histogram st_recv, st_decode, st_seq, st_book, st_callback, st_total;
+    Histogram st_empty_poll;  // one inline poll() that found nothing: the spin loop's period
+    std::int64_t stamp_cost_ns = 0;
     std::string load_before, load_after;
     [[nodiscard]] std::uint64_t missing() const { return sent_msgs > applied ? sent_msgs - applied : 0; }
     [[nodiscard]] bool zero_loss() const {
@@ -476,6 +511,22 @@ struct Result {
     [[nodiscard]] bool rate_held() const { return achieved_rate >= 0.98 * rate; }
 };
 
+// The --stages histograms, in path order: printed title, JSON key.
+struct StageRow {
+    const char* title;
+    const char* key;
+    Histogram Result::*hist;
+};
+constexpr StageRow kStageRows[] = {
+    {"  kernel stamp->recvmmsg ret", "kernel_to_recvmmsg_returned", &Result::st_recv},
+    {"  recvmmsg ret->decoded", "recvmmsg_returned_to_decoded", &Result::st_decode},
+    {"  decoded->sequenced", "decoded_to_sequenced", &Result::st_seq},
+    {"  sequenced->book updated", "sequenced_to_book_updated", &Result::st_book},
+    {"  book updated->callback", "book_updated_to_callback", &Result::st_callback},
+    {"  kernel stamp->callback", "kernel_to_callback", &Result::st_total},
+    {"  empty poll (loop period)", "empty_poll", &Result::st_empty_poll},
+};
+
 std::string loadavg() {
     std::ifstream f("/proc/loadavg");
     std::string a, b, c;
@@ -483,35 +534,54 @@ std::string loadavg() {
     return a + " " + b + " " + c;
 }
 
-Result run_point(const Options& o, Mode mode, double rate, double seconds) {
-    Result r;
-    r.mode = mode;
-    r.rate = rate;
-    r.seconds = seconds;
-    r.batch = o.batch;
-    r.both_lines = o.both_lines;
-    r.sender_cpu = o.sender_cpu;
-    r.engine_cpu = o.engine_cpu;
-    r.net_cpu = net_cpu_for(o, mode);
-    r.engine_yield = o.engine_yield;
-    r.tag = o.tag;
-    r.load_before = loadavg();
+// --stages: the inline path's stamps of the message being applied
+// (realtime ns; the handler thread's only).
+struct StageStamps {
+    std::int64_t recv_returned = 0, decoded = 0, book_in = 0, book_out = 0;
+};
+StageStamps g_stamps;
 
-    tickgate::Config cfg;
-    tickgate::ChannelConfig ch;
-    ch.id = o.channel;
-    ch.a = {o.group_a, o.port, "127.0.0.1"};
-    ch.b = {o.group_b, static_cast<std::uint16_t>(o.port + 1), "127.0.0.1"};
-    cfg.channels.push_back(ch);
-    cfg.receiver.ring_size = o.ring_size;
-    cfg.threading.mode = mode == Mode::kBusy ? tickgate::ThreadMode::kBusyPoll : tickgate::ThreadMode::kBlocking;
-    cfg.threading.busy_poll_yield = o.engine_yield;
-    cfg.threading.receiver_cpu = r.net_cpu;
-    cfg.threading.engine_cpu = o.engine_cpu;
+// The inline handler's probe: when recvmmsg has returned a datagram, when an event leaves the decoder.
+struct StageProbe {
+    static void datagram(const tickgate::RawDatagram&) noexcept { g_stamps.recv_returned = tickgate::realtime_ns(); }
+    static void decoded(const tickgate::Event&) noexcept { g_stamps.decoded = tickgate::realtime_ns(); }
+};
 
-    tickgate::FeedHandler feed(cfg);
+// QFB/1's book, stamped on entry to and exit from apply(): the sequencer
+// has sequenced the message when it enters, the book is updated when it
+// returns. The sequencer calls it statically (BasicSequencer<StampedBook>).
+class StampedBook : public tickgate::L2Book {
+public:
+    using L2Book::L2Book;
+    tickgate::BookEffect apply(std::uint32_t id, const tickgate::Event& ev) noexcept {
+        g_stamps.book_in = tickgate::realtime_ns();
+        const tickgate::BookEffect e = L2Book::apply(id, ev);
+        g_stamps.book_out = tickgate::realtime_ns();
+        return e;
+    }
+};
+static_assert(tickgate::SequencedBook<StampedBook>);
+
+// What one stamp costs: the median of back-to-back CLOCK_REALTIME reads.
+std::int64_t stamp_cost_ns() {
+    std::vector<std::int64_t> d(10'001);
+    for (auto& x : d) {
+        const std::int64_t a = tickgate::realtime_ns();
+        x = tickgate::realtime_ns() - a;
+    }
+    std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+    return d[d.size() / 2];
+}
+
+// One measured point: `feed` (a FeedHandler whose network thread is not
+// started yet, or an inline handler), the sender on its core, this thread
+// the engine (two-thread) or the whole handler (inline) on its core.
+template <class Feed, class Probe = tickgate::NoProbe>
+void measure(const Options& o, Result& r, Feed& feed, double rate, double seconds) {
+    constexpr bool kInline = !requires { feed.start(); };
+    constexpr bool kStages = !std::is_same_v<Probe, tickgate::NoProbe>;
     tickgate::pin_current_thread(o.engine_cpu);
-    feed.start();
+    if constexpr (!kInline) feed.start();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // joined before the first packet
 
     const double dgram_rate = rate / o.batch;
@@ -563,6 +633,7 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
     });
 
     // Engine: spin on poll(); time each applied Q/D message inside the callback.
+    // Inline, the callback runs on the receiving thread, right after the book.
     const std::uint16_t channel = o.channel;
     std::uint64_t applied = 0, timed = 0;
     auto on_update = [&](const tickgate::Update& u, const tickgate::Event& ev) {
@@ -579,14 +650,36 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
         r.own.record(book - ev.recv_ns);
         r.ktx.record(ev.recv_ns - ev.send_ns);
         r.sched.record(book - sched);
+        if constexpr (kStages) {
+            if (u.verdict != tickgate::Verdict::kAccepted) return;  // buffered or repaired: no single book apply
+            const StageStamps& st = g_stamps;
+            r.st_recv.record(st.recv_returned - ev.recv_ns);
+            r.st_decode.record(st.decoded - st.recv_returned);
+            r.st_seq.record(st.book_in - st.decoded);
+            r.st_book.record(st.book_out - st.book_in);
+            r.st_callback.record(book - st.book_out);
+            r.st_total.record(book - ev.recv_ns);
+        }
+    };
+    auto poll = [&](std::size_t limit) -> std::size_t {
+        if constexpr (kStages) {
+            const std::int64_t t0 = tickgate::realtime_ns();
+            const int n = feed.poll(on_update, 0, Probe{});
+            if (n == 0) r.st_empty_poll.record(tickgate::realtime_ns() - t0);
+            return static_cast<std::size_t>(n);
+        } else if constexpr (kInline) {
+            return static_cast<std::size_t>(feed.poll(on_update, 0, Probe{}));
+        } else {
+            return feed.poll(on_update, limit);
+        }
     };
     std::int64_t idle_since = 0;
     for (;;) {
-        if (feed.poll(on_update, 256) != 0) {
+        if (poll(256) != 0) {
             idle_since = 0;
             continue;
         }
-        if (o.engine_yield) ::sched_yield();
+        if (!kInline && o.engine_yield) ::sched_yield();
         if (!sender_done.load(std::memory_order_acquire)) continue;
         if (applied >= sent_msgs.load(std::memory_order_relaxed)) break;
         const std::int64_t now = mono_ns();
@@ -594,8 +687,8 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
         else if (now - idle_since > 300'000'000) break;  // 300 ms without anything: the rest is lost
     }
     sender.join();
-    feed.stop();
-    while (feed.poll(on_update, 4096) != 0) {
+    if constexpr (!kInline) feed.stop();
+    while (poll(4096) != 0) {
     }
 
     r.sent_msgs = sent_msgs.load();
@@ -608,13 +701,55 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
         r.kernel_drops += l->kernel_drops.get();
         r.seq_gaps += l->seq_gaps.get();
     }
-    r.ring_overflow = feed.publisher_counters().ring_overflow_packets.get();
+    if constexpr (!kInline) r.ring_overflow = feed.publisher_counters().ring_overflow_packets.get();
+    r.has_stages = kStages;
+    if constexpr (kStages) r.stamp_cost_ns = stamp_cost_ns();
     r.arb_gaps = feed.arbiter_counters().released_gaps.get();
     r.seq_lost = bench::health_of(feed.instruments()).lost;
     r.t2b_co = r.t2b.corrected(r.interval_ns);
     r.own_co = r.own.corrected(r.interval_ns);
     r.negatives = r.t2b.negatives() + r.own.negatives() + r.ktx.negatives();
     r.load_after = loadavg();
+}
+
+
+Result run_point(const Options& o, Mode mode, double rate, double seconds) {
+    Result r;
+    r.mode = mode;
+    r.rate = rate;
+    r.seconds = seconds;
+    r.batch = o.batch;
+    r.both_lines = o.both_lines;
+    r.sender_cpu = o.sender_cpu;
+    r.engine_cpu = o.engine_cpu;
+    r.net_cpu = net_cpu_for(o, mode);
+    r.engine_yield = o.engine_yield;
+    r.tag = o.tag;
+    r.load_before = loadavg();
+
+    tickgate::Config cfg;
+    tickgate::ChannelConfig ch;
+    ch.id = o.channel;
+    ch.a = {o.group_a, o.port, "127.0.0.1"};
+    ch.b = {o.group_b, static_cast<std::uint16_t>(o.port + 1), "127.0.0.1"};
+    cfg.channels.push_back(ch);
+    cfg.receiver.ring_size = o.ring_size;
+    cfg.threading.mode = mode == Mode::kBusy ? tickgate::ThreadMode::kBusyPoll : tickgate::ThreadMode::kBlocking;
+    cfg.threading.busy_poll_yield = o.engine_yield;
+    cfg.threading.pipeline = mode == Mode::kInline ? tickgate::PipelineMode::kInline : tickgate::PipelineMode::kTwoThread;
+    cfg.threading.receiver_cpu = r.net_cpu;
+    cfg.threading.engine_cpu = o.engine_cpu;
+
+    if (mode != Mode::kInline) {
+        tickgate::FeedHandler feed(cfg);
+        measure(o, r, feed, rate, seconds);
+    } else if (o.stages) {
+        tickgate::BasicInlineFeedHandler<tickgate::qfb1::Protocol, StampedBook> feed(cfg);
+        measure<decltype(feed), StageProbe>(o, r, feed, rate, seconds);
+    } else {
+        tickgate::InlineFeedHandler feed(cfg);
+        measure(o, r, feed, rate, seconds);
+    }
     return r;
 }
 
@@ -654,6 +789,11 @@ void print_result(const Result& r) {
     print_hist_row("recv stamp->book (raw)", r.own);
     print_hist_row("sendto->recv stamp (raw)", r.ktx);
     print_hist_row("sender lateness (raw)", r.late);
+    if (r.has_stages) {
+        std::printf("    stages of accepted Q/D messages (raw; each stamp costs ~%" PRId64 " ns, included in the stage after it)\n",
+                    r.stamp_cost_ns);
+        for (const StageRow& s : kStageRows) print_hist_row(s.title, r.*s.hist);
+    }
     std::printf("    sent %" PRIu64 " msgs (%" PRIu64 " dgrams, %" PRIu64 " send errors), applied %" PRIu64
                 ", missing %" PRIu64 "; kernel drops %" PRIu64 ", seq gaps %" PRIu64 ", ring overflows %" PRIu64
                 ", sequencer lost %" PRIu64 "; achieved %s msg/s%s -> %s\n",
@@ -670,6 +810,13 @@ tickgate::json::Value hist_json(const Histogram& h) {
     const char* names[] = {"p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns"};
     for (std::size_t i = 0; i < std::size(kPcts); ++i) o[names[i]] = h.at(kPcts[i]);
     o["max_ns"] = h.max();
+    return o;
+}
+
+tickgate::json::Value stages_json(const Result& r) {
+    if (!r.has_stages) return {};
+    tickgate::json::Value o = {{"stamp_cost_ns", r.stamp_cost_ns}};
+    for (const StageRow& s : kStageRows) o[s.key] = hist_json(r.*s.hist);
     return o;
 }
 
@@ -706,7 +853,8 @@ tickgate::json::Value result_json(const Result& r) {
             {"recv_to_book_corrected", hist_json(r.own_co)},
             {"recv_to_book_raw", hist_json(r.own)},
             {"send_to_recv_raw", hist_json(r.ktx)},
-            {"sender_lateness", hist_json(r.late)}};
+            {"sender_lateness", hist_json(r.late)},
+            {"stages", stages_json(r)}};
 }
 
 void write_dat(const Options& o, const Result& r) {
@@ -738,7 +886,8 @@ std::string command_for(const Options& o, Mode m, double rate, double seconds) {
     std::ostringstream c;
     c << "latency_bench --mode " << mode_name(m) << " --rate " << std::llround(rate) << " --seconds " << seconds
       << " --batch " << o.batch << " --lines " << (o.both_lines ? "ab" : "a")
-      << " --net-cpu " << net_cpu_for(o, m) << (o.engine_yield ? " --engine-idle yield" : "");
+      << " --engine-cpu " << o.engine_cpu;
+    if (m != Mode::kInline) c << " --net-cpu " << net_cpu_for(o, m) << (o.engine_yield ? " --engine-idle yield" : "");
     if (o.nice) c << " --nice " << *o.nice;
     if (o.spin_us != 2) c << " --spin-us " << o.spin_us;
     return c.str();
@@ -761,10 +910,11 @@ int main(int argc, char** argv) {
                     ag.empty() ? "no autogroup" : ag.c_str());
         std::printf("== threads: sender pinned to core %d (sleeps to %.1f us before each send, then spins), "
                     "engine = main thread pinned to core %d (spins on FeedHandler::poll), network thread: "
-                    "blocking -> %s, busy_poll -> %s\n",
+                    "blocking -> %s, busy_poll -> %s; inline: the main thread on core %d is the whole handler "
+                    "(spins on recvmmsg; no network thread, no ring)\n",
                     o.sender_cpu, o.spin_us, o.engine_cpu,
                     net_cpu_for(o, Mode::kBlocking) < 0 ? "unpinned (sleeps in ppoll)" : ("core " + std::to_string(net_cpu_for(o, Mode::kBlocking)) + " (sleeps in ppoll)").c_str(),
-                    ("core " + std::to_string(net_cpu_for(o, Mode::kBusy)) + " (spins on recvmmsg)").c_str());
+                    ("core " + std::to_string(net_cpu_for(o, Mode::kBusy)) + " (spins on recvmmsg)").c_str(), o.engine_cpu);
         if (mi.cores <= 2)
             std::printf("== note: %u cores. busy_poll means 3 runnable threads (sender + spinning network thread + "
                         "spinning engine) on %u cores: the sender and the network thread share core %d and "

@@ -43,11 +43,16 @@ echo "== latency_bench (tick-to-book over loopback multicast, CO-corrected histo
 cmake --build "$BUILD" --target latency_bench rx_bench -j2
 # Sender alone on core 0; network and engine threads share core 1, the engine
 # yielding when idle (measured best placement on 2 cores: bench/README.md).
+# Inline (run to completion): the one handler thread spins on core 1.
+# --mode all: blocking, busy-poll and inline one after the other, side by side.
 LAT_PLACE=(--net-cpu 1 --engine-cpu 1 --engine-idle yield --spin-us 200)
-"$BUILD/bench/latency_bench" --rates 10000,100000 --mode both --seconds 5 "${LAT_PLACE[@]}" ${LAT_NICE:+--nice $LAT_NICE} \
+"$BUILD/bench/latency_bench" --rates 10000,100000 --mode all --seconds 5 "${LAT_PLACE[@]}" ${LAT_NICE:+--nice $LAT_NICE} \
   --json "$TMP/latency.json" --hist-out "$TMP/lat"
-"$BUILD/bench/latency_bench" --rate 1000000 --batch 16 --mode both --seconds 5 "${LAT_PLACE[@]}" ${LAT_NICE:+--nice $LAT_NICE} \
+"$BUILD/bench/latency_bench" --rate 1000000 --batch 16 --mode all --seconds 5 "${LAT_PLACE[@]}" ${LAT_NICE:+--nice $LAT_NICE} \
   --json "$TMP/latency-1M.json" --hist-out "$TMP/lat"
+echo "== latency_bench --stages (inline, 100k msg/s: where each microsecond goes)"
+"$BUILD/bench/latency_bench" --rate 100000 --mode inline --stages --seconds 5 --engine-cpu 1 --spin-us 200 \
+  ${LAT_NICE:+--nice $LAT_NICE} --json "$TMP/latency-stages.json"
 echo "== rx_bench (recvmmsg vs one datagram per Boost.Asio call)"
 "$BUILD/bench/rx_bench" --rates 50k,100k,150k,200k,flat ${LAT_NICE:+--nice $LAT_NICE} --json "$TMP/rx.json"
 cp "$TMP"/latency*.json "$TMP/rx.json" "$OUT/" 2>/dev/null || true

@@ -37,6 +37,7 @@ constexpr std::int64_t kMaxInstruments = 16'777'216;
 constexpr std::int64_t kMaxMemoryMb = 16'777'216;  // 16 TiB
 constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
 constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
+constexpr std::string_view kPipelines[] = {"two_thread", "inline"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 // Values and keys are echoed in messages; escape them so that what() stays
@@ -400,12 +401,14 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
             t->expected(window, "arbitration_window", "a power of two in 2..4096",
                         std::to_string(c.receiver.arbitration_window));
     }
-    if (const auto t = root.table("threading", {"mode", "busy_poll_idle", "receiver_cpu", "engine_cpu"})) {
+    if (const auto t = root.table("threading", {"mode", "busy_poll_idle", "receiver_cpu", "engine_cpu", "pipeline"})) {
         if (const auto mode = t->choice("mode", kThreadModes))
             c.threading.mode = *mode == "busy_poll" ? ThreadMode::kBusyPoll : ThreadMode::kBlocking;
         if (const auto idle = t->choice("busy_poll_idle", kBusyPollIdle)) c.threading.busy_poll_yield = *idle == "yield";
         t->integer("receiver_cpu", c.threading.receiver_cpu, -1, 1023);
         t->integer("engine_cpu", c.threading.engine_cpu, -1, 1023);
+        if (const auto pipeline = t->choice("pipeline", kPipelines))
+            c.threading.pipeline = *pipeline == "inline" ? PipelineMode::kInline : PipelineMode::kTwoThread;
     }
     if (const auto t = root.table("logging", {"level", "sink"})) {
         if (const auto level = t->choice("level", kLogLevels)) c.logging.level = *level;

@@ -45,7 +45,10 @@ MemoryEstimate estimate_memory(const Config& c) {
     e.parts = {
         {"books", {"capacity.max_instruments", "capacity.book_depth"}, book_bytes},
         {"recovery pool", {"capacity.recovery_instruments", "capacity.recovery_depth"}, Sequencer::recovery_bytes(cap)},
-        {"event ring", {"receiver.ring_size"}, SpscRing<Event>::bytes_for(c.receiver.ring_size)},
+        // The inline pipeline has no ring (BasicInlineFeedHandler).
+        {"event ring",
+         {"receiver.ring_size"},
+         c.threading.pipeline == PipelineMode::kInline ? 0 : SpscRing<Event>::bytes_for(c.receiver.ring_size)},
         // The instrument table, the ring publisher's owed-DataLost flags, the
         // metrics double buffer and the state log's was-suspect bitmap.
         {"per-instrument state",

@@ -79,8 +79,8 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
     s.sequencer.load(h.sequencer);
     s.arbiter.load(h.arbiter);
     s.ring.load(h.publisher);
-    s.ring_fill = h.ring.size_approx();
-    s.ring_capacity = h.ring.capacity();
+    s.ring_fill = h.ring ? h.ring->size_approx() : 0;
+    s.ring_capacity = h.ring ? h.ring->capacity() : 0;
 
     s.gate = gate;
     s.has_latency = latency != nullptr;

@@ -69,7 +69,7 @@ json::Value live_json(const FeedStats& h) {
     }
     json::Value arbitration = {{"enabled", h.arbitration}};
     json::put_counters(arbitration, h.arbiter, kArbiterCounterFields);
-    json::Value ring = {{"capacity", h.ring.capacity()}, {"fill", h.ring.size_approx()}};
+    json::Value ring = {{"capacity", h.ring ? h.ring->capacity() : 0}, {"fill", h.ring ? h.ring->size_approx() : 0}};
     json::put_counters(ring, h.publisher, kRingCounterFields);
     return {{"channels", std::move(channels)}, {"arbitration", std::move(arbitration)}, {"ring", std::move(ring)}};
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tickgate/feed/counter_fields.hpp"
@@ -15,6 +16,7 @@
 #include "tickgate/feed/replay.hpp"
 #include "tickgate/feed/state_log.hpp"
 #include "tickgate/feed_handler.hpp"
+#include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/text.hpp"
 
@@ -83,7 +85,8 @@ std::string line_table(const FeedStats& h) {
         out += '\n';
     }
     out += fmt::format("A/B: {}\n", titled_counters(h.arbiter, kArbiterCounterFields));
-    out += fmt::format("ring: fill {}  {}\n", h.ring.size_approx(), titled_counters(h.publisher, kRingCounterFields));
+    if (h.ring)
+        out += fmt::format("ring: fill {}  {}\n", h.ring->size_approx(), titled_counters(h.publisher, kRingCounterFields));
     return out;
 }
 
@@ -113,10 +116,13 @@ void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metric
     fmt::print(stderr, "metrics: http://{}:{}/metrics\n", o.metrics_listen->address, server->port());
 }
 
-// One live run of protocol P: the handler, its state log and metrics, the
-// engine thread's duty cycle and the summary at the end.
-template <VenueProtocol P>
+// One live run: the handler (BasicFeedHandler or, threading.pipeline =
+// "inline", BasicInlineFeedHandler of the config's protocol), its state log
+// and metrics, the engine thread's duty cycle and the summary at the end.
+template <class Handler>
 class LiveRun {
+    static constexpr bool kInline = std::is_same_v<Handler, BasicInlineFeedHandler<typename Handler::Protocol>>;
+
 public:
     LiveRun(const Config& cfg, const RunOptions& o)
         : cfg_(cfg),
@@ -129,17 +135,25 @@ public:
 
     int run() {
         install_signal_handlers();
-        pin_current_thread_or_throw(cfg_.threading.engine_cpu, "threading.engine_cpu");
-        handler_.start();
-        // Busy-poll: the engine spins like the network thread. Blocking: the
-        // network thread sleeps in ppoll, so an empty ring means a quiet feed:
-        // spin and yield briefly, then sleep 50 µs doubling up to 200 µs.
-        if (cfg_.threading.mode == ThreadMode::kBusyPoll)
-            engine_loop(BusySpinIdle<>{});
-        else
-            engine_loop(BackoffIdle<>{64, 16, std::chrono::microseconds(50), std::chrono::microseconds(200)});
-        handler_.stop();
-        while (handler_.poll(Apply{*this}, 4096) != 0) {
+        if constexpr (kInline) {
+            // One thread receives and runs the engine: the receiving thread's
+            // CPU and idle strategy (ppoll when blocking; the view and the
+            // metrics still refresh, ppoll returns at least every 50 ms).
+            pin_current_thread_or_throw(cfg_.threading.receiver_cpu, "threading.receiver_cpu");
+            detail::with_network_idle(cfg_.threading, [this](auto idle) { engine_loop(idle); });
+        } else {
+            pin_current_thread_or_throw(cfg_.threading.engine_cpu, "threading.engine_cpu");
+            handler_.start();
+            // Busy-poll: the engine spins like the network thread. Blocking: the
+            // network thread sleeps in ppoll, so an empty ring means a quiet feed:
+            // spin and yield briefly, then sleep 50 µs doubling up to 200 µs.
+            if (cfg_.threading.mode == ThreadMode::kBusyPoll)
+                engine_loop(BusySpinIdle<>{});
+            else
+                engine_loop(BackoffIdle<>{64, 16, std::chrono::microseconds(50), std::chrono::microseconds(200)});
+            handler_.stop();
+            while (handler_.poll(Apply{*this}, 4096) != 0) {
+            }
         }
         metrics_.publish(handler_.stats(), rejections_);
         if (server_) server_->stop();
@@ -156,7 +170,7 @@ private:
     // (tickgate_gate_rejections_total). A few loads and compares per update.
     struct Apply {
         LiveRun& run;
-        void operator()(const Update& u, const Event& ev) const {
+        void operator()(const Update& u, const Event& ev) const noexcept {
             run.state_log_.on_update(u, ev);
             if (!u.book_changed) return;
             const GateDecision d = run.handler_.gate().check(u.instrument_id, realtime_ns());
@@ -165,13 +179,17 @@ private:
     };
 
     // The duty cycle, instantiated once per idle strategy (idle.hpp).
-    template <class Idle>
+    template <IdleStrategy Idle>
     void engine_loop(Idle idle) {
         const auto t0 = std::chrono::steady_clock::now();
         auto next_view = t0 + o_.refresh;
         auto next_publish = t0;
         while (!g_stop.load(std::memory_order_relaxed)) {
-            const std::size_t n = handler_.poll(Apply{*this}, 1024);
+            std::size_t n = 0;
+            if constexpr (kInline)
+                n = static_cast<std::size_t>(handler_.poll(Apply{*this}, idle.max_block_ns()));
+            else
+                n = handler_.poll(Apply{*this}, 1024);
             const auto now = std::chrono::steady_clock::now();
             if (o_.duration > 0 && now - t0 >= std::chrono::duration<double>(o_.duration)) return;
             if (now >= next_publish) {
@@ -206,7 +224,7 @@ private:
 
     const Config& cfg_;
     const RunOptions& o_;
-    BasicFeedHandler<P> handler_;
+    Handler handler_;
     StateLog state_log_;
     MetricsRegistry metrics_;
     std::optional<MetricsServer> server_;
@@ -243,7 +261,10 @@ int cmd_run(const std::vector<std::string_view>& args) {
     o.quiet = a.has("--quiet");
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
-    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { return LiveRun<P>(cfg, o).run(); });
+    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+        if (cfg.threading.pipeline == PipelineMode::kInline) return LiveRun<BasicInlineFeedHandler<P>>(cfg, o).run();
+        return LiveRun<BasicFeedHandler<P>>(cfg, o).run();
+    });
 }
 
 }  // namespace tickgate::cli

@@ -56,6 +56,24 @@ void with_network_idle(const ThreadingConfig& t, F&& loop) {
     if (t.busy_poll_yield) return loop(YieldingIdle<>{});
     return loop(BusySpinIdle<>{});
 }
+
+// `cfg`, or std::invalid_argument if its channels speak another protocol than P.
+template <VenueProtocol P>
+const Config& speaking(const Config& cfg) {
+    if (cfg.protocol() != P::kName)
+        throw std::invalid_argument("the config's channels speak " + std::string(cfg.protocol()) + ", this handler " +
+                                    std::string(P::kName));
+    return cfg;
+}
+
+// How long a receive loop may wait in ppoll: `max_block_ns` (0: it must
+// not wait), cut short by the earliest arbitration deadline `deadline`
+// (INT64_MAX: none; at least 1 ns, as 0 would mean "do not wait").
+inline std::int64_t wait_budget_ns(std::int64_t max_block_ns, std::int64_t deadline) noexcept {
+    if (max_block_ns <= 0) return 0;
+    if (deadline == INT64_MAX) return max_block_ns;
+    return std::clamp<std::int64_t>(deadline - realtime_ns(), 1, max_block_ns);
+}
 }  // namespace detail
 
 template <VenueProtocol P, SequencedBook Book = typename P::Book>
@@ -67,7 +85,7 @@ public:
 
     // Throws std::invalid_argument if the config's channels speak another protocol.
     explicit BasicFeedHandler(const Config& cfg)
-        : cfg_(checked(cfg)),
+        : cfg_(detail::speaking<P>(cfg)),
           receiver_(cfg_),
           ring_(cfg_.receiver.ring_size),
           publisher_(ring_, cfg_.capacity.max_instruments, cfg_.receiver, cfg_.channel_ids()),
@@ -141,7 +159,7 @@ public:
     // Any thread.
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), publisher_.decoder_counters(), publisher_.arbiter_counters(),
-                publisher_.counters(), instruments_, sequencer_.counters(), ring_,    cfg_.receiver.arbitration};
+                publisher_.counters(), instruments_, sequencer_.counters(), &ring_,   cfg_.receiver.arbitration};
     }
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> line_stats() const noexcept { return receiver_.lines(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return publisher_.decoder_counters(); }
@@ -150,29 +168,11 @@ public:
     [[nodiscard]] std::size_t ring_fill() const noexcept { return ring_.size_approx(); }
 
 private:
-    static const Config& checked(const Config& cfg) {
-        if (cfg.protocol() != P::kName)
-            throw std::invalid_argument("the config's channels speak " + std::string(cfg.protocol()) +
-                                        ", this handler " + std::string(P::kName));
-        return cfg;
-    }
-
-    // How long the network thread may wait in ppoll: the idle strategy's
-    // budget (0 for one that never blocks), cut short by the earliest
-    // arbitration deadline (at least 1 ns: 0 would mean "do not wait").
-    template <class Idle>
-    std::int64_t wait_budget_ns(const Idle& idle) const noexcept {
-        const std::int64_t max_block = idle.max_block_ns();
-        if (max_block == 0) return 0;
-        const std::int64_t deadline = publisher_.next_deadline();
-        if (deadline == INT64_MAX) return max_block;
-        return std::clamp<std::int64_t>(deadline - realtime_ns(), 1, max_block);
-    }
-
     template <class Idle>  // an idle strategy (idle.hpp), chosen once by start()
     void run_network(Idle idle) noexcept {
         while (!stop_.load(std::memory_order_relaxed)) {
-            const int got = receiver_.template poll_once<P>(wait_budget_ns(idle), publisher_);
+            const std::int64_t wait_ns = detail::wait_budget_ns(idle.max_block_ns(), publisher_.next_deadline());
+            const int got = receiver_.template poll_once<P>(wait_ns, publisher_);
             // Give up on a hole only once every copy that arrived in time has been read.
             if (const std::int64_t t = receiver_.drained_until(); t != 0) publisher_.expire(t);
             idle.idle(got);

@@ -18,6 +18,7 @@ namespace {
 
 using tickgate::Config;
 using tickgate::ConfigError;
+using tickgate::PipelineMode;
 using tickgate::ThreadMode;
 
 // Two valid lines, for cases that need a channel but test something else.
@@ -41,6 +42,8 @@ void expect_default_settings(const Config& c) {
     EXPECT_EQ(c.threading.busy_poll_yield, d.threading.busy_poll_yield);
     EXPECT_EQ(c.threading.receiver_cpu, d.threading.receiver_cpu);
     EXPECT_EQ(c.threading.engine_cpu, d.threading.engine_cpu);
+    EXPECT_EQ(c.threading.pipeline, d.threading.pipeline);
+    EXPECT_EQ(d.threading.pipeline, PipelineMode::kTwoThread) << "the default stays two-thread";
     EXPECT_EQ(c.logging.level, d.logging.level);
     EXPECT_EQ(c.logging.sink, d.logging.sink);
     EXPECT_FALSE(c.metrics.enabled);
@@ -168,6 +171,7 @@ mode = "busy_poll"
 busy_poll_idle = "yield"
 receiver_cpu = 1023
 engine_cpu = 0
+pipeline = "inline"
 
 [logging]
 level = "off"
@@ -221,6 +225,7 @@ listen = "127.0.0.2:0"
     EXPECT_TRUE(c.threading.busy_poll_yield);
     EXPECT_EQ(c.threading.receiver_cpu, 1023);
     EXPECT_EQ(c.threading.engine_cpu, 0);
+    EXPECT_EQ(c.threading.pipeline, PipelineMode::kInline);
     EXPECT_EQ(c.logging.level, "off");
     EXPECT_EQ(c.logging.sink, "/var/log/tickgate.log");
     EXPECT_TRUE(c.metrics.enabled);
@@ -352,6 +357,8 @@ const BadCase kBadCases[] = {
      "instruments.subscribe", 4},
     {"bad thread mode", "[threading]\nmode = \"spin\"\n", "threading.mode", 2},
     {"bad busy-poll idle", "[threading]\nbusy_poll_idle = \"sleep\"\n", "threading.busy_poll_idle", 2},
+    {"bad pipeline", "[threading]\npipeline = \"one_thread\"\n", "threading.pipeline", 2},
+    {"pipeline not a string", "[threading]\npipeline = 1\n", "threading.pipeline", 2},
     {"bad log level", "[logging]\nlevel = \"verbose\"\n", "logging.level", 2},
     {"log level with newline", "[logging]\nlevel = \"\"\"\nin\nfo\"\"\"\n", "logging.level", 2},
     {"empty log sink", "[logging]\nsink = \"\"\n", "logging.sink", 2},
@@ -412,6 +419,8 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
               "m.toml:1: channel[0].a: expected table, got nothing (missing)");
     EXPECT_EQ(message("[threading]\nmode = \"spin\"\n"),
               "m.toml:2: threading.mode: expected one of \"blocking\", \"busy_poll\", got string \"spin\"");
+    EXPECT_EQ(message("[threading]\npipeline = \"inlined\"\n"),
+              "m.toml:2: threading.pipeline: expected one of \"two_thread\", \"inline\", got string \"inlined\"");
     EXPECT_EQ(message("[[instrument]]\nid = 3\nsymbol = \"A\"\n[[instrument]]\nid = 3\nsymbol = \"B\"\n"),
               "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
     EXPECT_EQ(message("[[channel]]\nid = 1\nprotocol = \"itch\"\n" LINES_AB),
@@ -490,6 +499,18 @@ TEST(Config, TheEstimateIsWhatTheConstructorsAllocate) {
     const tickgate::MemoryEstimate e10 = tickgate::estimate_memory(ten);
     EXPECT_EQ(e10.parts[0].bytes, 10 * e.parts[0].bytes);
     EXPECT_GT(e10.parts[3].bytes, e.parts[3].bytes + 9000 * sizeof(tickgate::InstrumentState));
+}
+
+// The inline pipeline allocates no ring: a ring size that the two-thread
+// pipeline could not afford under the limit is no reason to refuse it.
+TEST(Config, InlinePipelineNeedsNoEventRing) {
+    const char* toml = "[capacity]\nmax_memory_mb = 2048\n[receiver]\nring_size = 67108864\n[threading]\n";
+    EXPECT_THROW((void)tickgate::parse_config(std::string(toml) + "pipeline = \"two_thread\"\n", "r.toml"),
+                 ConfigError);
+    const Config c = tickgate::parse_config(std::string(toml) + "pipeline = \"inline\"\n", "r.toml");
+    const tickgate::MemoryEstimate e = tickgate::estimate_memory(c);
+    ASSERT_EQ(e.parts[2].what, "event ring");
+    EXPECT_EQ(e.parts[2].bytes, 0u);
 }
 
 TEST(Config, LargeConfigWithinTheLimitIsAccepted) {

@@ -1,6 +1,7 @@
 // The hot path allocates nothing: this binary replaces the global operator
 // new with a counting one and drives decode -> sequence -> book -> gate, and
-// the live receive -> ring -> poll path over loopback multicast.
+// over loopback multicast the live receive -> ring -> poll path and the
+// inline receive -> decode -> sequence -> book -> callback path.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -16,6 +17,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/feed/handler.hpp"
+#include "tickgate/inline_feed_handler.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
@@ -126,13 +128,29 @@ TEST(HotPath, SubscriptionsFindAndSafeQuoteAllocateNothing) {
     EXPECT_TRUE(handler.book().side(5, Side::kBid).empty());  // SYM5: not subscribed
 }
 
-TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
+// Datagrams the handler's lines received.
+template <class H>
+std::uint64_t received_packets(const H& handler) {
+    std::uint64_t n = 0;
+    for (const auto& l : handler.line_stats()) n += l->packets.get();
+    return n;
+}
+
+// One channel (id 3) on loopback multicast for the live paths.
+Config live_config(PipelineMode pipeline) {
     Config cfg;
     ChannelConfig ch;
     ch.id = 3;
     ch.a = {"239.255.77.1", 39101, "127.0.0.1"};
     ch.b = {"239.255.77.2", 39102, "127.0.0.1"};
     cfg.channels.push_back(ch);
+    cfg.threading.pipeline = pipeline;
+    return cfg;
+}
+
+TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
+    const Config cfg = live_config(PipelineMode::kTwoThread);
+    const ChannelConfig& ch = cfg.channels.front();
     const auto stream = build_stream(3);
     FeedHandler handler(cfg);
     MulticastSender sender;
@@ -151,11 +169,7 @@ TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
     }
 
     // Received datagrams are counted per line (arbitration drops second copies before decoding).
-    auto received = [&] {
-        std::uint64_t n = 0;
-        for (const auto& l : handler.line_stats()) n += l->packets.get();
-        return n;
-    };
+    auto received = [&] { return received_packets(handler); };
     const std::uint64_t packets_before = received();
     const std::uint64_t before = g_allocations.load();
     std::size_t sent = 0;
@@ -175,6 +189,57 @@ TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
     EXPECT_EQ(after - before, 0u) << "allocations on the live hot path";
     EXPECT_EQ(received() - packets_before, sent);
     EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
+}
+
+// Inline: every datagram, both lines, through receive -> arbiter -> decode
+// -> sequencer -> book -> the engine's callback (which asks the gate) on
+// this one thread, with arbitration holds released by poll() too.
+TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
+    const Config cfg = live_config(PipelineMode::kInline);
+    const ChannelConfig& ch = cfg.channels.front();
+    const auto stream = build_stream(3);
+    InlineFeedHandler handler(cfg);
+    MulticastSender sender;
+    const std::uint32_t ga = *parse_ipv4(ch.a.group), gb = *parse_ipv4(ch.b.group);
+    std::uint64_t updates = 0, gate_ok = 0;
+    auto engine = [&](const Update& u, const Event&) {
+        ++updates;
+        gate_ok += handler.gate().check(u.instrument_id, 1'700'000'000'100'000'000).ok();
+    };
+
+    // Warm up until the sockets receive (the first poll of each kind may
+    // touch lazily mapped pages, none of which allocate, but be fair).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handler.decoder_counters().packets.get() == 0 && std::chrono::steady_clock::now() < deadline) {
+        sender.send(ga, ch.a.port, stream.front());
+        handler.poll(engine, 5'000'000);
+    }
+    ASSERT_GT(handler.decoder_counters().packets.get(), 0u);
+    while (handler.poll(engine, 1'000'000) != 0) {
+    }
+
+    const std::uint64_t packets_before = received_packets(handler);
+    const std::uint64_t updates_before = updates;
+    const std::uint64_t before = g_allocations.load();
+    std::size_t sent = 0;
+    for (const auto& d : stream) {
+        sent += sender.send(ga, ch.a.port, d);
+        sent += sender.send(gb, ch.b.port, d);
+        handler.poll(engine);  // busy-poll
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (received_packets(handler) - packets_before < sent && std::chrono::steady_clock::now() < end)
+        handler.poll(engine, 1'000'000);  // blocking, bounded by the arbitration deadline
+    while (handler.poll(engine, 1'000'000) != 0) {
+    }
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations on the inline hot path";
+    EXPECT_EQ(received_packets(handler) - packets_before, sent);
+    EXPECT_GT(updates - updates_before, 16'000u) << "the engine was called back for every message";
+    EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
+    EXPECT_GT(handler.decoder_counters().malformed_packets.get(), 0u);
+    EXPECT_EQ(handler.decoder_counters().session_changes.get(), 1u);
+    EXPECT_GT(gate_ok, 0u);
 }
 
 }  // namespace

@@ -832,6 +832,38 @@ TEST(Cli, RunJsonShowsLineArbitrationAndRingCounters) {
     EXPECT_NO_THROW((void)ring["fill"].as_uint());
 }
 
+// threading.pipeline = "inline": `run` receives and books on one thread, no
+// ring. The same feed arrives whole (every packet on each line, each second
+// copy dropped by the arbiter) and the JSON keeps its schema, the ring empty
+// (capacity 0). Groups and ports of its own.
+TEST(Cli, RunInlinePipelineTakesTheFeedWithoutARing) {
+    TempDir tmp;
+    const std::string config =
+        write_channel_config(tmp, "inline.toml", 8, "239.255.96", 39611, "", "[threading]\npipeline = \"inline\"\n");
+    BackgroundCli run({"run", "--config", config, "--quiet", "--json", "--duration", "3", "--metrics", "127.0.0.1:0"},
+                      tmp);
+    ASSERT_TRUE(run.started());
+    ASSERT_TRUE(run.wait_for_stderr("/metrics\n")) << run.err();  // the lines are joined
+    const CliResult sim = run_cli("sim --config " + quoted(config) + " --instruments 4 --rate 2000 --duration 0.5 --seed 5");
+    ASSERT_EQ(sim.exit, 0) << sim.err;
+    ASSERT_EQ(run.wait_exit(std::chrono::seconds(15)), 0) << run.err();
+    const Json truth = Json::parse(sim.out);
+    const Json summary = Json::parse(run.out());
+    const Json& lines = summary["live"]["channels"][0]["lines"];
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0]["packets"].as_uint(), truth["packets"]["sent_a"].as_uint());
+    EXPECT_EQ(lines[1]["packets"].as_uint(), truth["packets"]["sent_b"].as_uint());
+    EXPECT_EQ(summary["live"]["arbitration"]["duplicate_packets"].as_uint(), truth["packets"]["sent_a"].as_uint());
+    const Json& ring = summary["live"]["ring"];
+    EXPECT_EQ(ring["capacity"].as_uint(), 0u);
+    EXPECT_EQ(ring["overflow_packets"].as_uint(), 0u);
+    ASSERT_EQ(summary["instruments"].size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(summary["instruments"][i]["lost"].as_uint(), 0u) << i;
+        EXPECT_GT(summary["instruments"][i]["last_seq"].as_int(), 0) << i;
+    }
+}
+
 // ------------------------------------------------------- run: gate rejections
 
 // The value of the sample `series` (name{labels}) in a Prometheus text, or -1.

@@ -36,6 +36,10 @@ struct InstrumentConfig {
 };
 
 enum class ThreadMode : std::uint8_t { kBlocking, kBusyPoll };
+// threading.pipeline: a network thread handing Events to the engine's
+// thread through the ring (kTwoThread), or one thread that receives,
+// decodes, sequences, books and calls the engine back (kInline).
+enum class PipelineMode : std::uint8_t { kTwoThread, kInline };
 
 struct ReceiverConfig {
     std::uint32_t ring_size = 65536;      // events per ring, power of two
@@ -54,6 +58,7 @@ struct ThreadingConfig {
     bool busy_poll_yield = false;
     int receiver_cpu = -1;  // -1: not pinned
     int engine_cpu = -1;
+    PipelineMode pipeline = PipelineMode::kTwoThread;
 };
 
 struct LoggingConfig {

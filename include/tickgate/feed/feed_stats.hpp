@@ -1,5 +1,6 @@
 // What a live handler counts, whatever its protocol: the view metrics, the
-// state log and the CLI read (BasicFeedHandler::stats()). Counters are
+// state log and the CLI read (BasicFeedHandler::stats(),
+// BasicInlineFeedHandler::stats()). Counters are
 // readable from any thread; `instruments` belongs to the engine thread.
 #pragma once
 
@@ -24,7 +25,7 @@ struct FeedStats {
     const PublisherCounters& publisher;
     const InstrumentTable& instruments;
     const SequencerCounters& sequencer;
-    const SpscRing<Event>& ring;
+    const SpscRing<Event>* ring;  // nullptr: the inline pipeline, which has none
     bool arbitration;  // receiver.arbitration: lines A/B merged
 };
 

@@ -1,0 +1,165 @@
+// The embedding API, run to completion (threading.pipeline = "inline"): one
+// thread receives, arbitrates A/B, decodes, sequences, updates the book and
+// calls the engine back with each update before it looks at the next
+// datagram; the gate is a read on that same thread. No ring, no hand-off,
+// no allocation, no lock; the callback is a template parameter.
+//
+// Pick it when the engine's reaction to an update is short: the socket is
+// not read while the callback runs, so a slow callback backs up the kernel
+// socket buffer (receiver.rcvbuf_bytes) and, past it, loses datagrams
+// (counted as kernel_drops; the instruments go suspect and repair as in the
+// two-thread pipeline). BasicFeedHandler's ring protects the socket from a
+// slow strategy instead, at the price of a thread hand-off per datagram.
+//
+// Threading contract: the constructor opens and joins the sockets (throws on
+// any problem); poll()/run() and everything the engine reads — gate(),
+// instruments(), book(), sequencer() — belong to one thread, the handler
+// thread. Statistics (stats(), line_stats(), counters) may be read from any
+// thread.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "tickgate/book/gate.hpp"
+#include "tickgate/feed/arbitrated_decoder.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/feed_stats.hpp"
+#include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/qfb1/protocol.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed_handler.hpp"
+#include "tickgate/idle.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate {
+
+// What a probe of the inline path sees (a benchmark's per-stage timestamps;
+// see bench/latency_bench.cpp): datagram(d) when the receiver hands on a
+// datagram (its recvmmsg batch has returned), decoded(ev) when an event
+// leaves the decoder, before the sequencer. NoProbe compiles to nothing.
+struct NoProbe {
+    static void datagram(const RawDatagram&) noexcept {}
+    static void decoded(const Event&) noexcept {}
+};
+
+template <VenueProtocol P, SequencedBook Book = typename P::Book>
+class BasicInlineFeedHandler : public EngineApi<BasicInlineFeedHandler<P, Book>> {
+    friend class EngineApi<BasicInlineFeedHandler>;
+
+public:
+    using Protocol = P;
+
+    // Throws std::invalid_argument if the config's channels speak another protocol.
+    explicit BasicInlineFeedHandler(const Config& cfg)
+        : cfg_(detail::speaking<P>(cfg)),
+          receiver_(cfg_),
+          front_(cfg_.receiver, cfg_.channel_ids()),
+          instruments_(cfg_.capacity.max_instruments),
+          book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
+          sequencer_(instruments_, book_, cfg_.capacity),
+          gate_(instruments_, cfg_.gate) {
+        apply_config(instruments_, sequencer_, cfg_);
+    }
+    BasicInlineFeedHandler(const BasicInlineFeedHandler&) = delete;
+    BasicInlineFeedHandler& operator=(const BasicInlineFeedHandler&) = delete;
+
+    // Handler thread: one duty-cycle iteration. Waits up to `max_wait_ns`
+    // (0: not at all; cut short by the earliest arbitration deadline) for
+    // data, receives up to one batch per socket and, for every event, in
+    // order: sequencer, book, then on_update(const Update&, const Event&)
+    // (but not for instruments not subscribed), which must not throw. Then releases arbitration holds whose time is
+    // up. Returns the datagrams received (0: none). Never allocates.
+    template <class F, class Probe = NoProbe>
+        requires std::invocable<F&, const Update&, const Event&>
+    int poll(F&& on_update, std::int64_t max_wait_ns = 0, Probe&& probe = {}) noexcept {
+        Apply<F, Probe> apply{*this, on_update, probe};
+        const std::int64_t wait_ns = detail::wait_budget_ns(max_wait_ns, front_.next_deadline());
+        const int got = receiver_.template poll_once<P>(wait_ns, Receive<F, Probe>{*this, apply});
+        // Give up on a hole only once every copy that arrived in time has been read.
+        if (const std::int64_t t = receiver_.drained_until(); t != 0) front_.expire(t, apply);
+        return got;
+    }
+
+    // Handler thread: pins the calling thread to threading.receiver_cpu
+    // (std::runtime_error naming the CPU if it cannot), then poll()s until
+    // `stop` is set, idling between empty polls by the config's idle
+    // strategy (threading.mode, busy_poll_idle: the network thread's).
+    template <class F>
+        requires std::invocable<F&, const Update&, const Event&>
+    void run(F&& on_update, const std::atomic<bool>& stop) {
+        pin_current_thread_or_throw(cfg_.threading.receiver_cpu, "threading.receiver_cpu");
+        detail::with_network_idle(cfg_.threading, [&](auto idle) { run(on_update, stop, idle); });
+    }
+    // The same loop with the caller's idle strategy, on an unpinned thread.
+    template <class F, IdleStrategy Idle>
+        requires std::invocable<F&, const Update&, const Event&>
+    void run(F&& on_update, const std::atomic<bool>& stop, Idle idle) noexcept {
+        while (!stop.load(std::memory_order_relaxed)) idle.idle(poll(on_update, idle.max_block_ns()));
+    }
+
+    // Handler thread.
+    [[nodiscard]] const Gate& gate() const noexcept { return gate_; }
+    [[nodiscard]] const GateConfig& gate_config() const noexcept { return cfg_.gate; }
+    [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
+    [[nodiscard]] const Book& book() const noexcept { return book_; }
+    [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] const Config& config() const noexcept { return cfg_; }
+
+    // Any thread. No ring: stats().ring is nullptr and its counters stay 0.
+    [[nodiscard]] FeedStats stats() const noexcept {
+        return {receiver_.lines(), front_.decoder_counters(), front_.arbiter_counters(), no_ring_,
+                instruments_,      sequencer_.counters(),     nullptr,                   cfg_.receiver.arbitration};
+    }
+    [[nodiscard]] std::span<const std::unique_ptr<LineStats>> line_stats() const noexcept { return receiver_.lines(); }
+    [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }
+    [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return front_.arbiter_counters(); }
+
+private:
+    // The ArbitratedDecoder's sink: each event straight into the sequencer
+    // and book, then to the engine.
+    template <class F, class Probe>
+    struct Apply {
+        BasicInlineFeedHandler& self;
+        F& on_update;
+        Probe& probe;
+        void on_event(const Event& ev) noexcept {
+            probe.decoded(ev);
+            const Update u = self.sequencer_.apply(ev);
+            if (self.sequencer_.delivers(u)) on_update(u, ev);
+        }
+        static void on_packet_end() noexcept {}
+    };
+    // The receiver's sink: each accepted datagram and its key into the front.
+    template <class F, class Probe>
+    struct Receive {
+        BasicInlineFeedHandler& self;
+        Apply<F, Probe>& apply;
+        void operator()(const RawDatagram& d, const typename P::Key& key) noexcept {
+            apply.probe.datagram(d);
+            self.front_.offer(d, key, apply);
+        }
+        void oversized() noexcept { self.front_.oversized(); }
+    };
+
+    Config cfg_;
+    Receiver receiver_;
+    ArbitratedDecoder<P> front_;
+    InstrumentTable instruments_;
+    Book book_;
+    BasicSequencer<Book> sequencer_;
+    Gate gate_;
+    const PublisherCounters no_ring_{};  // FeedStats' ring counters: nothing overflows without a ring
+};
+
+// The QFB/1 inline feed handler.
+using InlineFeedHandler = BasicInlineFeedHandler<qfb1::Protocol>;
+
+}  // namespace tickgate
