@@ -56,6 +56,7 @@ TEST(ItchSequencer, EachOrderMessageTypeChangesTheBookAsTheTable) {
     EXPECT_EQ(p.book.open_orders(5), 2u);
     const InstrumentState& st = p.instruments.state(5);
     EXPECT_STREQ(st.symbol, "AAPL");
+    EXPECT_EQ(st.price_exponent, -4);
     EXPECT_EQ(st.counters.accepted, 10u);
     EXPECT_EQ(st.last_seq, 10u);
     EXPECT_EQ(p.seq.trading_state(5), 'T');

@@ -9,6 +9,7 @@
 // OrderBook. No allocation, lock or throw per message; engine thread only.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -138,6 +139,12 @@ inline std::uint32_t Sequencer::instrument(std::uint32_t ch, std::uint16_t locat
     if (!st.bound) {
         st.bound = true;
         st.channel_id = static_cast<std::uint16_t>(ch);
+        st.clock_offset_ns = instruments_.clock_offset(st.channel_id);
+        st.price_exponent = kPriceExponent;  // the table and the live view show dollars
+        if (st.symbol[0] == '\0') {  // until an R names it: the locate in decimal
+            const auto end = std::to_chars(st.symbol, st.symbol + sizeof st.symbol - 1, locate).ptr;
+            *end = '\0';
+        }
         per_instrument_[locate].next_in_channel = c.first_instrument;
         c.first_instrument = locate;
         instruments_.mark_seen(locate);

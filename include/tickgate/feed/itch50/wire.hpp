@@ -24,6 +24,7 @@ inline constexpr std::size_t kTrackingOffset = 3;
 inline constexpr std::size_t kTimestampOffset = 5;  // u48, ns since midnight (venue time)
 inline constexpr std::size_t kCommonSize = 11;
 inline constexpr std::size_t kSymbolSize = 8;
+inline constexpr std::int8_t kPriceExponent = -4;  // Price(4): 4 implied decimals
 
 // The message types of ITCH 5.0 and their sizes (bytes, type byte included).
 struct TypeSize {

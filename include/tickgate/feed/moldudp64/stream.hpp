@@ -50,6 +50,7 @@ struct NoRecovery {
 // Per channel, cumulative over sessions (ITCH50.md "Summary and replay").
 struct StreamCounters {
     RelaxedCounter packets;                // datagrams of the channel, stale and malformed included
+    RelaxedCounter messages;               // messages received, every copy
     RelaxedCounter malformed_packets;
     RelaxedCounter stale_session_packets;
     RelaxedCounter request_packets;        // captured re-requests, skipped
@@ -95,6 +96,12 @@ public:
     }
     [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
     [[nodiscard]] std::size_t held_packets() const noexcept { return slots_.size() - free_.size(); }
+    // The channel whose current session is `s` (a re-request server's unicast answer); UINT32_MAX if none.
+    [[nodiscard]] std::uint32_t channel_of_session(const Session& s) const noexcept {
+        for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
+            if (channels_[ch].has_session && channels_[ch].session == s) return ch;
+        return UINT32_MAX;
+    }
     [[nodiscard]] Recovery& recovery() noexcept { return recovery_; }
 
     // One datagram of channel `ch` (its key read once by read_key), arrived at `recv_ns`.
@@ -112,6 +119,7 @@ public:
             return;
         }
         const Walk w = walk(d, key, min_length, [](std::uint16_t, std::span<const std::byte>) noexcept {});
+        c.counters.messages.add(w.received);
         if (w.fault != Fault::kNone) c.counters.malformed_packets.add();
         if (!observe_session(ch, c, key.session, sink)) return;
         if (key.kind != PacketKind::kMessages) {
