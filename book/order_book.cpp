@@ -114,9 +114,11 @@ bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::ui
     SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     const std::int64_t key = key_of(s, price);
     OrderLevel* lv = arena_.data() + sl.offset;
-    // Ascending keys, best last: search from the top, where most updates land.
-    std::uint32_t at = sl.size;
-    while (at > 0 && key_of(s, static_cast<std::uint32_t>(lv[at - 1].price)) > key) --at;
+    // Ascending keys, best last: the first level whose key is above `key`.
+    std::uint32_t at = static_cast<std::uint32_t>(
+        std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) {
+            return k < key_of(s, static_cast<std::uint32_t>(l.price));
+        }) - lv);
     if (at > 0 && lv[at - 1].price == price) {
         lv[at - 1].shares += shares;
         ++lv[at - 1].orders;
@@ -135,9 +137,12 @@ bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::ui
 void OrderBook::level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept {
     SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     OrderLevel* lv = arena_.data() + sl.offset;
-    std::uint32_t at = sl.size;
-    while (at > 0 && lv[at - 1].price != price) --at;
-    if (at == 0) return;  // not reached: every live order has its level
+    const std::int64_t key = key_of(s, price);
+    const std::uint32_t at = static_cast<std::uint32_t>(
+        std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) {
+            return k < key_of(s, static_cast<std::uint32_t>(l.price));
+        }) - lv);
+    if (at == 0 || lv[at - 1].price != price) return;  // not reached: every live order has its level
     OrderLevel& l = lv[at - 1];
     l.shares -= shares;
     if (order_gone) --l.orders;

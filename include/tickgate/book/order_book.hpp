@@ -2,11 +2,11 @@
 // the book"), with an aggregated L2 view (price, shares, order count) kept
 // incrementally and read through ReadableBook like every other book.
 //
-// Orders: one open-addressing table (linear probing, backward-shift delete,
-// no tombstones) of 24-byte entries, sized at start-up to max_orders × 5/4,
+// Orders: one open-addressing table (linear probing from ref mod size,
+// backward-shift delete, no tombstones) of 24-byte entries, sized at start-up to max_orders × 5/4,
 // so an open order costs 30 bytes when the store is full. Levels: per
-// instrument and side a sorted flat array (best last, so the updates near
-// the touch that dominate real feeds move little), carved from one arena
+// instrument and side a sorted flat array searched by bisection (best
+// last, so the updates near the touch that dominate real feeds move little), carved from one arena
 // fixed at start-up in power-of-two blocks (a side that outgrows its block
 // moves to the next size). Nothing allocates after construction; a full
 // order store or level arena refuses the add and says so. Engine thread only.
@@ -152,12 +152,10 @@ private:
     static constexpr std::uint32_t kMinBlock = 4;
     static constexpr int kClasses = 33;
 
-    [[nodiscard]] std::size_t home(std::uint64_t ref) const noexcept {
-        const std::uint64_t h = ref * 0x9E3779B97F4A7C15ULL;
-        // Lemire's multiply-shift: h onto [0, size) without a division.
-        __extension__ using Wide = unsigned __int128;
-        return static_cast<std::size_t>((static_cast<Wide>(h) * table_.size()) >> 64);
-    }
+    // ITCH references are assigned in increasing order and most activity is
+    // on recent orders: ref modulo the size keeps them in neighbouring slots
+    // (a mixing hash scattered them, a cache miss each).
+    [[nodiscard]] std::size_t home(std::uint64_t ref) const noexcept { return static_cast<std::size_t>(ref % table_.size()); }
     [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return i + 1 == table_.size() ? 0 : i + 1; }
     [[nodiscard]] Entry* find(std::uint64_t ref) noexcept;
     void erase(Entry* e) noexcept;

@@ -135,6 +135,18 @@ TEST(ItchSequencer, InstrumentFirstSeenWhileAHoleIsOpenIsSuspectUntilARefresh) {
     EXPECT_EQ(p.instruments.state(7).last_alive_ns, 2 * kMs);
 }
 
+TEST(ItchSequencer, LivenessIsRefreshedAtMostOncePerMillisecondButNewInstrumentsAtOnce) {
+    Pipeline p;
+    p.feed(1, {add_order(5, 1, 'B', 1, 10)}, 0);
+    p.feed(2, {add_order(5, 2, 'B', 1, 10)}, kAliveRefreshNs - 1);
+    EXPECT_EQ(p.instruments.state(5).last_alive_ns, 0);  // lags by under kAliveRefreshNs: towards stale
+    p.feed(3, {add_order(6, 3, 'B', 1, 10)}, kAliveRefreshNs);
+    EXPECT_EQ(p.instruments.state(5).last_alive_ns, kAliveRefreshNs);
+    p.feed(4, {add_order(7, 4, 'B', 1, 10)}, kAliveRefreshNs + 1);  // a new instrument: refreshed at once
+    EXPECT_EQ(p.instruments.state(7).last_alive_ns, kAliveRefreshNs + 1);
+    EXPECT_FALSE(p.instruments.state(7).suspect);
+}
+
 TEST(ItchSequencer, NewSessionReadFromOneEmptiesBooksAndIsClean) {
     Pipeline p;
     p.feed(5, {add_order(5, 1, 'B', 1, 10)}, 0, "OLD");  // late join: suspect
