@@ -173,6 +173,24 @@ public:
         return n;
     }
 
+    // An integer in lo..hi, or the string `word` (out: nullopt).
+    template <class T>
+    void integer_or_word(std::string_view key, std::optional<T>& out, std::int64_t lo, std::int64_t hi,
+                         std::string_view word) const {
+        const auto what = range_text(lo, hi) + " or \"" + std::string(word) + "\"";
+        const toml::node* n = find(key, what, false);
+        if (!n) return;
+        if (const auto* s = n->as_string()) {
+            if (s->get() != word) expected(n, key, what, describe(*n));
+            out.reset();
+            return;
+        }
+        const auto* v = n->as_integer();
+        if (!v) expected(n, key, what, describe(*n));
+        if (v->get() < lo || v->get() > hi) expected(n, key, what, std::to_string(v->get()));
+        out = static_cast<T>(v->get());
+    }
+
     void boolean(std::string_view key, bool& out) const {
         if (const toml::node* n = find(key, "boolean", false)) {
             const auto* v = n->as_boolean();
@@ -371,7 +389,7 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     c.source = name;
     const Table root(name, doc, "",
                      {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging",
-                      "metrics"});
+                      "metrics", "moldudp64", "itch"});
 
     // Capacity first: instrument ids are checked against it.
     if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments",
@@ -422,6 +440,16 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
             c.metrics.address = listen.substr(0, listen.rfind(':'));
             c.metrics.port = parse_host_port(listen)->second;
         }
+    }
+    if (const auto t = root.table("moldudp64", {"gap_timeout_ms", "max_held_packets"})) {
+        t->integer("gap_timeout_ms", c.moldudp64.gap_timeout_ms, 1, 3'600'000);
+        t->integer("max_held_packets", c.moldudp64.max_held_packets, 1, 1'048'576);
+    }
+    if (const auto t = root.table("itch", {"max_orders", "max_levels", "utc_offset_minutes"})) {
+        t->integer("max_orders", c.itch.max_orders, 1, 1'073'741'824);
+        t->integer("max_levels", c.itch.max_levels, 1, 1'073'741'824);
+        // Venue time minus UTC, wrapped into ±12 h as the spec's estimate is.
+        t->integer_or_word("utc_offset_minutes", c.itch.utc_offset_minutes, -720, 720, "auto");
     }
     read_instruments(root, c);
     read_channels(root, c);

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "tickgate/book/l2_book.hpp"
+#include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
@@ -31,7 +32,26 @@ const MemoryPart& MemoryEstimate::largest() const {
                              [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
 }
 
+namespace {
+// ITCH 5.0's own pipeline (replay): the order store and levels, the
+// MoldUDP64 held-packet pool (one receive-slot-sized copy per packet), the instrument table.
+MemoryEstimate estimate_itch_memory(const Config& c) {
+    constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
+    constexpr std::uint32_t kLocates = 65536;          // every u16 stock locate is an instrument id
+    MemoryEstimate e;
+    e.parts = {
+        {"order books", {"itch.max_orders", "itch.max_levels"},
+         OrderBook::bytes_for(kLocates, c.itch.max_orders, c.itch.max_levels)},
+        {"held packets", {"moldudp64.max_held_packets"}, std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes},
+        {"per-instrument state", {}, InstrumentTable::bytes_for(kLocates)},
+    };
+    for (const MemoryPart& p : e.parts) e.total_bytes += p.bytes;
+    return e;
+}
+}  // namespace
+
 MemoryEstimate estimate_memory(const Config& c) {
+    if (c.protocol() == kItch50Name) return estimate_itch_memory(c);
     const Capacity& cap = c.capacity;
     const auto channels = static_cast<std::uint32_t>(c.channels.size());
     const std::size_t lines = 2 * std::size_t{channels};

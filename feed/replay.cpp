@@ -1,6 +1,7 @@
 #include "tickgate/feed/replay.hpp"
 
 #include "json_writer.hpp"
+#include "summary_fields.hpp"
 #include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/text.hpp"
 
@@ -76,6 +77,20 @@ json::Value live_json(const FeedStats& h) {
 
 }  // namespace
 
+void put_capture_fields(json::Value& out, const SummaryContext& ctx) {
+    if (const FrameCounters* f = ctx.frames) {
+        out["frames"] = {{"records", f->records},       {"udp_datagrams", f->udp_datagrams},
+                         {"non_ip", f->non_ip},         {"non_udp", f->non_udp},
+                         {"ipv4_fragments", f->fragments}, {"truncated", f->truncated}};
+        // Only a replay reads a capture; frames.records counts what was read of it.
+        out["capture_truncated"] = ctx.truncation != nullptr;
+        if (ctx.truncation) {
+            out["capture_intact_bytes"] = ctx.truncation->intact_bytes;
+            out["capture_file_bytes"] = ctx.truncation->file_bytes;
+        }
+    }
+}
+
 std::string summary_json(const SummarySource& h, const SummaryContext& ctx, const FeedStats* live) {
     const InstrumentTable& instruments = h.instruments;
     std::vector<Level> levels;
@@ -89,17 +104,7 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
     out["foreign_channel_packets"] = total_packets(ctx.foreign_channel_packets);
     json::Value& by_channel = out["foreign_channel_packets_by_channel"] = json::Value::object();
     for (const ChannelPacketCount& c : ctx.foreign_channel_packets) by_channel[std::to_string(c.channel_id)] = c.packets;
-    if (const FrameCounters* f = ctx.frames) {
-        out["frames"] = {{"records", f->records},       {"udp_datagrams", f->udp_datagrams},
-                         {"non_ip", f->non_ip},         {"non_udp", f->non_udp},
-                         {"ipv4_fragments", f->fragments}, {"truncated", f->truncated}};
-        // Only a replay reads a capture; frames.records counts what was read of it.
-        out["capture_truncated"] = ctx.truncation != nullptr;
-        if (ctx.truncation) {
-            out["capture_intact_bytes"] = ctx.truncation->intact_bytes;
-            out["capture_file_bytes"] = ctx.truncation->file_bytes;
-        }
-    }
+    put_capture_fields(out, ctx);
     json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : sorted_ids(instruments)) {
         const InstrumentState& st = instruments.state(id);

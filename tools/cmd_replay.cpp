@@ -1,10 +1,12 @@
 // `tickgate replay`: a capture through the handler of its protocol, then the summary.
 #include <fmt/format.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tickgate/feed/handler.hpp"
+#include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/replay.hpp"
 
@@ -26,7 +28,7 @@ says where, and the exit code is 3.
 options:
   --config FILE        TOML config (instruments, channels to filter on, capacities, gate);
                        default: built-in defaults, every UDP/IPv4 datagram taken
-  --protocol NAME      the capture's protocol (qfb1, the default); with --config, its
+  --protocol NAME      the capture's protocol (qfb1, the default; itch50); with --config, its
                        channels' protocol, which this must match
   --json               print the JSON summary on stdout (default: a readable table)
   --stale-ms N         gate: max silence in ms (default 250, or the config's)
@@ -62,6 +64,27 @@ int replay_as(const Options& a, const std::string& capture, const Config& cfg) {
     return r.truncation ? kExitCaptureCut : kExitOk;
 }
 
+// ITCH 5.0 over MoldUDP64: its own pipeline (feed/itch50/replay.hpp).
+int replay_itch50(const Options& a, const std::string& capture, const Config& cfg) {
+    if (a.has("--arbitrate"))
+        throw UsageError{"--arbitrate: ITCH 5.0 merges its lines by stream position always (no packet arbitration)"};
+    auto replay = std::make_unique<itch50::Replay>(cfg);
+    const ReplayResult r = replay->run(capture);
+    const SummaryContext ctx{.now_ns = r.last_ts_ns,
+                             .capture = capture,
+                             .frames = &r.frames,
+                             .truncation = r.truncation ? &*r.truncation : nullptr};
+    fmt::print("{}", a.has("--json") ? replay->summary_json(ctx) : replay->summary_table(ctx));
+    if (r.truncation) warn_cut_short(capture, *r.truncation, "replayed");
+    if (a.has("--stats")) {
+        DecoderCounters totals;
+        replay->totals(totals);
+        fmt::print(stderr, "replay: {} records, {} datagrams, {} messages in {:.3f} s\n", r.frames.records,
+                   r.frames.udp_datagrams, totals.messages.get(), r.wall_seconds);
+    }
+    return r.truncation ? kExitCaptureCut : kExitOk;
+}
+
 }  // namespace
 
 int cmd_replay(const std::vector<std::string_view>& args) {
@@ -73,10 +96,11 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     }
     if (a.positional().size() != 1) throw UsageError{"replay takes exactly one CAPTURE (see tickgate replay --help)"};
     const std::string& capture = a.positional().front();
-    Config cfg = config_from(a, false);
+    Config cfg = config_from(a, false, true);  // ITCH 5.0's own pipeline included
     cfg.gate.stale_ms = a.integer("--stale-ms", cfg.gate.stale_ms, 1, 86'400'000);
     cfg.gate.source_age_ms = a.integer("--source-age-ms", cfg.gate.source_age_ms, 1, 86'400'000);
 
+    if (cfg.protocol() == kItch50Name) return replay_itch50(a, capture, cfg);
     return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { return replay_as<P>(a, capture, cfg); });
 }
 

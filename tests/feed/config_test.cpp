@@ -424,7 +424,7 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
     EXPECT_EQ(message("[[instrument]]\nid = 3\nsymbol = \"A\"\n[[instrument]]\nid = 3\nsymbol = \"B\"\n"),
               "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
     EXPECT_EQ(message("[[channel]]\nid = 1\nprotocol = \"itch\"\n" LINES_AB),
-              "m.toml:3: channel[0].protocol: expected one of \"qfb1\", got string \"itch\"");
+              "m.toml:3: channel[0].protocol: expected one of \"qfb1\", \"itch50\", got string \"itch\"");
     EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
               "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
               "\"0.0.0.0:9108\"");

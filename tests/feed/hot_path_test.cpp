@@ -18,6 +18,8 @@
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
+#include "tickgate/feed/itch50/packet_builder.hpp"
+#include "tickgate/feed/itch50/replay.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
@@ -101,6 +103,51 @@ TEST(HotPath, DecodeSequenceBookGateAllocateNothing) {
     EXPECT_GT(handler.decoder().counters().messages.get(), 16'000u);
     EXPECT_GT(handler.decoder().counters().malformed_packets.get(), 0u);
     EXPECT_EQ(handler.decoder().counters().session_changes.get(), 1u);
+    (void)ok;
+}
+
+// ITCH 5.0 over MoldUDP64: stream (holes, held packets, give-up, a new
+// session) -> sequencer -> order book -> gate, every message type.
+TEST(HotPath, ItchStreamOrderBookGateAllocateNothing) {
+    using namespace tickgate::itch50;
+    std::vector<Bytes> datagrams;
+    std::uint64_t ref = 1;
+    for (std::uint64_t seq = 1; seq < 4000; seq += 8) {
+        std::vector<Bytes> m;
+        for (int i = 0; i < 8; i += 4, ref += 2) {
+            const auto locate = static_cast<std::uint16_t>(1 + ref % 50);
+            m.push_back(add_order(locate, ref, 'B', 100, static_cast<std::uint32_t>(1000 + ref % 20)));
+            m.push_back(add_order(locate, ref + 1, 'S', 100, static_cast<std::uint32_t>(2000 + ref % 20), 0, true));
+            m.push_back(ref % 3 ? executed(locate, ref, 10) : cancel(locate, ref, 10));
+            m.push_back(ref % 2 ? replace(locate, ref + 1, ref + 1'000'000, 50, 2100) : delete_order(locate, ref + 1));
+        }
+        datagrams.push_back(mold_packet("SESSION001", seq, m));
+    }
+    datagrams.push_back(mold_heartbeat("SESSION001", 5000));  // a hole, given up below
+    datagrams.push_back(mold_packet("SESSION002", 1, std::vector<Bytes>{stock_directory(3, "AAPL")}));
+    const Config cfg = parse_config(
+        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 1\n"
+        "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.10.1\", port = 31001 }\nb = { group = \"239.255.10.2\", port = 31002 }\n",
+        "hot.toml");
+    Replay replay(cfg);
+    const std::uint64_t before = g_allocations.load();
+    std::int64_t t = 1'700'000'000'000'000'000;
+    const std::size_t n = datagrams.size() - 1;  // the new session's packet comes last
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i % 7 == 3) continue;  // line A lost it: what follows is held until line B's copy
+        replay.on_datagram(datagrams[i], 0xEFFF0A01, 31001, t += 1000);
+    }
+    for (std::size_t i = 3; i < n; i += 7) replay.on_datagram(datagrams[i], 0xEFFF0A02, 31002, t += 1000);
+    replay.on_datagram(datagrams.back(), 0xEFFF0A01, 31001, t += 10'000'000);
+    replay.finish();
+    std::uint64_t ok = 0;
+    for (std::uint32_t id = 0; id < 64; ++id) ok += replay.gate().check(id, t).ok();
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations on the ITCH path";
+    EXPECT_GT(replay.channel(0).counters.messages.get(), 3'900u);
+    EXPECT_GT(replay.channel(0).counters.held_max, 0u);
+    EXPECT_EQ(replay.channel(0).counters.session_changes.get(), 1u);
     (void)ok;
 }
 

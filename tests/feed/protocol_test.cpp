@@ -232,7 +232,7 @@ TEST(ProtocolSeam, ProtocolsAreChosenByNameOnceAndUnknownNamesAreRefused) {
         (void)with_protocol("mdp3", []<VenueProtocol P>() { return 0; });
         FAIL() << "an unknown protocol was accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("unknown protocol \"mdp3\" (known: qfb1)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unknown protocol \"mdp3\" (known: qfb1, itch50)"), std::string::npos) << e.what();
     }
     Config cfg;
     cfg.default_protocol = "toy";  // a handler refuses a config of another protocol

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,20 @@ struct MetricsConfig {
     std::uint16_t port = 9108;          // 0: a free port, chosen at start-up
 };
 
+// `[moldudp64]`: the MoldUDP64 stream stage (ITCH50.md "The stream").
+struct MoldUdp64Config {
+    std::uint32_t gap_timeout_ms = 500;     // a hole open strictly longer is given up
+    std::uint32_t max_held_packets = 4096;  // datagrams held ahead of holes, all channels
+};
+
+// `[itch]`: ITCH 5.0's order books and clock (ITCH50.md).
+struct ItchBookConfig {
+    std::uint32_t max_orders = 16'777'216;  // open orders at once, all instruments
+    std::uint32_t max_levels = 1'048'576;   // price levels at once, all instruments and sides
+    // Venue time minus UTC, minutes; nullopt: "auto" (per channel and session, from the first message).
+    std::optional<std::int32_t> utc_offset_minutes;
+};
+
 // The default of capacity.max_memory_mb: half of this machine's physical
 // memory (sysconf), read when called — the handler shares the host with the
 // engine that embeds it; 4096 if the figure cannot be read.
@@ -95,6 +110,8 @@ struct Config {
     ThreadingConfig threading;
     LoggingConfig logging;
     MetricsConfig metrics;
+    MoldUdp64Config moldudp64;
+    ItchBookConfig itch;
 
     // The configured channels' ids, in config order.
     // The protocol of every channel (one per config: a handler speaks one);

@@ -22,7 +22,22 @@ struct ProtocolList {
 
 using KnownProtocols = ProtocolList<qfb1::Protocol>;
 
-inline constexpr auto kProtocolNames = KnownProtocols::names;
+// Protocols with a pipeline of their own, not (yet) the shared templates:
+// ITCH 5.0 over MoldUDP64 (feed/itch50/: `replay` only so far).
+inline constexpr std::string_view kItch50Name = "itch50";
+
+namespace detail {
+template <std::size_t N>
+consteval std::array<std::string_view, N + 1> with_own_pipelines(const std::array<std::string_view, N>& shared) {
+    std::array<std::string_view, N + 1> all{};
+    for (std::size_t i = 0; i < N; ++i) all[i] = shared[i];
+    all[N] = kItch50Name;
+    return all;
+}
+}  // namespace detail
+
+// Every name configs and --protocol take.
+inline constexpr auto kProtocolNames = detail::with_own_pipelines(KnownProtocols::names);
 
 // "qfb1, mdp3, ..." for messages.
 [[nodiscard]] inline std::string protocol_list() {
@@ -52,6 +67,8 @@ decltype(auto) dispatch(std::string_view name, F& f, ProtocolList<P...>) {
 // Throws std::invalid_argument for a name no protocol has.
 template <class F>
 decltype(auto) with_protocol(std::string_view name, F&& f) {
+    if (name == kItch50Name)
+        throw std::invalid_argument("protocol \"itch50\" has its own pipeline, which only `tickgate replay` runs so far");
     return detail::dispatch(name, f, KnownProtocols{});
 }
 

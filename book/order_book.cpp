@@ -1,0 +1,181 @@
+#include "tickgate/book/order_book.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+namespace tickgate {
+
+namespace {
+std::size_t table_size(std::uint32_t max_orders) noexcept { return std::size_t{max_orders} + max_orders / 4 + 1; }
+std::size_t arena_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} * 2; }
+int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
+}  // namespace
+
+OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels)
+    : max_orders_(max_orders) {
+    if (max_instruments == 0 || max_orders == 0 || max_levels == 0)
+        throw std::invalid_argument("order book: capacities must be positive");
+    table_.assign(table_size(max_orders), Entry{});
+    orders_of_.assign(max_instruments, 0);
+    sides_.assign(std::size_t{max_instruments} * 2, SideLevels{});
+    arena_.assign(arena_size(max_levels), OrderLevel{});
+    for (int c = 0; c < kClasses; ++c) {
+        const std::size_t block = std::size_t{1} << c;
+        if (block >= kMinBlock && block <= arena_.size()) free_blocks_[static_cast<std::size_t>(c)].reserve(arena_.size() / block);
+    }
+}
+
+std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
+                                 std::uint32_t max_levels) noexcept {
+    const std::size_t arena = arena_size(max_levels);
+    std::size_t free_lists = 0;
+    for (std::size_t block = kMinBlock; block <= arena; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
+    return table_size(max_orders) * sizeof(Entry) + std::size_t{max_instruments} * (sizeof(std::uint32_t) + 2 * sizeof(SideLevels)) +
+           arena * sizeof(OrderLevel) + free_lists;
+}
+
+OrderBook::Entry* OrderBook::find(std::uint64_t ref) noexcept {
+    for (std::size_t i = home(ref);; i = next(i)) {
+        Entry& e = table_[i];
+        if (!e.used) return nullptr;
+        if (e.ref == ref) return &e;
+    }
+}
+
+void OrderBook::erase(Entry* e) noexcept {
+    // Backward-shift deletion: move later entries of the probe run into the hole.
+    std::size_t hole = static_cast<std::size_t>(e - table_.data());
+    --orders_of_[e->id];
+    --size_;
+    for (std::size_t i = next(hole);; i = next(i)) {
+        Entry& c = table_[i];
+        if (!c.used) break;
+        const std::size_t h = home(c.ref);
+        // c may move into `hole` only if its home is not in (hole, i] (cyclically).
+        const bool home_between = hole <= i ? (h > hole && h <= i) : (h > hole || h <= i);
+        if (home_between) continue;
+        table_[hole] = c;
+        hole = i;
+    }
+    table_[hole].used = 0;
+}
+
+OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares,
+                           std::uint32_t price) noexcept {
+    if (Entry* old = find(ref)) {  // a live reference reused: that order is replaced
+        level_sub(old->id, static_cast<Side>(old->side), old->price, old->shares, true);
+        erase(old);
+    }
+    if (size_ >= max_orders_) return OrderResult::kStoreFull;
+    if (!level_add(id, side, price, shares)) return OrderResult::kStoreFull;
+    std::size_t i = home(ref);
+    while (table_[i].used) i = next(i);
+    table_[i] = {ref, price, shares, static_cast<std::uint16_t>(id), static_cast<std::uint8_t>(side), 1};
+    ++size_;
+    ++orders_of_[id];
+    return OrderResult::kApplied;
+}
+
+OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept {
+    Entry* e = find(ref);
+    if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
+    const Side s = static_cast<Side>(e->side);
+    if (shares < e->shares) {
+        level_sub(e->id, s, e->price, shares, false);
+        e->shares -= shares;
+        return OrderResult::kApplied;
+    }
+    const bool over = shares > e->shares;
+    level_sub(e->id, s, e->price, e->shares, true);
+    erase(e);
+    return over ? OrderResult::kOverExecution : OrderResult::kRemoved;
+}
+
+OrderResult OrderBook::remove(std::uint32_t id, std::uint64_t ref) noexcept {
+    Entry* e = find(ref);
+    if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
+    level_sub(e->id, static_cast<Side>(e->side), e->price, e->shares, true);
+    erase(e);
+    return OrderResult::kRemoved;
+}
+
+OrderResult OrderBook::replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
+                               std::uint32_t price) noexcept {
+    Entry* e = find(ref);
+    if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
+    const Side side = static_cast<Side>(e->side);
+    level_sub(e->id, side, e->price, e->shares, true);
+    erase(e);
+    return add(id, new_ref, side, shares, price);
+}
+
+bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept {
+    SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+    const std::int64_t key = key_of(s, price);
+    OrderLevel* lv = arena_.data() + sl.offset;
+    // Ascending keys, best last: the first level whose key is above `key`.
+    std::uint32_t at = static_cast<std::uint32_t>(
+        std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) {
+            return k < key_of(s, static_cast<std::uint32_t>(l.price));
+        }) - lv);
+    if (at > 0 && lv[at - 1].price == price) {
+        lv[at - 1].shares += shares;
+        ++lv[at - 1].orders;
+        return true;
+    }
+    if (sl.size == sl.cap) {
+        if (!grow(sl)) return false;
+        lv = arena_.data() + sl.offset;
+    }
+    std::copy_backward(lv + at, lv + sl.size, lv + sl.size + 1);
+    lv[at] = {price, shares, 1};
+    ++sl.size;
+    return true;
+}
+
+void OrderBook::level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept {
+    SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+    OrderLevel* lv = arena_.data() + sl.offset;
+    const std::int64_t key = key_of(s, price);
+    const std::uint32_t at = static_cast<std::uint32_t>(
+        std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) {
+            return k < key_of(s, static_cast<std::uint32_t>(l.price));
+        }) - lv);
+    if (at == 0 || lv[at - 1].price != price) return;  // not reached: every live order has its level
+    OrderLevel& l = lv[at - 1];
+    l.shares -= shares;
+    if (order_gone) --l.orders;
+    if (l.orders == 0) {
+        std::copy(lv + at, lv + sl.size, lv + at - 1);
+        --sl.size;
+    }
+}
+
+bool OrderBook::grow(SideLevels& sl) noexcept {
+    const std::uint32_t cap = sl.cap == 0 ? kMinBlock : sl.cap * 2;
+    if (cap > arena_.size()) return false;
+    auto& fl = free_blocks_[static_cast<std::size_t>(class_of(cap))];
+    std::size_t offset;
+    if (!fl.empty()) {
+        offset = fl.back();
+        fl.pop_back();
+    } else if (arena_.size() - arena_used_ >= cap) {
+        offset = arena_used_;
+        arena_used_ += cap;
+    } else {
+        return false;
+    }
+    std::copy(arena_.data() + sl.offset, arena_.data() + sl.offset + sl.size, arena_.data() + offset);
+    if (sl.cap != 0) free_blocks_[static_cast<std::size_t>(class_of(sl.cap))].push_back(sl.offset);
+    sl.offset = static_cast<std::uint32_t>(offset);
+    sl.cap = cap;
+    return true;
+}
+
+void OrderBook::release(SideLevels& sl) noexcept {
+    if (sl.cap != 0) free_blocks_[static_cast<std::size_t>(class_of(sl.cap))].push_back(sl.offset);
+    sl = SideLevels{};
+}
+
+}  // namespace tickgate

@@ -1,0 +1,176 @@
+#include "tickgate/feed/itch50/replay.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "../json_writer.hpp"
+#include "../summary_fields.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/counter_fields.hpp"
+
+namespace tickgate::itch50 {
+
+namespace {
+
+moldudp64::StreamConfig stream_config(const Config& cfg) {
+    moldudp64::StreamConfig s;
+    s.gap_timeout_ns = std::int64_t{cfg.moldudp64.gap_timeout_ms} * 1'000'000;
+    s.max_held_packets = cfg.moldudp64.max_held_packets;
+    return s;
+}
+
+std::uint32_t channel_slots(const Config& cfg) {
+    return cfg.channels.empty() ? kMaxUnconfiguredChannels : static_cast<std::uint32_t>(cfg.channels.size());
+}
+
+bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
+
+std::string ipv4_text(std::uint32_t ip) {
+    return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
+}
+
+}  // namespace
+
+Replay::Replay(const Config& cfg)
+    : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(kMaxLocates),
+      book_(kMaxLocates, cfg.itch.max_orders, cfg.itch.max_levels),
+      sequencer_(instruments_, book_, channel_slots(cfg),
+                 ItchConfig{cfg.itch.max_orders, cfg.itch.max_levels, cfg.itch.utc_offset_minutes}),
+      stream_(stream_config(cfg), channel_slots(cfg)), gate_(instruments_, cfg.gate) {
+    channels_.reserve(channel_slots(cfg));
+    for (const ChannelConfig& ch : cfg.channels)
+        for (const LineConfig* line : {&ch.a, &ch.b})  // config.cpp has checked the groups
+            lines_.push_back({parse_ipv4(line->group).value_or(0), line->port, static_cast<std::uint32_t>(&ch - cfg.channels.data())});
+    for (const ChannelConfig& ch : cfg.channels) channels_.push_back({std::to_string(ch.id), 0, 0});
+    for (const ChannelConfig& ch : cfg.channels) instruments_.set_clock_offset(static_cast<std::uint16_t>(&ch - cfg.channels.data()), ch.clock_offset_ns);
+}
+
+std::uint32_t Replay::slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port) {
+    if (!is_multicast(dst_ip)) {  // a re-request server's answer: the channel whose session it carries
+        const moldudp64::Key key = moldudp64::read_key(payload, 0);
+        return key.valid() ? stream_.channel_of_session(key.session) : UINT32_MAX;
+    }
+    if (configured_) {
+        for (const Line& line : lines_)
+            if (line.group == dst_ip && line.port == dst_port) return line.slot;
+        return UINT32_MAX;
+    }
+    for (std::uint32_t i = 0; i < channels_.size(); ++i)
+        if (channels_[i].group == dst_ip && channels_[i].port == dst_port) return i;
+    if (channels_.size() == kMaxUnconfiguredChannels) return UINT32_MAX;
+    channels_.push_back({fmt::format("{}:{}", ipv4_text(dst_ip), dst_port), dst_ip, dst_port});
+    return static_cast<std::uint32_t>(channels_.size() - 1);
+}
+
+void Replay::on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
+                         std::int64_t ts_ns) {
+    stream_.expire(ts_ns, sequencer_);  // before each datagram, whatever its channel
+    const std::uint32_t slot = slot_of(payload, dst_ip, dst_port);
+    if (slot == UINT32_MAX) {
+        ++unmatched_;
+        return;
+    }
+    stream_.on_datagram(slot, payload, moldudp64::read_key(payload, static_cast<std::uint16_t>(slot)), ts_ns, sequencer_);
+}
+
+void Replay::finish() { stream_.finish(sequencer_); }
+
+ReplayResult Replay::run(const std::string& path) {
+    CaptureReader reader(path);
+    ReplayResult r;
+    const auto start = std::chrono::steady_clock::now();
+    while (auto rec = reader.next()) {
+        r.any_records = true;
+        r.last_ts_ns = rec->ts_ns;
+        ++r.frames.records;
+        if (const auto d = extract_udp(reader.link_type(), rec->frame, r.frames))
+            on_datagram(d->payload, d->dst_ip, d->dst_port, rec->ts_ns);
+    }
+    finish();
+    r.filtered_out = unmatched_;
+    r.truncation = reader.truncation();
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+void Replay::totals(DecoderCounters& t) const {
+    for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+        const moldudp64::StreamCounters& c = stream_.channel(ch).counters;
+        t.packets.add(c.packets.get());
+        t.messages.add(c.messages.get());
+        t.malformed_packets.add(c.malformed_packets.get());
+        t.stale_session_packets.add(c.stale_session_packets.get());
+        t.session_changes.add(c.session_changes.get());
+        t.unknown_messages.add(sequencer_.channel_counters(ch).unknown_messages.get());
+    }
+}
+
+std::string Replay::summary_json(const SummaryContext& ctx) const {
+    DecoderCounters decoder;
+    totals(decoder);
+    SequencerCounters seq;
+    for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
+        seq.out_of_range += sequencer_.channel_counters(ch).out_of_range_instruments.get();
+    json::Value out = json::Value::object();
+    json::put_counters(out, decoder, kDecoderCounterFields);
+    json::put_counters(out, seq, kSequencerCounterFields);
+    out["unmatched_datagrams"] = unmatched_;
+    out["stale_ms"] = cfg_.gate.stale_ms;
+    out["source_age_ms"] = cfg_.gate.source_age_ms;
+    out["now_ns"] = ctx.now_ns;
+    if (!ctx.capture.empty()) out["capture"] = ctx.capture;
+    put_capture_fields(out, ctx);
+    json::Value& channels = out["channels"] = json::Value::array();
+    for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+        const auto v = stream_.channel(ch);
+        const moldudp64::StreamCounters& c = v.counters;
+        channels.push_back({{"channel", channels_[ch].name},
+                            {"session", v.has_session ? std::string(v.session.data(), v.session.size()) : std::string()},
+                            {"next_seq", v.next_seq},
+                            {"packets", c.packets.get()},
+                            {"duplicate_messages", c.duplicate_messages.get()},
+                            {"holes_filled", c.holes_filled.get()},
+                            {"lost_messages", c.lost_messages.get()},
+                            {"late_join_messages", c.late_join_messages.get()},
+                            {"held_max", c.held_max},
+                            {"malformed_packets", c.malformed_packets.get()},
+                            {"stale_session_packets", c.stale_session_packets.get()},
+                            {"unknown_messages", sequencer_.channel_counters(ch).unknown_messages.get()}});
+    }
+    std::vector<std::uint32_t> ids(instruments_.seen_ids().begin(), instruments_.seen_ids().end());
+    std::sort(ids.begin(), ids.end());
+    json::Value& records = out["instruments"] = json::Value::array();
+    for (const std::uint32_t id : ids) {
+        const InstrumentState& st = instruments_.state(id);
+        const ItchInstrumentCounters& ic = sequencer_.counters(id);
+        json::Value i = {{"id", id}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
+        json::put_counters(i, st.counters, kInstrumentCounterFields);
+        i["suspect"] = st.suspect;
+        i["unknown_orders"] = ic.unknown_orders;
+        i["over_executions"] = ic.over_executions;
+        i["refused_adds"] = ic.refused_adds;
+        i["orders"] = book_.open_orders(id);
+        const auto side = [&](Side s) {
+            json::Value levels = json::Value::array();
+            for (const Level l : book_.side(id, s)) levels.push_back(json::Value::array({l.price, l.qty}));
+            return levels;
+        };
+        i["bids"] = side(Side::kBid);
+        i["asks"] = side(Side::kAsk);
+        i["gate"] = to_string(gate_.check(id, ctx.now_ns).reason);
+        records.push_back(std::move(i));
+    }
+    return json::dump(out);
+}
+
+std::string Replay::summary_table(const SummaryContext& ctx) const {
+    DecoderCounters decoder;
+    totals(decoder);
+    SequencerCounters seq;
+    const GateConfig gate_config = cfg_.gate;
+    return tickgate::summary_table(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, gate_config}, ctx);
+}
+
+}  // namespace tickgate::itch50

@@ -1,0 +1,14 @@
+// Summary fields every protocol's JSON summary shares (private to the
+// library: feed/replay.cpp, feed/itch50/replay.cpp).
+#pragma once
+
+#include "json_writer.hpp"
+#include "tickgate/feed/replay.hpp"
+
+namespace tickgate {
+
+// With ctx.frames (a replay): "frames" and "capture_truncated", and where
+// the capture was cut, into `out`.
+void put_capture_fields(json::Value& out, const SummaryContext& ctx);
+
+}  // namespace tickgate

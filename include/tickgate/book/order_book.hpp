@@ -1,0 +1,184 @@
+// The order-by-order (L3) book of ITCH 5.0 (ITCH50.md "ITCH 5.0 messages and
+// the book"), with an aggregated L2 view (price, shares, order count) kept
+// incrementally and read through ReadableBook like every other book.
+//
+// Orders: one open-addressing table (linear probing from ref mod size,
+// backward-shift delete, no tombstones) of 24-byte entries, sized at start-up to max_orders × 5/4,
+// so an open order costs 30 bytes when the store is full. Levels: per
+// instrument and side a sorted flat array searched by bisection (best
+// last, so the updates near the touch that dominate real feeds move little), carved from one arena
+// fixed at start-up in power-of-two blocks (a side that outgrows its block
+// moves to the next size). Nothing allocates after construction; a full
+// order store or level arena refuses the add and says so. Engine thread only.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <vector>
+
+#include "tickgate/book/book.hpp"
+
+namespace tickgate {
+
+// One aggregated price level; converts to a Level (shares saturated to u32).
+struct OrderLevel {
+    std::int64_t price;   // the wire price (4 implied decimals for ITCH)
+    std::uint64_t shares;
+    std::uint32_t orders;
+    // NOLINTNEXTLINE(google-explicit-constructor): read as a Level by BookReader and the gate's users
+    operator Level() const noexcept {
+        return {price, shares > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(shares)};
+    }
+};
+
+// What an order message did.
+enum class OrderResult : std::uint8_t {
+    kApplied,
+    kRemoved,         // E/C/X took the order to 0 shares, or D
+    kOverExecution,   // more shares executed or cancelled than the order had: removed
+    kUnknownOrder,    // no live order with that reference on that instrument: nothing changed
+    kStoreFull,       // the order store (or the level arena) is full: the add refused
+};
+
+// One side of an instrument's L2 view, best first; valid until the book changes.
+class OrderBookSide {
+public:
+    class iterator {
+    public:
+        using value_type = OrderLevel;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        explicit iterator(const OrderLevel* p) noexcept : p_(p) {}
+        const OrderLevel& operator*() const noexcept { return p_[-1]; }
+        iterator& operator++() noexcept {
+            --p_;
+            return *this;
+        }
+        iterator operator++(int) noexcept {
+            iterator t = *this;
+            --p_;
+            return t;
+        }
+        bool operator==(const iterator& o) const noexcept { return p_ == o.p_; }
+
+    private:
+        const OrderLevel* p_ = nullptr;  // one past the level it reads
+    };
+    OrderBookSide(const OrderLevel* levels, std::uint32_t size) noexcept : levels_(levels), size_(size) {}
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+    [[nodiscard]] const OrderLevel& operator[](std::size_t i) const noexcept { return levels_[size_ - 1 - i]; }
+    [[nodiscard]] iterator begin() const noexcept { return iterator(levels_ + size_); }
+    [[nodiscard]] iterator end() const noexcept { return iterator(levels_); }
+
+private:
+    const OrderLevel* levels_;  // ascending by key: the best level is the last
+    std::uint32_t size_;
+};
+static_assert(std::forward_iterator<OrderBookSide::iterator>);
+
+class OrderBook {
+public:
+    // Instruments (stock locates) 0 .. max_instruments-1; `max_orders` open
+    // orders at once; `max_levels` price levels at once, all instruments
+    // and sides (the arena holds twice that, for power-of-two blocks).
+    // Throws std::invalid_argument for a zero capacity.
+    OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels);
+    // What the constructor allocates (the config's memory estimate).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
+                                               std::uint32_t max_levels) noexcept;
+    // Bytes of the order store per open order when full.
+    [[nodiscard]] static constexpr double bytes_per_order() noexcept { return 24.0 * 5 / 4; }
+
+    // A (or F): a new order; a live `ref` is replaced (ITCH50.md). `id` < max_instruments.
+    OrderResult add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares, std::uint32_t price) noexcept;
+    // E, C, X: the order's shares go down by `shares`; at 0 it is gone, below 0 an over-execution.
+    OrderResult reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept;
+    // D: the order is gone.
+    OrderResult remove(std::uint32_t id, std::uint64_t ref) noexcept;
+    // U: the original order gone, a new one with `new_ref`, same side and instrument.
+    OrderResult replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
+                        std::uint32_t price) noexcept;
+    // Empties instrument `id` (a new session): its orders and levels. Walks
+    // the whole store: cold path only.
+    void clear(std::uint32_t id) noexcept {
+        clear_if([id](std::uint32_t i) noexcept { return i == id; });
+    }
+    // Empties every instrument for which pred(id) holds, in one walk of the store.
+    template <class Pred>
+    void clear_if(Pred&& pred) noexcept {
+        for (std::size_t i = 0; i < table_.size();) {
+            if (table_[i].used && pred(std::uint32_t{table_[i].id})) {
+                erase(&table_[i]);  // shifts a later entry into i: look at i again
+                continue;
+            }
+            ++i;
+        }
+        for (std::uint32_t id = 0; id < orders_of_.size(); ++id)
+            if (pred(id)) {
+                release(sides_[std::size_t{id} * 2]);
+                release(sides_[std::size_t{id} * 2 + 1]);
+            }
+    }
+
+    [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
+        const SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+        return {arena_.data() + sl.offset, sl.size};
+    }
+    // Levels are unbounded per side (the arena bounds them all): the depth
+    // a reader asks for is what it gets.
+    [[nodiscard]] std::uint32_t depth() const noexcept { return UINT32_MAX; }
+    [[nodiscard]] std::uint32_t open_orders(std::uint32_t id) const noexcept { return orders_of_[id]; }
+    [[nodiscard]] std::size_t open_orders() const noexcept { return size_; }
+    [[nodiscard]] std::uint32_t max_instruments() const noexcept { return static_cast<std::uint32_t>(orders_of_.size()); }
+
+private:
+    struct Entry {
+        std::uint64_t ref;
+        std::uint32_t price;
+        std::uint32_t shares;
+        std::uint16_t id;      // instrument (stock locate)
+        std::uint8_t side;
+        std::uint8_t used;
+    };
+    static_assert(sizeof(Entry) == 24);
+    struct SideLevels {
+        std::uint32_t offset = 0;
+        std::uint32_t size = 0;
+        std::uint32_t cap = 0;  // 0: no block yet
+    };
+    static constexpr std::uint32_t kMinBlock = 4;
+    static constexpr int kClasses = 33;
+
+    // ITCH references are assigned in increasing order and most activity is
+    // on recent orders: ref modulo the size keeps them in neighbouring slots
+    // (a mixing hash scattered them, a cache miss each).
+    [[nodiscard]] std::size_t home(std::uint64_t ref) const noexcept { return static_cast<std::size_t>(ref % table_.size()); }
+    [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return i + 1 == table_.size() ? 0 : i + 1; }
+    [[nodiscard]] Entry* find(std::uint64_t ref) noexcept;
+    void erase(Entry* e) noexcept;
+    [[nodiscard]] static std::int64_t key_of(Side s, std::uint32_t price) noexcept {
+        return s == Side::kBid ? std::int64_t{price} : -std::int64_t{price};
+    }
+    // Adds `shares` (one order) at `price`; false if the arena has no room.
+    bool level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
+    // Takes `shares` (and, if `order_gone`, one order) from the level at `price`.
+    void level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept;
+    bool grow(SideLevels& sl) noexcept;
+    void release(SideLevels& sl) noexcept;
+
+    std::vector<Entry> table_;
+    std::size_t size_ = 0;
+    std::size_t max_orders_;
+    std::vector<std::uint32_t> orders_of_;  // open orders per instrument
+    std::vector<SideLevels> sides_;         // [id * 2 + side]
+    std::vector<OrderLevel> arena_;
+    std::size_t arena_used_ = 0;
+    std::array<std::vector<std::uint32_t>, kClasses> free_blocks_;  // by log2(cap); reserved at start-up
+};
+
+static_assert(ReadableBook<OrderBook>);
+
+}  // namespace tickgate

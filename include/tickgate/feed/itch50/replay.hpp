@@ -1,0 +1,89 @@
+// Offline replay of ITCH 5.0 over MoldUDP64 captures (`tickgate replay
+// --protocol itch50`) and its summary (ITCH50.md "Summary and replay"):
+// capture -> channel (configured line, else multicast group:port) ->
+// moldudp64::Stream -> itch50::Sequencer -> OrderBook, the gate over the
+// instrument table. Offline the stream's only timer is the capture's clock:
+// before each UDP datagram, holes older than gap_timeout are given up; at
+// the end, all. No requests are sent. Start-up allocates; the per-datagram
+// path does not. One thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tickgate/book/gate.hpp"
+#include "tickgate/book/order_book.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/moldudp64/stream.hpp"
+#include "tickgate/feed/replay.hpp"
+
+namespace tickgate::itch50 {
+
+// Every u16 stock locate is an instrument id.
+inline constexpr std::uint32_t kMaxLocates = 65536;
+// Channels a replay without a config tells apart (multicast group:port); more are counted and dropped.
+inline constexpr std::uint32_t kMaxUnconfiguredChannels = 256;
+
+class Replay {
+public:
+    // Sizes everything from `cfg` ([moldudp64], [itch], [gate], channels).
+    explicit Replay(const Config& cfg);
+
+    // Feeds the capture at `path` (see replay_capture in replay.hpp for the
+    // errors thrown and the truncation rule) and gives up the holes left open.
+    ReplayResult run(const std::string& path);
+    // One UDP datagram sent to dst_ip:dst_port (host order), captured at `ts_ns`.
+    void on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port, std::int64_t ts_ns);
+    // The end of the capture: every open hole given up.
+    void finish();
+
+    // The summary: the QFB/1 schema, ITCH's per-instrument fields and "channels".
+    [[nodiscard]] std::string summary_json(const SummaryContext& ctx) const;
+    // The readable table (the shared one).
+    [[nodiscard]] std::string summary_table(const SummaryContext& ctx) const;
+
+    struct ChannelInfo {
+        std::string name;  // the config's channel id, or "group:port"
+        std::uint32_t group;
+        std::uint16_t port;
+    };
+    [[nodiscard]] moldudp64::Stream<MoldPayload>::ChannelView channel(std::uint32_t slot) const { return stream_.channel(slot); }
+    [[nodiscard]] const std::vector<ChannelInfo>& channels() const noexcept { return channels_; }
+    [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
+    [[nodiscard]] const OrderBook& book() const noexcept { return book_; }
+    [[nodiscard]] const Sequencer& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] const Gate& gate() const noexcept { return gate_; }
+    // Datagrams no channel took: unicast carrying no channel's current
+    // session, multicast beyond kMaxUnconfiguredChannels, or (with a
+    // config) addressed to no configured line.
+    [[nodiscard]] std::uint64_t unmatched_datagrams() const noexcept { return unmatched_; }
+    // The decoder-level totals of every channel (the summary's top level), added into `t`.
+    void totals(DecoderCounters& t) const;
+
+private:
+    using Stream = moldudp64::Stream<MoldPayload>;
+    // The channel slot of a datagram; UINT32_MAX: none.
+    std::uint32_t slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port);
+
+    struct Line {
+        std::uint32_t group;
+        std::uint16_t port;
+        std::uint32_t slot;
+    };
+    Config cfg_;
+    bool configured_;
+    std::vector<Line> lines_;  // the configured lines A and B
+    std::vector<ChannelInfo> channels_;
+    InstrumentTable instruments_;
+    OrderBook book_;
+    Sequencer sequencer_;
+    Stream stream_;
+    Gate gate_;
+    std::uint64_t unmatched_ = 0;
+};
+
+}  // namespace tickgate::itch50

@@ -1,0 +1,414 @@
+// The MoldUDP64 stream stage (ITCH50.md "The stream: exactly-once by
+// position"): per channel a session and `next_seq`; every message applied
+// exactly once, in position order, whichever line or retransmission brings
+// it. Packets ahead of a hole are held in one bounded pool of datagram
+// slots; each hole has its own timer and is given up when it is older than
+// gap_timeout or when the pool is full (oldest hole first). It takes the
+// place of the A/B PacketArbiter for protocols whose hole policy is
+// kHoldAndRerequest: positions, not packets, are the unit.
+//
+// Templates: `Payload` gives the smallest length of a message type
+// (itch50::min_length); `Recovery` is told of each hole opened so a live
+// re-request client can be plugged in without a virtual call (NoRecovery
+// offline). What the stage decides reaches a Sink (a template parameter):
+//   sink.message(ch, std::span<const std::byte> msg, std::uint64_t position, std::int64_t recv_ns)
+//   sink.session_started(ch, bool replaces_another)  the channel's books are to be emptied
+//   sink.late_join(ch, std::uint64_t messages)        positions before the first were never ours
+//   sink.gave_up(ch, std::uint64_t lost)              a hole given up: the channel is suspect
+//   sink.alive(ch, std::int64_t recv_ns)              a packet applied or a heartbeat, no hole open or given up
+// Fixed capacity from the constructor; no allocation, lock or throw per
+// datagram. One thread.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "tickgate/counter.hpp"
+#include "tickgate/feed/moldudp64/wire.hpp"
+
+namespace tickgate::moldudp64 {
+
+// The `[moldudp64]` settings the stage uses.
+struct StreamConfig {
+    std::int64_t gap_timeout_ns = 500'000'000;  // a hole open strictly longer is given up
+    std::uint32_t max_held_packets = 4096;      // the pool of held datagrams, all channels
+    std::size_t max_datagram = 2048;            // one held slot (the receiver's slot size)
+};
+
+// No re-request server (offline replay, or live without one): holes are
+// filled only by the lines.
+struct NoRecovery {
+    static constexpr bool kEnabled = false;
+    void hole_opened(std::uint32_t, const Session&, std::uint64_t, std::uint64_t, std::int64_t) noexcept {}
+};
+
+// Per channel, cumulative over sessions (ITCH50.md "Summary and replay").
+struct StreamCounters {
+    RelaxedCounter packets;                // datagrams of the channel, stale and malformed included
+    RelaxedCounter messages;               // messages received, every copy
+    RelaxedCounter malformed_packets;
+    RelaxedCounter stale_session_packets;
+    RelaxedCounter request_packets;        // captured re-requests, skipped
+    RelaxedCounter duplicate_messages;
+    RelaxedCounter holes_filled;
+    RelaxedCounter lost_messages;
+    RelaxedCounter late_join_messages;
+    RelaxedCounter session_changes;
+    std::uint64_t held_max = 0;            // most packets held at once by this channel
+};
+
+template <class Payload, class Recovery = NoRecovery>
+class Stream {
+public:
+    // Sessions a channel remembers as "had before" (their late packets are stale).
+    static constexpr std::size_t kRememberedSessions = 16;
+    // Open holes per channel; one more gives up the channel's oldest.
+    static constexpr std::size_t kMaxHolesPerChannel = 256;
+
+    // `max_channels` dense channel slots (ChannelStreams' or the config's order).
+    Stream(const StreamConfig& cfg, std::uint32_t max_channels, Recovery recovery = {})
+        : cfg_(cfg), recovery_(recovery), channels_(max_channels), slots_(cfg.max_held_packets),
+          bytes_(std::size_t{cfg.max_held_packets} * cfg.max_datagram) {
+        free_.reserve(cfg.max_held_packets);
+        for (std::uint32_t i = cfg.max_held_packets; i-- > 0;) free_.push_back(i);
+        with_holes_.reserve(max_channels);
+    }
+
+    // What the stage knows of channel `ch`.
+    struct ChannelView {
+        const Session& session;
+        bool has_session;
+        std::uint64_t next_seq;
+        std::size_t open_holes;
+        std::size_t held;
+        bool gave_up;
+        bool late_joined;
+        const StreamCounters& counters;
+    };
+    [[nodiscard]] ChannelView channel(std::uint32_t ch) const noexcept {
+        const Channel& c = channels_[ch];
+        return {c.session, c.has_session, c.next_seq, c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
+    }
+    [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
+    [[nodiscard]] std::size_t held_packets() const noexcept { return slots_.size() - free_.size(); }
+    // The channel whose current session is `s` (a re-request server's unicast answer); UINT32_MAX if none.
+    [[nodiscard]] std::uint32_t channel_of_session(const Session& s) const noexcept {
+        for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
+            if (channels_[ch].has_session && channels_[ch].session == s) return ch;
+        return UINT32_MAX;
+    }
+    [[nodiscard]] Recovery& recovery() noexcept { return recovery_; }
+
+    // One datagram of channel `ch` (its key read once by read_key), arrived at `recv_ns`.
+    template <class Sink>
+    void on_datagram(std::uint32_t ch, std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
+                     Sink& sink) noexcept {
+        Channel& c = channels_[ch];
+        c.counters.packets.add();
+        if (!key.valid() || d.size() > cfg_.max_datagram) {  // short, or larger than a slot can hold
+            c.counters.malformed_packets.add();
+            return;
+        }
+        if (key.kind == PacketKind::kRequest) {
+            c.counters.request_packets.add();
+            return;
+        }
+        const Walk w = walk(d, key, min_length, [](std::uint16_t, std::span<const std::byte>) noexcept {});
+        c.counters.messages.add(w.received);
+        if (w.fault != Fault::kNone) c.counters.malformed_packets.add();
+        if (!observe_session(ch, c, key.session, sink)) return;
+        if (key.kind != PacketKind::kMessages) {
+            heartbeat(ch, c, key.seq, recv_ns, sink);
+            return;
+        }
+        if (w.received == 0) return;  // reveals nothing
+        packet(ch, c, d, key.seq, key.seq + w.received, recv_ns, sink);
+    }
+
+    // Gives up, oldest first, every hole opened strictly more than
+    // gap_timeout before `now_ns` (offline: before each datagram of the capture).
+    template <class Sink>
+    void expire(std::int64_t now_ns, Sink& sink) noexcept {
+        while (const Hole* h = oldest_hole()) {
+            if (now_ns - h->opened_ns <= cfg_.gap_timeout_ns) return;
+            give_up_oldest(h->channel, sink);
+        }
+    }
+    // Gives up every open hole (the end of a capture).
+    template <class Sink>
+    void finish(Sink& sink) noexcept {
+        while (const Hole* h = oldest_hole()) give_up_oldest(h->channel, sink);
+    }
+
+private:
+    struct Hole {
+        std::uint64_t begin, end;  // positions [begin, end) unseen when it opened
+        std::int64_t opened_ns;
+        std::uint32_t channel;
+    };
+    // A fixed ring of a channel's open holes, in position (and opening) order.
+    class HoleRing {
+    public:
+        [[nodiscard]] std::size_t size() const noexcept { return n_; }
+        [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
+        [[nodiscard]] Hole& front() noexcept { return h_[head_]; }
+        void push(const Hole& h) noexcept {
+            h_[(head_ + n_) % kMaxHolesPerChannel] = h;
+            ++n_;
+        }
+        void pop() noexcept {
+            head_ = (head_ + 1) % kMaxHolesPerChannel;
+            --n_;
+        }
+        void clear() noexcept { head_ = n_ = 0; }
+        template <class F>
+        void each(F&& f) const noexcept {
+            for (std::size_t i = 0; i < n_; ++i) f(h_[(head_ + i) % kMaxHolesPerChannel]);
+        }
+
+    private:
+        std::array<Hole, kMaxHolesPerChannel> h_{};
+        std::size_t head_ = 0, n_ = 0;
+    };
+    static constexpr std::uint32_t kNone = UINT32_MAX;
+    struct Slot {
+        std::uint64_t begin, end;  // received positions [begin, end)
+        std::int64_t recv_ns;
+        std::uint32_t len;
+        std::uint32_t next;        // the channel's next held slot by position, kNone at the end
+    };
+    struct Channel {
+        Session session{};
+        std::array<Session, kRememberedSessions> before{};
+        std::size_t n_before = 0;
+        bool has_session = false;
+        bool positioned = false;   // a position of this session was seen (late join decided)
+        bool gave_up = false;
+        bool late_joined = false;
+        std::uint64_t next_seq = 1;  // the next position to apply
+        std::uint64_t seen_end = 1;  // every position below was received or revealed
+        HoleRing holes;
+        std::uint32_t first_held = kNone;
+        std::size_t held = 0;
+        StreamCounters counters;
+    };
+
+    static std::size_t min_length(std::uint8_t type) noexcept { return Payload::min_length(type); }
+
+    // false: a stale session's packet, discarded.
+    template <class Sink>
+    bool observe_session(std::uint32_t ch, Channel& c, const Session& s, Sink& sink) noexcept {
+        if (c.has_session && s == c.session) return true;
+        for (std::size_t i = 0; i < c.n_before; ++i)
+            if (c.before[i] == s) {
+                c.counters.stale_session_packets.add();
+                return false;
+            }
+        const bool replaces = c.has_session;
+        if (replaces) {
+            end_session(ch, c);
+            c.counters.session_changes.add();
+        }
+        c.has_session = true;
+        c.session = s;
+        sink.session_started(ch, replaces);
+        return true;
+    }
+
+    // The channel's session is replaced: open holes lost, held packets discarded.
+    void end_session(std::uint32_t ch, Channel& c) noexcept {
+        c.holes.each([&](const Hole& h) { c.counters.lost_messages.add(unheld_in(c, std::max(h.begin, c.next_seq), h.end)); });
+        c.holes.clear();
+        drop_channel_with_holes(ch);
+        for (std::uint32_t s = c.first_held; s != kNone;) {
+            const std::uint32_t next = slots_[s].next;
+            free_.push_back(s);
+            s = next;
+        }
+        c.first_held = kNone;
+        c.held = 0;
+        c.before[c.n_before % kRememberedSessions] = c.session;
+        c.n_before = std::min(c.n_before + 1, kRememberedSessions);
+        c.positioned = c.gave_up = c.late_joined = false;
+        c.next_seq = c.seen_end = 1;
+    }
+
+    // The first position seen of a session: before it, a late join.
+    template <class Sink>
+    void position(std::uint32_t ch, Channel& c, std::uint64_t first, Sink& sink) noexcept {
+        c.positioned = true;
+        if (first <= 1) return;
+        c.next_seq = c.seen_end = first;
+        c.late_joined = true;
+        c.counters.late_join_messages.add(first - 1);
+        sink.late_join(ch, first - 1);
+    }
+
+    template <class Sink>
+    void heartbeat(std::uint32_t ch, Channel& c, std::uint64_t next, std::int64_t recv_ns, Sink& sink) noexcept {
+        if (!c.positioned) position(ch, c, next, sink);
+        if (next > c.seen_end) open_hole(ch, c, next, recv_ns, sink);
+        if (c.holes.empty() && !c.gave_up) sink.alive(ch, recv_ns);
+    }
+
+    template <class Sink>
+    void packet(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
+                std::int64_t recv_ns, Sink& sink) noexcept {
+        if (!c.positioned) position(ch, c, begin, sink);
+        if (end <= c.next_seq) {
+            c.counters.duplicate_messages.add(end - begin);
+            return;
+        }
+        if (begin > c.seen_end) open_hole(ch, c, begin, recv_ns, sink);
+        c.seen_end = std::max(c.seen_end, end);
+        while (begin > c.next_seq) {
+            if (already_held(c, begin, end)) {
+                c.counters.duplicate_messages.add(end - begin);
+                return;
+            }
+            if (!free_.empty()) {
+                hold(c, d, begin, end, recv_ns);
+                return;
+            }
+            const Hole* oldest = oldest_hole();  // the pool is full: held packets imply an open hole
+            if (oldest == nullptr) [[unlikely]] return;
+            give_up_oldest(oldest->channel, sink);
+        }
+        apply(ch, c, d, begin, end, recv_ns, sink);
+        drain(ch, c, sink);
+        if (c.holes.empty() && !c.gave_up) sink.alive(ch, recv_ns);
+    }
+
+    // Applies positions [max(begin, next_seq), end) of datagram `d` (from `begin`).
+    template <class Sink>
+    void apply(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
+               std::int64_t recv_ns, Sink& sink) noexcept {
+        if (c.next_seq > begin) c.counters.duplicate_messages.add(std::min(c.next_seq, end) - begin);
+        if (end <= c.next_seq) return;
+        const std::uint64_t from = c.next_seq;
+        const Key key = read_key(d, 0);
+        (void)walk(d, key, min_length, [&](std::uint16_t i, std::span<const std::byte> m) {
+            const std::uint64_t pos = begin + i;
+            if (pos >= from && pos < end) sink.message(ch, m, pos, recv_ns);
+        });
+        c.next_seq = end;
+        close_filled_holes(ch, c);
+    }
+
+    // Applies the held packets that next_seq has reached.
+    template <class Sink>
+    void drain(std::uint32_t ch, Channel& c, Sink& sink) noexcept {
+        while (c.first_held != kNone && slots_[c.first_held].begin <= c.next_seq) {
+            const std::uint32_t s = c.first_held;
+            c.first_held = slots_[s].next;
+            --c.held;
+            const Slot& slot = slots_[s];
+            apply(ch, c, held_bytes(s), slot.begin, slot.end, slot.recv_ns, sink);
+            free_.push_back(s);
+        }
+    }
+
+    void close_filled_holes(std::uint32_t ch, Channel& c) noexcept {
+        while (!c.holes.empty() && c.holes.front().end <= c.next_seq) {
+            c.holes.pop();
+            c.counters.holes_filled.add();
+        }
+        if (c.holes.empty()) drop_channel_with_holes(ch);
+    }
+
+    template <class Sink>
+    void open_hole(std::uint32_t ch, Channel& c, std::uint64_t begin_of_next, std::int64_t recv_ns, Sink& sink) noexcept {
+        // Too many holes at once on one channel (heartbeats each revealing a
+        // new one): its oldest is given up first.
+        if (c.holes.size() == kMaxHolesPerChannel) give_up_oldest(ch, sink);
+        if (c.holes.empty()) with_holes_.push_back(ch);
+        c.holes.push({c.seen_end, begin_of_next, recv_ns, ch});
+        recovery_.hole_opened(ch, c.session, c.seen_end, begin_of_next - c.seen_end, recv_ns);
+        c.seen_end = begin_of_next;
+    }
+
+    // Gives up channel `ch`'s oldest hole: its missing positions are lost,
+    // the held packets up to its end applied, then whatever follows in order.
+    template <class Sink>
+    void give_up_oldest(std::uint32_t ch, Sink& sink) noexcept {
+        Channel& c = channels_[ch];
+        const std::uint64_t target = c.holes.front().end;
+        c.holes.pop();  // first: applying what follows must not count it filled
+        if (c.holes.empty()) drop_channel_with_holes(ch);
+        std::uint64_t lost = 0;
+        while (c.next_seq < target) {
+            if (c.first_held != kNone && slots_[c.first_held].begin <= c.next_seq) {
+                drain(ch, c, sink);
+                continue;
+            }
+            const std::uint64_t to = c.first_held != kNone ? std::min(target, slots_[c.first_held].begin) : target;
+            lost += to - c.next_seq;
+            c.next_seq = to;
+        }
+        c.gave_up = true;
+        c.counters.lost_messages.add(lost);
+        sink.gave_up(ch, lost);
+        drain(ch, c, sink);
+        close_filled_holes(ch, c);
+    }
+
+    [[nodiscard]] const Hole* oldest_hole() noexcept {
+        const Hole* best = nullptr;
+        for (const std::uint32_t ch : with_holes_) {
+            const Hole& h = channels_[ch].holes.front();
+            if (best == nullptr || h.opened_ns < best->opened_ns) best = &h;
+        }
+        return best;
+    }
+    void drop_channel_with_holes(std::uint32_t ch) noexcept {
+        const auto it = std::find(with_holes_.begin(), with_holes_.end(), ch);
+        if (it != with_holes_.end()) with_holes_.erase(it);
+    }
+
+    // Positions of [begin, end) that no held packet covers.
+    [[nodiscard]] std::uint64_t unheld_in(const Channel& c, std::uint64_t begin, std::uint64_t end) const noexcept {
+        std::uint64_t n = 0, at = begin;
+        for (std::uint32_t s = c.first_held; s != kNone && at < end; s = slots_[s].next) {
+            if (slots_[s].begin > at) n += std::min(slots_[s].begin, end) - at;
+            at = std::max(at, slots_[s].end);
+        }
+        return at < end ? n + (end - at) : n;
+    }
+    [[nodiscard]] bool already_held(const Channel& c, std::uint64_t begin, std::uint64_t end) const noexcept {
+        for (std::uint32_t s = c.first_held; s != kNone; s = slots_[s].next)
+            if (slots_[s].begin <= begin && slots_[s].end >= end) return true;
+        return false;
+    }
+    void hold(Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
+              std::int64_t recv_ns) noexcept {
+        const std::uint32_t s = free_.back();
+        free_.pop_back();
+        const std::size_t len = std::min(d.size(), cfg_.max_datagram);
+        std::memcpy(bytes_.data() + std::size_t{s} * cfg_.max_datagram, d.data(), len);
+        slots_[s] = {begin, end, recv_ns, static_cast<std::uint32_t>(len), kNone};
+        std::uint32_t* link = &c.first_held;
+        while (*link != kNone && slots_[*link].begin <= begin) link = &slots_[*link].next;
+        slots_[s].next = *link;
+        *link = s;
+        ++c.held;
+        c.counters.held_max = std::max<std::uint64_t>(c.counters.held_max, c.held);
+    }
+    [[nodiscard]] std::span<const std::byte> held_bytes(std::uint32_t s) const noexcept {
+        return {bytes_.data() + std::size_t{s} * cfg_.max_datagram, slots_[s].len};
+    }
+
+    StreamConfig cfg_;
+    Recovery recovery_;
+    std::vector<Channel> channels_;
+    std::vector<Slot> slots_;
+    std::vector<std::byte> bytes_;
+    std::vector<std::uint32_t> free_;
+    std::vector<std::uint32_t> with_holes_;  // channels with an open hole
+};
+
+}  // namespace tickgate::moldudp64

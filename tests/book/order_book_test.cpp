@@ -1,0 +1,185 @@
+// The ITCH order book (ITCH50.md "ITCH 5.0 messages and the book"): one
+// test per order rule, and a differential test against a std::map model.
+#include "tickgate/book/order_book.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <vector>
+
+namespace tickgate {
+namespace {
+
+struct L {
+    std::int64_t price;
+    std::uint64_t shares;
+    std::uint32_t orders;
+    bool operator==(const L&) const = default;
+};
+std::vector<L> levels(const OrderBook& b, std::uint32_t id, Side s) {
+    std::vector<L> v;
+    for (const OrderLevel& l : b.side(id, s)) v.push_back({l.price, l.shares, l.orders});
+    return v;
+}
+
+TEST(OrderBookRule, AddBuildsLevelsBestFirstWithSharesAndOrderCount) {
+    OrderBook b(8, 64, 64);
+    EXPECT_EQ(b.add(3, 1, Side::kBid, 100, 10000), OrderResult::kApplied);
+    EXPECT_EQ(b.add(3, 2, Side::kBid, 50, 10100), OrderResult::kApplied);
+    EXPECT_EQ(b.add(3, 3, Side::kBid, 25, 10000), OrderResult::kApplied);
+    EXPECT_EQ(b.add(3, 4, Side::kAsk, 10, 10300), OrderResult::kApplied);
+    EXPECT_EQ(b.add(3, 5, Side::kAsk, 20, 10200), OrderResult::kApplied);
+    EXPECT_EQ(levels(b, 3, Side::kBid), (std::vector<L>{{10100, 50, 1}, {10000, 125, 2}}));
+    EXPECT_EQ(levels(b, 3, Side::kAsk), (std::vector<L>{{10200, 20, 1}, {10300, 10, 1}}));
+    EXPECT_EQ(b.open_orders(3), 5u);
+    const Level best = b.side(3, Side::kBid)[0];  // read as a Level, like every book
+    EXPECT_EQ(best.price, 10100);
+    EXPECT_EQ(best.qty, 50u);
+}
+
+TEST(OrderBookRule, ExecuteAndCancelReduceSharesAndAtZeroTheOrderIsGone) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kBid, 100, 500);
+    EXPECT_EQ(b.reduce(1, 7, 30), OrderResult::kApplied);
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{500, 70, 1}}));
+    EXPECT_EQ(b.reduce(1, 7, 70), OrderResult::kRemoved);
+    EXPECT_TRUE(levels(b, 1, Side::kBid).empty());
+    EXPECT_EQ(b.open_orders(1), 0u);
+}
+
+TEST(OrderBookRule, OverExecutionRemovesTheOrderAndSaysSo) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kAsk, 100, 500);
+    b.add(1, 8, Side::kAsk, 10, 500);
+    EXPECT_EQ(b.reduce(1, 7, 101), OrderResult::kOverExecution);
+    EXPECT_EQ(levels(b, 1, Side::kAsk), (std::vector<L>{{500, 10, 1}}));
+}
+
+TEST(OrderBookRule, DeleteRemovesTheOrder) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kAsk, 100, 500);
+    EXPECT_EQ(b.remove(1, 7), OrderResult::kRemoved);
+    EXPECT_TRUE(levels(b, 1, Side::kAsk).empty());
+    EXPECT_EQ(b.remove(1, 7), OrderResult::kUnknownOrder);
+}
+
+TEST(OrderBookRule, ReplaceKeepsSideAndInstrumentWithNewReferenceSharesAndPrice) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kAsk, 100, 500);
+    EXPECT_EQ(b.replace(1, 7, 9, 40, 490), OrderResult::kApplied);
+    EXPECT_EQ(levels(b, 1, Side::kAsk), (std::vector<L>{{490, 40, 1}}));
+    EXPECT_EQ(b.reduce(1, 7, 1), OrderResult::kUnknownOrder);  // the original is gone
+    EXPECT_EQ(b.reduce(1, 9, 40), OrderResult::kRemoved);
+}
+
+TEST(OrderBookRule, UnknownReferenceChangesNothing) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kBid, 100, 500);
+    EXPECT_EQ(b.reduce(1, 99, 5), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.remove(1, 99), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.replace(1, 99, 100, 5, 5), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.reduce(2, 7, 5), OrderResult::kUnknownOrder);  // another instrument's order
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{500, 100, 1}}));
+}
+
+TEST(OrderBookRule, AddReusingALiveReferenceReplacesThatOrder) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kBid, 100, 500);
+    EXPECT_EQ(b.add(1, 7, Side::kAsk, 5, 600), OrderResult::kApplied);
+    EXPECT_TRUE(levels(b, 1, Side::kBid).empty());
+    EXPECT_EQ(levels(b, 1, Side::kAsk), (std::vector<L>{{600, 5, 1}}));
+    EXPECT_EQ(b.open_orders(), 1u);
+}
+
+TEST(OrderBookRule, FullStoreRefusesTheAdd) {
+    OrderBook b(8, 2, 64);
+    EXPECT_EQ(b.add(1, 1, Side::kBid, 1, 1), OrderResult::kApplied);
+    EXPECT_EQ(b.add(1, 2, Side::kBid, 1, 2), OrderResult::kApplied);
+    EXPECT_EQ(b.add(1, 3, Side::kBid, 1, 3), OrderResult::kStoreFull);
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{2, 1, 1}, {1, 1, 1}}));
+    b.remove(1, 1);
+    EXPECT_EQ(b.add(1, 3, Side::kBid, 1, 3), OrderResult::kApplied);
+}
+
+TEST(OrderBookRule, ClearEmptiesOneInstrumentOnly) {
+    OrderBook b(8, 64, 64);
+    for (std::uint64_t r = 1; r <= 20; ++r) b.add(static_cast<std::uint32_t>(r % 2), r, Side::kBid, 1, static_cast<std::uint32_t>(r));
+    b.clear(0);
+    EXPECT_EQ(b.open_orders(0), 0u);
+    EXPECT_EQ(b.open_orders(1), 10u);
+    EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
+    for (std::uint64_t r = 1; r <= 19; r += 2) EXPECT_EQ(b.remove(1, r), OrderResult::kRemoved) << r;
+}
+
+// Random adds, executions, cancels, deletes and replaces on a few
+// instruments against a model (orders in a std::map, levels recomputed),
+// with a store small enough to be crowded (many probe collisions and
+// backward shifts) and an arena that blocks move in.
+TEST(OrderBookDifferential, MatchesAMapModel) {
+    struct O {
+        std::uint32_t id;
+        Side side;
+        std::uint32_t shares, price;
+    };
+    std::map<std::uint64_t, O> model;
+    OrderBook b(4, 600, 2048);
+    std::mt19937_64 rng(42);
+    std::uint64_t next_ref = 1;
+    auto pick = [&]() -> std::uint64_t {
+        if (model.empty()) return 0;
+        auto it = model.begin();
+        std::advance(it, static_cast<long>(rng() % model.size()));
+        return it->first;
+    };
+    for (int step = 0; step < 60000; ++step) {
+        const int op = static_cast<int>(rng() % 10);
+        if (op < 4 && model.size() < 590) {
+            const O o{static_cast<std::uint32_t>(rng() % 4), rng() % 2 ? Side::kBid : Side::kAsk,
+                      static_cast<std::uint32_t>(1 + rng() % 500), static_cast<std::uint32_t>(1000 + rng() % 60)};
+            ASSERT_EQ(b.add(o.id, next_ref, o.side, o.shares, o.price), OrderResult::kApplied);
+            model[next_ref++] = o;
+        } else if (const std::uint64_t ref = pick(); ref != 0) {
+            O& o = model[ref];
+            if (op < 7) {
+                const auto n = static_cast<std::uint32_t>(1 + rng() % 600);
+                const OrderResult r = b.reduce(o.id, ref, n);
+                if (n < o.shares) {
+                    ASSERT_EQ(r, OrderResult::kApplied);
+                    o.shares -= n;
+                } else {
+                    ASSERT_EQ(r, n == o.shares ? OrderResult::kRemoved : OrderResult::kOverExecution);
+                    model.erase(ref);
+                }
+            } else if (op < 8) {
+                ASSERT_EQ(b.remove(o.id, ref), OrderResult::kRemoved);
+                model.erase(ref);
+            } else {
+                const O n{o.id, o.side, static_cast<std::uint32_t>(1 + rng() % 500), static_cast<std::uint32_t>(1000 + rng() % 60)};
+                ASSERT_EQ(b.replace(o.id, ref, next_ref, n.shares, n.price), OrderResult::kApplied);
+                model.erase(ref);
+                model[next_ref++] = n;
+            }
+        }
+        if (step % 997 != 0) continue;
+        for (std::uint32_t id = 0; id < 4; ++id)
+            for (const Side s : {Side::kBid, Side::kAsk}) {
+                std::map<std::int64_t, L> agg;
+                for (const auto& [ref, o] : model)
+                    if (o.id == id && o.side == s) {
+                        L& l = agg[o.price];
+                        l.price = o.price;
+                        l.shares += o.shares;
+                        ++l.orders;
+                    }
+                std::vector<L> expected;
+                for (const auto& [p, l] : agg) expected.push_back(l);
+                if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
+                ASSERT_EQ(levels(b, id, s), expected) << "step " << step;
+            }
+        ASSERT_EQ(b.open_orders(), model.size());
+    }
+}
+
+}  // namespace
+}  // namespace tickgate

@@ -1,0 +1,175 @@
+// `tickgate replay --protocol itch50` (ITCH50.md "Summary and replay", and
+// the offline timer rule of "The stream"), and the [moldudp64]/[itch] config keys.
+#include "tickgate/feed/itch50/replay.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../../support/json.hpp"
+#include "tickgate/feed/itch50/packet_builder.hpp"
+
+namespace tickgate::itch50 {
+namespace {
+
+using test::Json;
+
+constexpr std::uint32_t kGroupA = 0xEFFF0A01;  // 239.255.10.1
+constexpr std::uint32_t kGroupB = 0xEFFF0A02;  // 239.255.10.2
+constexpr std::uint32_t kGroupOther = 0xEFFF0B01;
+constexpr std::int64_t kMs = 1'000'000;
+
+Config small_config(std::string_view extra = "") {
+    return parse_config(std::string("[itch]\nmax_orders = 4096\nmax_levels = 4096\n") + std::string(extra), "itch.toml");
+}
+Config two_line_config() {
+    return small_config(
+        "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.10.1\", port = 31001 }\n"
+        "b = { group = \"239.255.10.2\", port = 31002 }\n");
+}
+Bytes adds(std::uint64_t seq, int n, std::string_view session = "SESSION001") {
+    std::vector<Bytes> msgs;
+    for (int i = 0; i < n; ++i) msgs.push_back(add_order(5, seq + static_cast<std::uint64_t>(i), 'B', 100, 1000));
+    return mold_packet(session, seq, msgs);
+}
+void feed(Replay& r, const Bytes& d, std::uint32_t group, std::uint16_t port, std::int64_t t) {
+    r.on_datagram({d.data(), d.size()}, group, port, t);
+}
+
+// Figures derived from the bytes (decoder_test.cpp and sequencer_test.cpp say how).
+TEST(ItchReplay, NasdaqCaptureSummary) {
+    Replay replay(small_config());
+    const ReplayResult r = replay.run(TICKGATE_SHARED_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
+    const Json s = Json::parse(replay.summary_json({.now_ns = r.last_ts_ns, .frames = &r.frames}));
+    EXPECT_EQ(s["packets"].as_int(), 100);
+    EXPECT_EQ(s["messages"].as_int(), 269);
+    EXPECT_EQ(s["malformed_packets"].as_int(), 0);
+    ASSERT_EQ(s["channels"].size(), 1u);
+    const Json& ch = s["channels"][0];
+    EXPECT_EQ(ch["channel"].as_string(), "233.54.12.111:26477");
+    EXPECT_EQ(ch["session"].as_string(), "000010059B");
+    EXPECT_EQ(ch["next_seq"].as_int(), 14757970);
+    EXPECT_EQ(ch["late_join_messages"].as_int(), 14757700);
+    EXPECT_EQ(ch["lost_messages"].as_int(), 0);
+    EXPECT_EQ(ch["duplicate_messages"].as_int(), 0);
+    EXPECT_EQ(s["instruments"].size(), 113u);
+    bool found = false;
+    for (std::size_t i = 0; i < s["instruments"].size(); ++i) {
+        const Json& ins = s["instruments"][i];
+        EXPECT_EQ(ins["gate"].as_string(), "suspect");  // a late join: every book unknown
+        EXPECT_EQ(ins["lost"].as_int(), 0);             // loss belongs to the stream
+        if (ins["id"].as_int() != 4670) continue;
+        found = true;
+        EXPECT_EQ(ins["symbol"].as_string(), "4670");  // no R in the capture: the locate
+        EXPECT_EQ(ins["accepted"].as_int(), 17);
+        EXPECT_EQ(ins["last_seq"].as_int(), 14757855);
+        EXPECT_EQ(ins["unknown_orders"].as_int(), 15);
+        EXPECT_EQ(ins["orders"].as_int(), 2);
+        EXPECT_EQ(ins["bids"].dump(), "[[402600,100]]");
+        EXPECT_EQ(ins["asks"].dump(), "[[439000,100]]");
+    }
+    EXPECT_TRUE(found);
+}
+
+TEST(ItchReplay, AsxHeartbeatCaptureReplays) {
+    Replay replay(small_config());
+    const ReplayResult r = replay.run(TICKGATE_SHARED_DIR "/captures/asx-itch-moldudp64-heartbeat.pcap");
+    const Json s = Json::parse(replay.summary_json({.now_ns = r.last_ts_ns, .frames = &r.frames}));
+    EXPECT_EQ(s["malformed_packets"].as_int(), 0);
+    EXPECT_EQ(s["channels"][0]["session"].as_string(), "1567326030");
+    EXPECT_EQ(s["channels"][0]["next_seq"].as_int(), 3466217);
+    EXPECT_EQ(s["channels"][0]["late_join_messages"].as_int(), 3466216);
+}
+
+TEST(ItchReplay, LinesAAndBOfAConfiguredChannelAreOneStream) {
+    Replay replay(two_line_config());
+    feed(replay, adds(1, 3), kGroupA, 31001, 0);
+    feed(replay, adds(1, 3), kGroupB, 31002, 1);
+    const auto ch = replay.channel(0);
+    EXPECT_EQ(ch.counters.duplicate_messages.get(), 3u);
+    EXPECT_EQ(ch.next_seq, 4u);
+    EXPECT_EQ(replay.book().open_orders(5), 3u);
+    EXPECT_EQ(replay.channels()[0].name, "7");
+    feed(replay, adds(1, 1), kGroupOther, 31001, 2);  // no configured line
+    EXPECT_EQ(replay.unmatched_datagrams(), 1u);
+}
+
+TEST(ItchReplay, WithoutAConfigEachMulticastDestinationIsAChannel) {
+    Replay replay(small_config());
+    feed(replay, adds(1, 2), kGroupA, 31001, 0);
+    feed(replay, adds(1, 2), kGroupB, 31002, 1);
+    ASSERT_EQ(replay.channels().size(), 2u);
+    EXPECT_EQ(replay.channels()[1].name, "239.255.10.2:31002");
+    EXPECT_EQ(replay.channel(1).counters.duplicate_messages.get(), 0u);
+}
+
+TEST(ItchReplay, UnicastAnswerBelongsToTheChannelWhoseSessionItCarries) {
+    Replay replay(small_config());
+    feed(replay, adds(1, 1), kGroupA, 31001, 0);
+    feed(replay, adds(3, 1), kGroupA, 31001, 1);       // hole 2
+    feed(replay, adds(2, 1), 0x7F000001, 40000, 2);    // the server's answer, unicast to 127.0.0.1
+    EXPECT_EQ(replay.channel(0).counters.holes_filled.get(), 1u);
+    feed(replay, adds(1, 1, "OTHER"), 0x7F000001, 40000, 3);  // no channel has that session
+    EXPECT_EQ(replay.unmatched_datagrams(), 1u);
+}
+
+TEST(ItchReplay, BeforeEachDatagramOfAnyChannelOldHolesAreGivenUp) {
+    Replay replay(small_config("[moldudp64]\ngap_timeout_ms = 100\n"));
+    feed(replay, adds(1, 1), kGroupA, 31001, 0);
+    feed(replay, adds(3, 1), kGroupA, 31001, 10 * kMs);  // hole 2 opened at 10 ms
+    Bytes garbage(3);
+    feed(replay, garbage, kGroupB, 31002, 110 * kMs);    // another channel, not even valid: exactly 100 ms
+    EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 0u);
+    feed(replay, garbage, kGroupB, 31002, 110 * kMs + 1);
+    EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 1u);
+    EXPECT_EQ(replay.channel(0).next_seq, 4u);
+}
+
+TEST(ItchReplay, EndOfCaptureGivesUpEveryOpenHole) {
+    Replay replay(small_config());
+    feed(replay, adds(1, 1), kGroupA, 31001, 0);
+    feed(replay, adds(5, 1), kGroupA, 31001, 1);
+    replay.finish();
+    EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 3u);
+    EXPECT_TRUE(replay.instruments().state(5).suspect);
+}
+
+TEST(ItchConfig, KeysAndDefaults) {
+    const Config d = parse_config("", "d.toml");
+    EXPECT_EQ(d.moldudp64.gap_timeout_ms, 500u);
+    EXPECT_EQ(d.moldudp64.max_held_packets, 4096u);
+    EXPECT_EQ(d.itch.max_orders, 16'777'216u);
+    EXPECT_FALSE(d.itch.utc_offset_minutes.has_value());
+    const Config c = parse_config(
+        "[moldudp64]\ngap_timeout_ms = 20\nmax_held_packets = 8\n[itch]\nmax_orders = 100\nmax_levels = 50\n"
+        "utc_offset_minutes = -240\n",
+        "c.toml");
+    EXPECT_EQ(c.moldudp64.gap_timeout_ms, 20u);
+    EXPECT_EQ(c.moldudp64.max_held_packets, 8u);
+    EXPECT_EQ(c.itch.max_orders, 100u);
+    EXPECT_EQ(c.itch.max_levels, 50u);
+    EXPECT_EQ(c.itch.utc_offset_minutes, -240);
+    EXPECT_FALSE(parse_config("[itch]\nutc_offset_minutes = \"auto\"\n", "a.toml").itch.utc_offset_minutes.has_value());
+    EXPECT_EQ(two_line_config().protocol(), "itch50");
+}
+
+TEST(ItchConfig, BadValuesAreOneLineErrorsNamingTheKey) {
+    const auto error = [](std::string_view text) {
+        try {
+            (void)parse_config(text, "bad.toml");
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(error("[itch]\nutc_offset_minutes = \"summer\"\n"),
+              "bad.toml:2: itch.utc_offset_minutes: expected integer in -720..720 or \"auto\", got string \"summer\"");
+    EXPECT_NE(error("[itch]\nutc_offset_minutes = 721\n").find("bad.toml:2: itch.utc_offset_minutes: expected"), std::string::npos);
+    EXPECT_NE(error("[itch]\nmax_orders = 0\n").find("bad.toml:2: itch.max_orders: expected"), std::string::npos);
+    EXPECT_NE(error("[moldudp64]\nmax_held_packets = 0\n").find("moldudp64.max_held_packets: expected"), std::string::npos);
+    EXPECT_NE(error("[moldudp64]\nrequest_server = 1\n").find("moldudp64.request_server"), std::string::npos);  // unknown key
+}
+
+}  // namespace
+}  // namespace tickgate::itch50
