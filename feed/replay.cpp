@@ -28,6 +28,15 @@ std::vector<ReplayLine> replay_lines(const Config& cfg) {
     return keys;
 }
 
+std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d) {
+    const std::string name = fmt::format("{}.{}.{}.{}:{}", d.dst_ip >> 24, (d.dst_ip >> 16) & 0xFF,
+                                         (d.dst_ip >> 8) & 0xFF, d.dst_ip & 0xFF, d.dst_port);
+    for (const auto& [id, n] : names)
+        if (n == name) return id;
+    names.emplace_back(static_cast<std::uint16_t>(names.size() + 1), name);
+    return names.back().first;
+}
+
 // Only on a terminal: a pipe or a file gets the summary alone.
 void report_replay_progress(double fraction, std::uint64_t messages) {
     if (::isatty(STDERR_FILENO) != 0) fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages", 100.0 * fraction, messages);
@@ -100,10 +109,31 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
             out["capture_file_bytes"] = ctx.truncation->file_bytes;
         }
     }
+    const VenueSummary* venue = ctx.venue;
+    if (venue) {
+        json::Value& channels = out["channels"] = json::Value::array();
+        for (const VenueChannelSummary& c : venue->channels) {
+            json::Value ch = json::Value::object();
+            if (c.id) ch["channel"] = *c.id;
+            else ch["channel"] = c.name;
+            ch["packets"] = c.packets;
+            ch["duplicate_packets"] = c.duplicate_packets;
+            ch["gaps"] = c.gaps;
+            ch["lost_packets"] = c.lost_packets;
+            ch["resets"] = c.resets;
+            ch["unknown_templates"] = c.unknown_templates;
+            channels.push_back(std::move(ch));
+        }
+    }
     json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : sorted_ids(instruments)) {
         const InstrumentState& st = instruments.state(id);
         json::Value i = {{"id", id}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
+        if (venue && id < venue->venue_ids.size()) {
+            i["id"] = venue->venue_ids[id];
+            if (st.symbol[0] == '\0') i["symbol"] = std::to_string(venue->venue_ids[id]);  // no definition seen
+        }
+        if (venue && id < venue->book_errors.size()) i["book_errors"] = venue->book_errors[id];
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;
         h.book.levels(id, Side::kBid, levels);

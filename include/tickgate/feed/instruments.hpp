@@ -52,6 +52,11 @@ struct InstrumentState {
     std::uint16_t channel_id = 0;
     std::uint32_t recovery_block = std::numeric_limits<std::uint32_t>::max();
     char symbol[17] = {};
+    // MDP3 (MDP3.md "Per channel"): `unconfirmed` — a clean instrument of a
+    // channel that had a gap, suspect until its next RptSeq or a snapshot;
+    // `lost_suspect` — suspect after an RptSeq loss (not a cold start).
+    bool unconfirmed = false;
+    bool lost_suspect = false;
     InstrumentCounters counters;
 };
 
