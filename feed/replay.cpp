@@ -153,8 +153,12 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     std::vector<Level> bids, asks;
     std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n", "symbol", "id",
                                   "bid", "ask", "last_seq", "lost", "dups", "state", "age_ms", "gate");
+    const VenueSummary* venue = ctx.venue;
     for (const std::uint32_t id : sorted_ids(instruments)) {
         const InstrumentState& st = instruments.state(id);
+        // The venue's own id (MDP3: SecurityID), and as the symbol when no definition gave one.
+        const bool venue_id = venue && id < venue->venue_ids.size();
+        const std::string shown_id = venue_id ? std::to_string(venue->venue_ids[id]) : std::to_string(id);
         h.book.levels(id, Side::kBid, bids);
         h.book.levels(id, Side::kAsk, asks);
         const GateDecision g = h.gate.check(id, ctx.now_ns);
@@ -165,7 +169,7 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
                                !__builtin_sub_overflow(age_ns, st.clock_offset_ns, &age_ns);
         const std::string age = age_known ? fmt::format("{}", age_ns / 1'000'000) : "-";
         out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n",
-                           st.symbol[0] ? printable(st.symbol) : "?", id,
+                           st.symbol[0] ? printable(st.symbol) : venue_id ? shown_id : "?", shown_id,
                            bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),
                            asks.empty() ? "-" : real_price(asks[0].price, st.price_exponent), st.last_seq,
                            st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", age, reason);

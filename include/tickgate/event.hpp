@@ -2,6 +2,7 @@
 // thread) to the sequencer (engine thread). Trivially copyable, one cache line.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -115,5 +116,8 @@ struct alignas(64) Event {
 static_assert(sizeof(Event) == 64, "an event is one cache line");
 static_assert(alignof(Event) == 64);
 static_assert(std::is_trivially_copyable_v<Event>);
+// sequenced_seq / sequenced_source_ns read an MDP3 entry through u.delta.
+static_assert(offsetof(Event, u.entry.seq) == offsetof(Event, u.delta.seq));
+static_assert(offsetof(Event, u.entry.source_ns) == offsetof(Event, u.delta.source_ns));
 
 }  // namespace tickgate

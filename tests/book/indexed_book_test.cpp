@@ -142,6 +142,16 @@ TEST(IndexedBookRule, DepthIsPerInstrumentAndALowerOneDoesNotTrim) {
     EXPECT_EQ(levels(b, 1, Side::kAsk), (L{{8, 1}, {9, 1}}));
 }
 
+TEST(IndexedBookRule, DefaultDepthIsTenAndNoBookIsDeeperThanALevelByte) {
+    IndexedBook b(1, 1000);
+    EXPECT_EQ(b.depth(), 255u);
+    EXPECT_EQ(b.depth_of(0), 10u) << "no definition: MDP3.md's default";
+    EXPECT_FALSE(b.update(0, Side::kBid, A::kNew, 11, 1, 1));
+    EXPECT_EQ(b.book_errors(0), 1u);
+    b.set_depth(0, 255);
+    EXPECT_TRUE(b.update(0, Side::kBid, A::kNew, 255, 1, 1));
+}
+
 TEST(IndexedBookRule, EntryTypeJEmptiesBothSides) {
     IndexedBook b = filled(3, 3);
     b.update(0, Side::kAsk, A::kNew, 1, 101, 1);

@@ -27,8 +27,8 @@ namespace {
 
 using test::Json;
 
-Json replay_mdp3(const std::string& capture) {
-    const std::string cmd = std::string("'") + TICKGATE_BINARY + "' replay --protocol mdp3 --json '" + capture + "' </dev/null 2>/dev/null";
+Json replay_mdp3(const std::string& capture, const std::string& options = "--protocol mdp3") {
+    const std::string cmd = std::string("'") + TICKGATE_BINARY + "' replay " + options + " --json '" + capture + "' </dev/null 2>/dev/null";
     std::string out;
     if (std::FILE* p = ::popen(cmd.c_str(), "r")) {
         std::array<char, 65536> buf;
@@ -123,6 +123,29 @@ TEST(Mdp3Replay, Version6CaptureLinesAAndB) {
     expect_instrument(s, {133990, 778, 776, 776, 0, 0, -87500000, 995, -85000000, 17140, 10, 10});
     expect_instrument(s, {411873, 748, 638, 638, 0, 4, 4120000000, 2, 4127500000, 1, 5, 8});
     expect_instrument(s, {366000, 577, 575, 575, 0, 0, 0, 0, 3577500000, 1, 0, 2});
+}
+
+// With a config the two lines are one channel (its id): B's packets are
+// MsgSeqNum copies, dropped whole, so no entry is an RptSeq duplicate
+// (figures: the same Python replay with both destinations as one channel).
+TEST(Mdp3Replay, Version6CaptureWithAConfigIsOneChannel) {
+    char path[] = "/tmp/tickgate-mdp3-XXXXXX.toml";
+    const int fd = ::mkstemps(path, 5);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    std::ofstream(path) << "[[channel]]\nid = 310\nprotocol = \"mdp3\"\n"
+                           "a = { group = \"224.0.31.64\", port = 14340 }\n"
+                           "b = { group = \"224.0.32.64\", port = 15340 }\n";
+    const Json s = replay_mdp3(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng", std::string("--config ") + path);
+    std::remove(path);
+    expect_totals(s, {10000, 127, 15731, 0, 0, 4});
+    ASSERT_EQ(s["channels"].size(), 1u);
+    const Json& c = s["channels"][0];
+    EXPECT_EQ(c["channel"].as_uint(), 310u);
+    EXPECT_EQ(c["packets"].as_uint(), 10000u);
+    EXPECT_EQ(c["duplicate_packets"].as_uint(), 5000u);
+    EXPECT_EQ(c["gaps"].as_uint(), 0u);
+    expect_instrument(s, {363272, 797, 789, 0, 0, 0, 3465000000, 6, 3467500000, 3, 2, 10});
 }
 
 TEST(Mdp3Replay, Version9ExampleNineChannelsAB) {

@@ -78,21 +78,24 @@ public:
     // MDP3.md: an instrument without a definition's depth has 10 levels.
     static constexpr std::uint32_t kDefaultDepth = 10;
 
-    // Books for instrument ids [0, instruments), at most `depth` (1..255)
-    // levels per side, each min(kDefaultDepth, depth) until set_depth;
-    // throws std::invalid_argument otherwise.
+    // MDPriceLevel is one byte: no book is deeper.
+    static constexpr std::uint32_t kMaxDepth = 255;
+
+    // Books for instrument ids [0, instruments), at most `depth` levels per
+    // side (capped at kMaxDepth), each min(kDefaultDepth, depth) until
+    // set_depth; throws std::invalid_argument for 0 instruments or depth 0.
     IndexedBook(std::uint32_t instruments, std::uint32_t depth)
-        : max_depth_(depth),
+        : max_depth_(depth < kMaxDepth ? depth : kMaxDepth),
           default_depth_(depth < kDefaultDepth ? depth : kDefaultDepth),
-          slots_(std::size_t{instruments} * 2 * depth),
+          slots_(std::size_t{instruments} * 2 * max_depth_),
           extent_(std::size_t{instruments} * 2),
           live_(std::size_t{instruments} * 2),
           depth_(instruments, default_depth_),
           errors_(instruments) {
-        if (instruments == 0 || depth == 0 || depth > 255)
-            throw std::invalid_argument("indexed book: instruments must be > 0 and depth 1..255");
+        if (instruments == 0 || depth == 0) throw std::invalid_argument("indexed book: instruments and depth must be > 0");
     }
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t instruments, std::uint32_t depth) noexcept {
+        if (depth > kMaxDepth) depth = kMaxDepth;
         return std::size_t{instruments} *
                (2 * (std::size_t{depth} * sizeof(detail::IndexedSlot) + 2 * sizeof(std::uint32_t)) + 2 * sizeof(std::uint64_t));
     }
