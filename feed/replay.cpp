@@ -29,6 +29,15 @@ std::vector<ReplayLine> replay_lines(const Config& cfg) {
     return keys;
 }
 
+std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d) {
+    const std::string name = fmt::format("{}.{}.{}.{}:{}", d.dst_ip >> 24, (d.dst_ip >> 16) & 0xFF,
+                                         (d.dst_ip >> 8) & 0xFF, d.dst_ip & 0xFF, d.dst_port);
+    for (const auto& [id, n] : names)
+        if (n == name) return id;
+    names.emplace_back(static_cast<std::uint16_t>(names.size() + 1), name);
+    return names.back().first;
+}
+
 // Only on a terminal: a pipe or a file gets the summary alone.
 void report_replay_progress(double fraction, std::uint64_t messages) {
     if (::isatty(STDERR_FILENO) != 0) fmt::print(stderr, "\rreplay: {:5.1f}%  {} messages", 100.0 * fraction, messages);
@@ -105,10 +114,31 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
     json::Value& by_channel = out["foreign_channel_packets_by_channel"] = json::Value::object();
     for (const ChannelPacketCount& c : ctx.foreign_channel_packets) by_channel[std::to_string(c.channel_id)] = c.packets;
     put_capture_fields(out, ctx);
+    const VenueSummary* venue = ctx.venue;
+    if (venue) {
+        json::Value& channels = out["channels"] = json::Value::array();
+        for (const VenueChannelSummary& c : venue->channels) {
+            json::Value ch = json::Value::object();
+            if (c.id) ch["channel"] = *c.id;
+            else ch["channel"] = c.name;
+            ch["packets"] = c.packets;
+            ch["duplicate_packets"] = c.duplicate_packets;
+            ch["gaps"] = c.gaps;
+            ch["lost_packets"] = c.lost_packets;
+            ch["resets"] = c.resets;
+            ch["unknown_templates"] = c.unknown_templates;
+            channels.push_back(std::move(ch));
+        }
+    }
     json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : sorted_ids(instruments)) {
         const InstrumentState& st = instruments.state(id);
         json::Value i = {{"id", id}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
+        if (venue && id < venue->venue_ids.size()) {
+            i["id"] = venue->venue_ids[id];
+            if (st.symbol[0] == '\0') i["symbol"] = std::to_string(venue->venue_ids[id]);  // no definition seen
+        }
+        if (venue && id < venue->book_errors.size()) i["book_errors"] = venue->book_errors[id];
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;
         h.book.levels(id, Side::kBid, levels);
@@ -128,8 +158,12 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     std::vector<Level> bids, asks;
     std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n", "symbol", "id",
                                   "bid", "ask", "last_seq", "lost", "dups", "state", "age_ms", "gate");
+    const VenueSummary* venue = ctx.venue;
     for (const std::uint32_t id : sorted_ids(instruments)) {
         const InstrumentState& st = instruments.state(id);
+        // The venue's own id (MDP3: SecurityID), and as the symbol when no definition gave one.
+        const bool venue_id = venue && id < venue->venue_ids.size();
+        const std::string shown_id = venue_id ? std::to_string(venue->venue_ids[id]) : std::to_string(id);
         h.book.levels(id, Side::kBid, bids);
         h.book.levels(id, Side::kAsk, asks);
         const GateDecision g = h.gate.check(id, ctx.now_ns);
@@ -140,7 +174,7 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
                                !__builtin_sub_overflow(age_ns, st.clock_offset_ns, &age_ns);
         const std::string age = age_known ? fmt::format("{}", age_ns / 1'000'000) : "-";
         out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n",
-                           st.symbol[0] ? printable(st.symbol) : "?", id,
+                           st.symbol[0] ? printable(st.symbol) : venue_id ? shown_id : "?", shown_id,
                            bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),
                            asks.empty() ? "-" : real_price(asks[0].price, st.price_exponent), st.last_seq,
                            st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", age, reason);

@@ -47,11 +47,16 @@ int replay_as(const Options& a, const std::string& capture, const Config& cfg) {
     apply_config(handler, cfg);
     const ReplayResult r = replay_capture(capture, cfg, handler, {.progress = true, .arbitrate = a.has("--arbitrate")});
 
-    const SummaryContext ctx{.now_ns = r.last_ts_ns,
-                             .capture = capture,
-                             .frames = &r.frames,
-                             .truncation = r.truncation ? &*r.truncation : nullptr,
-                             .foreign_channel_packets = r.foreign_channel_packets};
+    SummaryContext ctx{.now_ns = r.last_ts_ns,
+                       .capture = capture,
+                       .frames = &r.frames,
+                       .truncation = r.truncation ? &*r.truncation : nullptr,
+                       .foreign_channel_packets = r.foreign_channel_packets};
+    VenueSummary venue;
+    if constexpr (requires { P::venue_summary(handler, r.channel_names); }) {
+        venue = P::venue_summary(handler, r.channel_names);
+        ctx.venue = &venue;
+    }
     fmt::print("{}", a.has("--json") ? summary_json(summary_source(handler), ctx)
                                      : summary_table(summary_source(handler), ctx));
     if (r.truncation) warn_cut_short(capture, *r.truncation, "replayed");

@@ -2,6 +2,7 @@
 // thread) to the sequencer (engine thread). Trivially copyable, one cache line.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -21,6 +22,11 @@ enum class EventKind : std::uint8_t {
     kDefinition,         // I
     kSessionChange,      // a newer session started on `channel`: reset its instruments
     kDataLost,           // the transport dropped this instrument's data (ring overflow)
+    kLevelEntry,         // MDP3 book entry: u.entry (price level L, update action, entry type)
+    kSequencedEntry,     // MDP3 trade / statistics / volume / limits entry: sequenced only (u.entry's seq, source_ns)
+    kChannelReset,       // MDP3 ChannelReset (4) on `channel`
+    kChannelHeartbeat,   // MDP3 heartbeat (12) on `channel`
+    kChannelGap,         // MDP3 MsgSeqNum gap on both lines of `channel`: its instruments unconfirmed
 };
 
 struct SnapshotLevel {
@@ -72,7 +78,18 @@ struct alignas(64) Event {
         struct {
             char symbol[16];
             std::int8_t price_exponent;
+            std::uint8_t book_depth;  // MDP3: the definition's GBX MarketDepth; 0 = not given
         } definition;
+        struct {
+            std::uint64_t seq;        // RptSeq
+            std::int64_t source_ns;   // TransactTime
+            std::int64_t price;       // wire mantissa
+            std::int32_t qty;         // MDEntrySize (0 when null)
+            std::int32_t orders;      // NumberOfOrders (0 when null)
+            std::uint8_t level;       // MDPriceLevel, 1-based
+            std::uint8_t action;      // MDUpdateAction 0..5
+            char entry_type;          // MDEntryType: '0' bid, '1' offer, 'J' empty book, ...
+        } entry;
         struct {
             std::uint32_t session;
         } session;
@@ -99,5 +116,8 @@ struct alignas(64) Event {
 static_assert(sizeof(Event) == 64, "an event is one cache line");
 static_assert(alignof(Event) == 64);
 static_assert(std::is_trivially_copyable_v<Event>);
+// sequenced_seq / sequenced_source_ns read an MDP3 entry through u.delta.
+static_assert(offsetof(Event, u.entry.seq) == offsetof(Event, u.delta.seq));
+static_assert(offsetof(Event, u.entry.source_ns) == offsetof(Event, u.delta.source_ns));
 
 }  // namespace tickgate

@@ -343,7 +343,7 @@ const BadCase kBadCases[] = {
      "channel[0].sources[1]", 3},
     {"integer source", "[[channel]]\nid = 1\nsources = [1]\n" LINES_AB, "channel[0].sources[0]", 3},
     // A channel's protocol must be one tickgate speaks.
-    {"unknown protocol", "[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB, "channel[0].protocol", 3},
+    {"unknown protocol", "[[channel]]\nid = 1\nprotocol = \"fix44\"\n" LINES_AB, "channel[0].protocol", 3},
     {"protocol not a string", "[[channel]]\nid = 1\nprotocol = 1\n" LINES_AB, "channel[0].protocol", 3},
     // Strings.
     {"symbol too long", "[[instrument]]\nid = 1\nsymbol = \"ABCDEFGHIJKLMNOPQ\"\n", "instrument[0].symbol", 3},
@@ -423,8 +423,8 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
               "m.toml:2: threading.pipeline: expected one of \"two_thread\", \"inline\", got string \"inlined\"");
     EXPECT_EQ(message("[[instrument]]\nid = 3\nsymbol = \"A\"\n[[instrument]]\nid = 3\nsymbol = \"B\"\n"),
               "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
-    EXPECT_EQ(message("[[channel]]\nid = 1\nprotocol = \"itch\"\n" LINES_AB),
-              "m.toml:3: channel[0].protocol: expected one of \"qfb1\", \"itch50\", got string \"itch\"");
+    EXPECT_EQ(message("[[channel]]\nid = 1\nprotocol = \"fix44\"\n" LINES_AB),
+              "m.toml:3: channel[0].protocol: expected one of \"qfb1\", \"mdp3\", \"itch50\", got string \"fix44\"");
     EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
               "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
               "\"0.0.0.0:9108\"");

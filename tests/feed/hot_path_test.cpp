@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <thread>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/mdp3/protocol.hpp"
+#include "mdp3/mdp3_builder.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
@@ -290,3 +293,51 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
 }
 
 }  // namespace
+
+// MDP3: the v6.1 capture (lines A and B as one channel, so B's copies are
+// dropped by MsgSeqNum), then a snapshot with buffered replay, a channel gap
+// (unconfirmed), a ChannelReset, a heartbeat and a truncated packet.
+TEST(HotPath, Mdp3DecodeSequenceBookGateAllocateNothing) {
+    std::vector<std::vector<std::byte>> stream;
+    {
+        CaptureReader reader(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
+        FrameCounters fc;
+        while (auto rec = reader.next())
+            if (auto d = extract_udp(reader.link_type(), rec->frame, fc)) stream.emplace_back(d->payload.begin(), d->payload.end());
+    }
+    using mdp3::test::Bytes;
+    std::uint32_t seq = 10615;
+    const auto packet = [&](const Bytes& message) {
+        Bytes p = mdp3::test::packet(seq++, 0);
+        p.append(message);
+        stream.push_back(p.bytes());
+    };
+    Bytes groups = mdp3::test::group_header(22, 2);
+    groups.append(mdp3::test::snapshot_entry(3465000000, 5, 1, '0')).append(mdp3::test::snapshot_entry(3467500000, 5, 1, '1'));
+    packet(mdp3::test::message(mdp3::tid::kSnapshot38, 6, mdp3::test::snapshot_root(363272, 790, 1), groups));
+    seq += 3;  // a channel gap
+    packet(mdp3::test::message(mdp3::tid::kHeartbeat, 6, Bytes(), Bytes()));
+    Bytes reset_root;
+    reset_root.put<std::uint64_t>(5).put<std::uint8_t>(0);
+    packet(mdp3::test::message(mdp3::tid::kChannelReset, 6, reset_root, mdp3::test::group_header(2, 1).put<std::int16_t>(1)));
+    stream.push_back(stream[100]);
+    std::memcpy(stream.back().data(), &seq, 4);  // a new MsgSeqNum (little-endian host) ...
+    stream.back().resize(stream.back().size() - 5);  // ... cut short
+
+    Capacity cap;
+    cap.book_depth = 10;
+    BasicHandler<mdp3::Protocol> handler(cap, GateConfig{});
+    std::uint64_t ok = 0;
+    const std::uint64_t before = g_allocations.load();
+    for (const auto& d : stream)
+        handler.decoder().decode(d, 1'700'000'000'000'000'000, 0, [&](const Event& ev) { (void)handler.apply(ev); }, 1);
+    for (std::uint32_t id = 0; id < 200; ++id) ok += handler.gate().check(id, 1'700'000'000'100'000'000).ok();
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations on the MDP3 hot path";
+    const auto& dec = handler.decoder().protocol_decoder();
+    EXPECT_EQ(dec.channel_counters(0).duplicate_packets.get(), 5000u);
+    EXPECT_EQ(dec.channel_counters(0).gaps.get(), 1u);
+    EXPECT_EQ(dec.channel_counters(0).resets.get(), 1u);
+    EXPECT_EQ(handler.decoder().counters().malformed_packets.get(), 1u);
+    (void)ok;
+}

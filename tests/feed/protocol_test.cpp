@@ -229,10 +229,10 @@ TEST(ProtocolSeam, TheSharedArbiterMergesAnyProtocolsLinesByItsKey) {
 TEST(ProtocolSeam, ProtocolsAreChosenByNameOnceAndUnknownNamesAreRefused) {
     EXPECT_EQ(with_protocol("qfb1", []<VenueProtocol P>() { return std::string(P::kName); }), "qfb1");
     try {
-        (void)with_protocol("mdp3", []<VenueProtocol P>() { return 0; });
+        (void)with_protocol("fix44", []<VenueProtocol P>() { return 0; });
         FAIL() << "an unknown protocol was accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("unknown protocol \"mdp3\" (known: qfb1, itch50)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unknown protocol \"fix44\" (known: qfb1, mdp3, itch50)"), std::string::npos) << e.what();
     }
     Config cfg;
     cfg.default_protocol = "toy";  // a handler refuses a config of another protocol

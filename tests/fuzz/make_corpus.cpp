@@ -474,6 +474,40 @@ void cert_datagrams(const fs::path& capture, const fs::path& out, std::uint8_t f
     write_file(out, s.bytes());
 }
 
+// Converts a real MDP3 capture into fuzz_mdp3 inputs of `per_file` datagrams
+// each (fuzz_mdp3.cpp's format: a channel per destination, line by its low bit).
+std::size_t mdp3_datagrams(const fs::path& capture, const fs::path& dir, std::size_t per_file, std::size_t files) {
+    CaptureReader reader(capture.string());
+    FrameCounters fc;
+    std::vector<std::uint32_t> dests;
+    std::vector<std::uint8_t> bytes;
+    std::size_t n = 0, written = 0;
+    const auto flush = [&] {
+        if (bytes.empty()) return;
+        write_file(dir / (capture.stem().string() + "_" + std::to_string(written++)), bytes);
+        bytes.clear();
+    };
+    while (auto rec = reader.next()) {
+        auto d = extract_udp(reader.link_type(), rec->frame, fc);
+        if (!d || d->payload.size() > 1500) continue;
+        const std::uint32_t dest = d->dst_ip ^ d->dst_port;
+        std::size_t ch = 0;
+        while (ch < dests.size() && dests[ch] != dest) ++ch;
+        if (ch == dests.size()) dests.push_back(dest);
+        const unsigned header = static_cast<unsigned>(d->payload.size()) | ((ch & 3) << 11) | (1u << 13) |
+                                ((d->dst_port & 1u) << 15);
+        bytes.push_back(static_cast<std::uint8_t>(header));
+        bytes.push_back(static_cast<std::uint8_t>(header >> 8));
+        for (const std::byte b : d->payload) bytes.push_back(static_cast<std::uint8_t>(b));
+        if (++n % per_file == 0) {
+            flush();
+            if (written == files) break;
+        }
+    }
+    flush();
+    return written;
+}
+
 // --------------------------------------------------------- fuzz_capture
 
 constexpr std::uint32_t kSrc = 0x0A000001;    // 10.0.0.1
@@ -712,6 +746,12 @@ int main(int argc, char** argv) {
             cert_datagrams(p, out / "fuzz_datagram" / (stem + "_first40_arb"), 1, 40);
             const auto head = read_prefix(p, 4096);
             write_file(out / "fuzz_capture" / (stem + "_head4k.pcap"), head);
+        }
+        // fuzz_mdp3: the real MDP3 captures (shared/captures, beside the certification ones).
+        fs::create_directories(out / "fuzz_mdp3");
+        for (const char* name : {"cme-mdp3-v9.1-ab-example.pcap", "cme-mdp3-v6.1-ab.pcapng"}) {
+            const fs::path p = cert / ".." / "captures" / name;
+            if (fs::is_regular_file(p)) mdp3_datagrams(p, out / "fuzz_mdp3", 24, 20);
         }
         std::size_t n = 0;
         for (const auto& e : fs::recursive_directory_iterator(out)) n += e.is_regular_file();

@@ -57,6 +57,11 @@ struct InstrumentState {
     // no longer reads this instrument (InstrumentHandle).
     std::uint32_t generation = 0;
     char symbol[17] = {};
+    // MDP3 (MDP3.md "Per channel"): `unconfirmed` — a clean instrument of a
+    // channel that had a gap, suspect until its next RptSeq or a snapshot;
+    // `lost_suspect` — suspect after an RptSeq loss (not a cold start).
+    bool unconfirmed = false;
+    bool lost_suspect = false;
     InstrumentCounters counters;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "tickgate/feed/mdp3/protocol.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -20,7 +21,7 @@ struct ProtocolList {
     static constexpr std::array<std::string_view, sizeof...(P)> names = {P::kName...};
 };
 
-using KnownProtocols = ProtocolList<qfb1::Protocol>;
+using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol>;
 
 // Protocols with a pipeline of their own, not (yet) the shared templates:
 // ITCH 5.0 over MoldUDP64 (feed/itch50/: `replay` only so far).

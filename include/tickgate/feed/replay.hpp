@@ -19,6 +19,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/handler.hpp"
+#include "tickgate/feed/venue_summary.hpp"
 
 namespace tickgate {
 
@@ -58,6 +59,9 @@ struct ReplayResult {
     }
     // Set when the capture was cut short: every intact record was replayed.
     std::optional<CaptureTruncation> truncation;
+    // Without a config, a protocol whose header names no channel (MDP3):
+    // each destination group:port is a channel, numbered from 1.
+    ChannelNames channel_names;
 };
 
 struct ReplayOptions {
@@ -88,6 +92,8 @@ struct SummaryContext {
     // Packets dropped because their header named another channel than the
     // line they arrived on (rule 7), per channel.
     std::vector<ChannelPacketCount> foreign_channel_packets = {};
+    // Optional: what the protocol adds (venue_summary.hpp).
+    const VenueSummary* venue = nullptr;
 };
 
 // What a summary is made of, whatever the protocol and book: the
@@ -140,6 +146,10 @@ std::vector<ReplayLine> replay_lines(const Config& cfg);
 void report_replay_progress(double fraction, std::uint64_t messages);
 void clear_replay_progress();
 
+// The channel of a datagram's destination group:port (numbered from 1 in
+// order of first appearance, named in `names`).
+std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d);
+
 // Every record of the capture, framing removed; the configured lines'
 // datagrams passed to `emit(payload, key, ts_ns, line)` with their key
 // read once; counts into `r` (records, frames, filtered_out,
@@ -155,7 +165,9 @@ void read_datagrams(CaptureReader& reader, const std::vector<ReplayLine>& lines,
         auto dgram = extract_udp(reader.link_type(), rec->frame, r.frames);
         if (!dgram) continue;
         if (lines.empty()) {
-            emit(dgram->payload, P::read_key(dgram->payload, 0), rec->ts_ns, std::uint8_t{0xFF});
+            std::uint16_t channel = 0;
+            if constexpr (!P::kHeaderNamesChannel) channel = destination_channel(r.channel_names, *dgram);
+            emit(dgram->payload, P::read_key(dgram->payload, channel), rec->ts_ns, std::uint8_t{0xFF});
             continue;
         }
         const auto it = std::find_if(lines.begin(), lines.end(), [&](const ReplayLine& k) {

@@ -12,9 +12,11 @@
 #include <limits>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tickgate/book/book.hpp"
+#include "tickgate/book/indexed_book.hpp"
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/event.hpp"
 #include "tickgate/feed/instruments.hpp"
@@ -36,6 +38,7 @@ enum class Verdict : std::uint8_t {
     kOutOfRange,        // instrument id >= max_instruments: ignored, counted
     kImplausible,       // rule 6: seq too far ahead, dropped, counted
     kForeignChannel,    // rule 7: the instrument belongs to another channel, dropped, counted
+    kChannelEvent,      // MDP3: a channel gap, heartbeat or ChannelReset acted on the channel's instruments
 };
 
 struct Update {
@@ -54,6 +57,12 @@ struct SequencerCounters {
 template <SequencedBook Book>
 class BasicSequencer {
 public:
+    // MDP3's rules (MDP3.md) are those of the level-indexed book's sequencer,
+    // chosen at compile time: RptSeq has no plausibility bound, an instrument
+    // stays in the channel it was first seen on whatever carries it, channel
+    // gaps / heartbeats / resets act on the channel's instruments.
+    static constexpr bool kMdp3 = std::is_same_v<Book, IndexedBook>;
+
     // Writes `instruments` and `book` (which outlive it); both sized for
     // capacity.max_instruments. Throws std::invalid_argument if they are not.
     BasicSequencer(InstrumentTable& instruments, Book& book, const Capacity& capacity);
@@ -88,7 +97,7 @@ public:
     // booked (subscriptions); always for channel-wide and out-of-range ones.
     [[nodiscard]] bool delivers(const Update& u) const noexcept {
         return u.instrument_id >= capacity_.max_instruments || u.verdict == Verdict::kSessionReset ||
-               states_[u.instrument_id].booked;
+               u.verdict == Verdict::kChannelEvent || states_[u.instrument_id].booked;
     }
 
     [[nodiscard]] const SequencerCounters& counters() const noexcept { return counters_; }
@@ -129,6 +138,8 @@ private:
     Update on_definition(InstrumentState& st, const Event& ev) noexcept;
     void on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept;
     Update on_session_change(const Event& ev) noexcept;
+    Update on_entry(InstrumentState& st, const Event& ev) noexcept;
+    Update on_channel_event(const Event& ev) noexcept;
     Update finish_snapshot() noexcept;
     void apply_to_book(std::uint32_t id, const Event& ev) noexcept;
     void buffer_event(InstrumentState& st, const Event& ev) noexcept;
@@ -161,6 +172,13 @@ using Sequencer = BasicSequencer<L2Book>;
 
 template <SequencedBook Book>
 inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
+    if constexpr (kMdp3) {
+        // MDP3 entries of a known-range instrument outside a snapshot: the common case.
+        if ((ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry) && !pending_.active &&
+            ev.instrument_id < capacity_.max_instruments) [[likely]]
+            return on_entry(*touch(ev), ev);
+        return apply_other(ev);
+    }
     // Q and D of a known-range instrument outside a snapshot: the common case.
     if ((ev.kind == EventKind::kDelta || ev.kind == EventKind::kQuote) && !pending_.active &&
         ev.instrument_id < capacity_.max_instruments) [[likely]] {
@@ -177,6 +195,11 @@ inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
 template <SequencedBook Book>
 [[gnu::always_inline]] inline InstrumentState* BasicSequencer<Book>::touch(const Event& ev) noexcept {
     InstrumentState& st = state(ev.instrument_id);
+    if constexpr (kMdp3) {
+        // Sequenced by RptSeq whatever channel carried it; a member of the first.
+        if (!st.bound) [[unlikely]] return bind(st, ev);
+        return &st;
+    }
     if (!st.bound || st.channel_id != ev.channel_id) [[unlikely]] return bind(st, ev);
     return &st;
 }
@@ -192,7 +215,7 @@ template <SequencedBook Book>
         ++st.counters.duplicates;
         return Verdict::kDuplicate;
     }
-    if (st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
+    if (!kMdp3 && st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
         ++st.counters.implausible_seq;
         return Verdict::kImplausible;
     }
@@ -239,6 +262,27 @@ template <SequencedBook Book>
     if (st.suspect && st.booked) [[unlikely]] buffer_event(st, ev);
     apply_to_book(id, ev);
     return {id, v, st.booked, st.suspect, lost};
+}
+
+// MDP3.md "Per instrument": an entry with RptSeq, a QFB/1 delta's rules; on
+// an unconfirmed instrument the next RptSeq says whether it lost anything.
+template <SequencedBook Book>
+[[gnu::always_inline]] inline Update BasicSequencer<Book>::on_entry(InstrumentState& st, const Event& ev) noexcept {
+    const std::uint32_t id = ev.instrument_id;
+    std::uint64_t lost = 0;
+    const Verdict v = take_tick(st, ev.u.entry.seq, ev, ev.u.entry.source_ns, lost);
+    if (v == Verdict::kDuplicate) return {id, v, false, st.suspect, 0};
+    if (st.unconfirmed) [[unlikely]] {
+        st.unconfirmed = false;
+        if (!lost) st.suspect = false;  // nothing lost: clean again
+    }
+    if (lost) {
+        st.suspect = true;
+        st.lost_suspect = true;
+    }
+    if (st.suspect && st.booked) [[unlikely]] buffer_event(st, ev);
+    const bool changed = st.booked && book_.apply(id, ev).changed;  // not subscribed: sequenced only
+    return {id, v, changed, st.suspect, lost};
 }
 
 }  // namespace tickgate

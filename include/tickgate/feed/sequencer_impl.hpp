@@ -41,6 +41,9 @@ Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
         case EventKind::kSessionChange: return on_session_change(ev);
         case EventKind::kSnapshotLevels: return on_snapshot_levels(ev);
         case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);  // also skips the levels of an out-of-range id
+        case EventKind::kChannelGap:
+        case EventKind::kChannelHeartbeat:
+        case EventKind::kChannelReset: return on_channel_event(ev);
         default: break;
     }
     if (ev.instrument_id >= capacity_.max_instruments) [[unlikely]] {
@@ -55,10 +58,13 @@ Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
         st.suspect = true;
         return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
     }
+    if (kMdp3 && ev.kind == EventKind::kDefinition) return on_definition(state(ev.instrument_id), ev);  // creates no instrument
     InstrumentState* const touched = touch(ev);
     if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, state(ev.instrument_id).suspect, 0};
     InstrumentState& st = *touched;
     switch (ev.kind) {
+        case EventKind::kLevelEntry:
+        case EventKind::kSequencedEntry: return on_entry(st, ev);
         case EventKind::kQuote: return on_quote(st, ev);
         case EventKind::kDelta: return on_delta(st, ev);
         case EventKind::kHeartbeat: return on_heartbeat(st, ev);
@@ -178,13 +184,15 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
     }
     InstrumentState& st = *touched;
     const std::uint64_t seq = ev.u.snapshot.seq;
-    if (st.known && !st.suspect && seq < st.last_seq) {
+    // Stale: older than last_seq on a clean or unconfirmed instrument.
+    if (st.known && (!st.suspect || st.unconfirmed) && seq < st.last_seq) {
         ++st.counters.stale_snapshots;
         pending_.apply = false;
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
         return {id, Verdict::kSnapshotStale, false, false, 0};
     }
     pending_.apply = true;
+    st.unconfirmed = false;
     pending_.saved_last_seq = st.last_seq;
     pending_.saved_known = st.known;
     ++st.counters.snapshots_applied;
@@ -253,10 +261,12 @@ Update BasicSequencer<Book>::finish_snapshot() noexcept {
     if (hole) {
         st.last_seq = p.saved_last_seq;
         st.suspect = true;
+        if constexpr (kMdp3) release_block(st);  // MDP3.md: every applied snapshot empties the buffer
     } else {
         st.last_seq = reached;
         if (st.suspect) ++st.counters.recovered;
         st.suspect = false;
+        st.lost_suspect = false;
         release_block(st);
     }
     return {p.id, Verdict::kSnapshotApplied, st.booked, st.suspect, 0};
@@ -270,6 +280,7 @@ Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev)
         if (instruments_.set_symbol(id, {sym, strnlen(sym, sizeof ev.u.definition.symbol)}))
             on_booking_changed(st, id);
         st.price_exponent = ev.u.definition.price_exponent;
+        if constexpr (kMdp3) book_.set_depth(id, ev.u.definition.book_depth);
     }
     return {id, Verdict::kDefinition, false, st.suspect, 0};
 }
@@ -300,6 +311,8 @@ void BasicSequencer<Book>::reset(InstrumentState& st, std::uint32_t id) noexcept
     st.known = false;
     st.last_seq = 0;
     st.suspect = true;
+    st.unconfirmed = false;
+    st.lost_suspect = false;
     st.has_source = false;
     release_block(st);
     book_.clear(id);
@@ -315,5 +328,50 @@ Update BasicSequencer<Book>::on_session_change(const Event& ev) noexcept {
     return {0, Verdict::kSessionReset, true, true, 0};
 }
 
+// MDP3.md "Per channel", on the instruments of the event's channel (those
+// first seen on it): a channel gap makes the clean ones unconfirmed; a
+// heartbeat refreshes liveness unless one is unconfirmed or suspect after an
+// RptSeq loss; a ChannelReset empties every book, RptSeq restarts, nothing
+// suspect. O(instruments seen): these are rare.
+template <SequencedBook Book>
+Update BasicSequencer<Book>::on_channel_event(const Event& ev) noexcept {
+    const std::span<const std::uint32_t> ids = instruments_.seen_ids();
+    const auto member = [&](const InstrumentState& st) { return st.bound && st.channel_id == ev.channel_id; };
+    switch (ev.kind) {
+        case EventKind::kChannelGap:
+            for (const std::uint32_t id : ids) {
+                InstrumentState& st = state(id);
+                if (member(st) && st.known && !st.suspect) st.unconfirmed = st.suspect = true;
+            }
+            return {0, Verdict::kChannelEvent, false, true, 0};
+        case EventKind::kChannelHeartbeat: {
+            for (const std::uint32_t id : ids) {
+                const InstrumentState& st = state(id);
+                if (member(st) && (st.unconfirmed || st.lost_suspect)) return {0, Verdict::kChannelEvent, false, true, 0};
+            }
+            for (const std::uint32_t id : ids) {
+                InstrumentState& st = state(id);
+                if (!member(st)) continue;
+                ++st.counters.heartbeats;
+                st.last_alive_ns = ev.recv_ns;
+                st.alive = true;
+            }
+            return {0, Verdict::kChannelEvent, false, false, 0};
+        }
+        default:  // kChannelReset
+            for (const std::uint32_t id : ids) {
+                InstrumentState& st = state(id);
+                if (!member(st)) continue;
+                st.known = false;
+                st.last_seq = 0;
+                st.suspect = false;
+                st.unconfirmed = false;
+                st.lost_suspect = false;
+                release_block(st);
+                book_.clear(id);
+            }
+            return {0, Verdict::kChannelEvent, true, false, 0};
+    }
+}
 
 }  // namespace tickgate

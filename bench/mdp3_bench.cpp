@@ -1,0 +1,174 @@
+// MDP 3.0 against QFB/1, in one run: packet-to-book latency per datagram
+// (decode -> sequencer -> book, in-process) as median and p99 over every
+// packet of the real v6.1 capture (lines A and B as one channel, as a config
+// makes them: B's copies are dropped by MsgSeqNum), and decode-only time per
+// entry; the same for the QFB/1 benchmark mix (stages_bench's, 8 messages a
+// datagram). "parsed": the packets not dropped as another line's copy.
+// Per-packet times are TSC deltas calibrated against
+// steady_clock, minus the measured cost of an empty TSC pair.
+//
+// usage: mdp3_bench [CAPTURE] [ROUNDS]   (default: ../shared/captures/cme-mdp3-v6.1-ab.pcapng, 30)
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/handler.hpp"
+#include "tickgate/feed/mdp3/protocol.hpp"
+
+using namespace tickgate;
+
+namespace {
+
+struct Datagram {
+    std::vector<std::byte> bytes;
+    std::uint8_t line;
+};
+
+std::vector<Datagram> load(const std::string& path) {
+    CaptureReader reader(path);
+    FrameCounters fc;
+    std::vector<Datagram> out;
+    std::vector<std::uint32_t> dests;
+    while (auto rec = reader.next()) {
+        auto d = extract_udp(reader.link_type(), rec->frame, fc);
+        if (!d) continue;
+        std::size_t line = 0;
+        while (line < dests.size() && dests[line] != d->dst_ip) ++line;
+        if (line == dests.size()) dests.push_back(d->dst_ip);
+        out.push_back({{d->payload.begin(), d->payload.end()}, static_cast<std::uint8_t>(line & 1)});
+    }
+    return out;
+}
+
+double ns_per_tick() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::uint64_t c0 = __rdtsc();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200)) {
+    }
+    const std::uint64_t c1 = __rdtsc();
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    return ns / static_cast<double>(c1 - c0);
+}
+
+std::uint64_t empty_pair_ticks() {
+    std::vector<std::uint64_t> d(100000);
+    for (auto& x : d) {
+        const std::uint64_t a = __rdtsc();
+        _mm_lfence();
+        const std::uint64_t b = __rdtsc();
+        x = b - a;
+    }
+    std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+    return d[d.size() / 2];
+}
+
+double pct(std::vector<double>& v, double p) {
+    const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    return v[k];
+}
+
+struct Figures {
+    double p50, p99;            // every packet
+    double taken_p50, taken_p99;  // packets parsed (not a copy dropped by MsgSeqNum)
+    double decode_ns_per_entry;
+    std::uint64_t packets, taken, entries;
+};
+
+template <class Handler, class Feed, class Decode>
+Figures measure(int rounds, std::size_t packets, Feed&& feed, Decode&& decode_round, double tick_ns,
+                std::uint64_t overhead, const Capacity& cap) {
+    std::vector<double> lat, taken;
+    lat.reserve(static_cast<std::size_t>(rounds) * packets);
+    taken.reserve(static_cast<std::size_t>(rounds) * packets);
+    for (int r = 0; r < rounds; ++r) {
+        auto h = std::make_unique<Handler>(cap, GateConfig{});
+        for (std::size_t i = 0; i < packets; ++i) {
+            const std::uint64_t a = __rdtsc();
+            _mm_lfence();
+            const bool parsed = feed(*h, i);
+            _mm_lfence();
+            const std::uint64_t b = __rdtsc();
+            lat.push_back(static_cast<double>(b - a > overhead ? b - a - overhead : 0) * tick_ns);
+            if (parsed) taken.push_back(lat.back());
+        }
+    }
+    const std::uint64_t taken_packets = taken.size() / static_cast<std::size_t>(rounds);
+    std::vector<double> per_entry;
+    std::uint64_t entries = 0;
+    for (int r = 0; r < rounds; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        entries = decode_round();
+        const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        per_entry.push_back(ns / static_cast<double>(entries));
+    }
+    return {pct(lat, 0.5), pct(lat, 0.99), pct(taken, 0.5), pct(taken, 0.99), bench::median(per_entry), packets,
+            taken_packets, entries};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string path = argc > 1 ? argv[1] : "../shared/captures/cme-mdp3-v6.1-ab.pcapng";
+    const int rounds = argc > 2 ? std::max(1, std::atoi(argv[2])) : 30;
+    const std::vector<Datagram> mdp = load(path);
+    const bench::Stream& qfb = *new bench::Stream(bench::build_stream(bench::MixSpec{}));
+    const double tick_ns = ns_per_tick();
+    const std::uint64_t overhead = empty_pair_ticks();
+    Capacity cap;
+    cap.book_depth = 10;
+    std::int64_t t = 1'700'000'000'000'000'000;
+
+    const Figures m = measure<BasicHandler<mdp3::Protocol>>(
+        rounds, mdp.size(),
+        [&](BasicHandler<mdp3::Protocol>& h, std::size_t i) {
+            return h.decoder().decode(mdp[i].bytes, ++t, mdp[i].line, [&](const Event& ev) { (void)h.apply(ev); }, 1)
+                       .messages != 0;
+        },
+        [&] {  // decode only: every datagram (a channel per line: nothing dropped), events counted
+            mdp3::PacketDecoder dec;
+            std::uint64_t entries = 0;
+            for (const Datagram& d : mdp) {
+                const mdp3::Key key = mdp3::read_key(d.bytes, static_cast<std::uint16_t>(1 + d.line));
+                dec.decode(d.bytes, key, SessionMark::kCurrent, t, d.line, [&](const Event& ev) {
+                    entries += ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry;
+                });
+            }
+            return entries;
+        },
+        tick_ns, overhead, cap);
+    const Figures q = measure<Handler>(
+        rounds, qfb.size(), [&](Handler& h, std::size_t i) { return h.on_datagram(qfb.dgram(i), ++t, 0).messages != 0; },
+        [&] {
+            qfb1::PacketDecoder dec;
+            std::uint64_t msgs = 0;
+            for (std::size_t i = 0; i < qfb.size(); ++i) {
+                const auto d = qfb.dgram(i);
+                dec.decode(d, qfb1::read_key(d), SessionMark::kCurrent, t, 0, [&](const Event&) { ++msgs; });
+            }
+            return msgs;
+        },
+        tick_ns, overhead, Capacity{});
+
+    const bench::MachineInfo mi = bench::machine_info();
+    std::printf("machine: %s, %u cores, %s, governor %s; %d rounds\n", mi.cpu.c_str(), mi.cores, mi.kernel.c_str(),
+                mi.governor.c_str(), rounds);
+    std::printf("packet-to-book ns per datagram (decode -> sequencer -> book), decode-only ns per entry/message\n");
+    std::printf("%-40s %8s %8s %8s %8s %8s %8s %10s\n", "stream", "packets", "all p50", "all p99", "parsed", "p50",
+                "p99", "decode/ent");
+    const auto row = [](const char* name, const Figures& f) {
+        std::printf("%-40s %8llu %8.1f %8.1f %8llu %8.1f %8.1f %10.2f\n", name, static_cast<unsigned long long>(f.packets),
+                    f.p50, f.p99, static_cast<unsigned long long>(f.taken), f.taken_p50, f.taken_p99,
+                    f.decode_ns_per_entry);
+    };
+    row("mdp3 v6.1 capture (A+B as one channel)", m);
+    row("qfb1 benchmark mix (8 msgs/datagram)", q);
+    return 0;
+}

@@ -1,0 +1,404 @@
+// The MDP 3.0 decoder: one datagram, whose header the pipeline has read once
+// into a Key, into normalized Events (MDP3.md "Framing", "Malformed input").
+// Each message is checked whole — root block and every group by its own
+// header — before any of it is emitted; the messages before a bad one stand.
+// SecurityIDs become dense instrument indices here (security_map.hpp).
+// Never reads outside the datagram, never allocates or throws after
+// construction. One instance per thread.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tickgate/event.hpp"
+#include "tickgate/feed/mdp3/security_map.hpp"
+#include "tickgate/feed/mdp3/wire.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate::mdp3 {
+
+// An MDP3 packet's stream key: MsgSeqNum and SendingTime, read once per
+// datagram. The header names no channel: the line's is the packet's.
+struct Key {
+    std::uint64_t seq = 0;      // MsgSeqNum
+    std::int64_t send_ns = 0;   // SendingTime
+    std::uint32_t len = 0;      // datagram length
+    std::uint16_t channel = 0;  // the line's channel
+    Fault fault = Fault::kShortHeader;
+
+    [[nodiscard]] bool valid() const noexcept { return fault == Fault::kNone; }
+    [[nodiscard]] std::uint64_t next_seq() const noexcept { return seq + 1; }
+    [[nodiscard]] PacketFingerprint fingerprint() const noexcept { return {send_ns, len}; }
+};
+
+[[nodiscard]] inline Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
+    Key k;
+    k.len = static_cast<std::uint32_t>(d.size());
+    k.channel = line_channel;
+    if (d.size() < kPacketHeaderSize) return k;
+    k.seq = load_le<std::uint32_t>(d.data());
+    k.send_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(d.data() + 4));
+    k.fault = Fault::kNone;
+    return k;
+}
+
+// MDP3.md "Per channel": a MsgSeqNum lower than the channel's last one by
+// more than this, or a restart at 1, is a new session.
+inline constexpr std::uint64_t kSessionRewind = 1000;
+
+// A channel's session, inferred from MsgSeqNum (the header carries none).
+class SessionState {
+public:
+    [[nodiscard]] SessionMark observe(const Key& key) noexcept {
+        if (newest_ == 0) {
+            newest_ = key.seq;
+            return SessionMark::kFirst;
+        }
+        if ((key.seq == 1 && newest_ > 1) || key.seq + kSessionRewind < newest_) {
+            newest_ = key.seq;
+            return SessionMark::kNewer;
+        }
+        newest_ = std::max(newest_, key.seq);
+        return SessionMark::kCurrent;
+    }
+
+private:
+    std::uint64_t newest_ = 0;  // highest MsgSeqNum of the session; 0 = none yet
+};
+
+// Upper bound of the events one datagram of `len` bytes can produce: every
+// group entry is at least 12 bytes (volume) and a snapshot's levels pack
+// three to an event, plus a session change.
+[[nodiscard]] constexpr std::size_t max_events_for(std::size_t len) noexcept { return 2 + len / 4; }
+
+// A channel's packet figures (MDP3.md "Summary": the per-channel object).
+// Written by the decoder's thread, read by any.
+struct ChannelCounters {
+    RelaxedCounter packets;            // every datagram to the channel, a short one included
+    RelaxedCounter duplicate_packets;  // a MsgSeqNum already taken: not parsed
+    RelaxedCounter gaps;               // channel gaps (MsgSeqNum jumps)
+    RelaxedCounter lost_packets;       // MsgSeqNums the gaps skipped
+    RelaxedCounter resets;             // ChannelReset messages
+    RelaxedCounter unknown_templates;
+};
+
+// MDP3's own decoder figures, beside DecoderCounters.
+struct Mdp3Counters {
+    RelaxedCounter entries;            // sequenced entries emitted (book, trade, statistics, ...)
+    RelaxedCounter unmapped_entries;   // entries / snapshots whose SecurityID did not fit max_instruments
+    RelaxedCounter channel_resets;
+    RelaxedCounter heartbeats;
+    RelaxedCounter definitions;
+};
+
+class PacketDecoder {
+public:
+    // Channels with figures of their own; any further channel shares the last slot.
+    static constexpr std::uint32_t kMaxChannels = 256;
+
+    // SecurityIDs the decoder maps by default: dense indices past the
+    // sequencer's max_instruments are counted there (out_of_range), so this
+    // only bounds the map (1.3 MB).
+    static constexpr std::uint32_t kDefaultSecurities = 1u << 16;
+
+    PacketDecoder() : map_(kDefaultSecurities), slot_of_(1u << 16, kNoSlot), channels_(new Channel[kMaxChannels]) {}
+    // Start-up only: a new, empty SecurityID map for `n` instruments.
+    void set_max_instruments(std::uint32_t n) { map_ = SecurityMap(n); }
+
+    // Decodes `d` (whose header `key` holds) and hands each Event to
+    // `sink(const Event&)` in wire order. A stale session is discarded
+    // unread; a newer one first emits kSessionChange.
+    template <class Sink>
+    DecodeResult decode(std::span<const std::byte> d, const Key& key, SessionMark session, std::int64_t recv_ns,
+                        std::uint8_t line, Sink&& sink) noexcept;
+
+    [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
+    [[nodiscard]] const Mdp3Counters& mdp3_counters() const noexcept { return mdp3_; }
+    [[nodiscard]] const SecurityMap& securities() const noexcept { return map_; }
+    // Channels in order of first datagram, with their figures.
+    [[nodiscard]] std::uint32_t channel_count() const noexcept { return channel_count_; }
+    [[nodiscard]] std::uint16_t channel_id(std::uint32_t slot) const noexcept { return channels_[slot].id; }
+    [[nodiscard]] const ChannelCounters& channel_counters(std::uint32_t slot) const noexcept {
+        return channels_[slot].counters;
+    }
+    void count_malformed_unread() noexcept {
+        counters_.packets.add();
+        counters_.malformed_packets.add();
+    }
+
+private:
+    struct Checked {
+        TemplateLayout layout;
+        const std::byte* root = nullptr;
+        std::array<GroupSpan, kMaxGroups> groups{};
+    };
+
+    DecodeResult malformed(Fault f, std::uint16_t messages) noexcept {
+        counters_.messages.add(messages);
+        counters_.malformed_packets.add();
+        return {PacketVerdict::kMalformed, f, messages};
+    }
+    static Fault check(const std::byte* m, std::size_t size, Checked& out) noexcept;
+    template <class Sink>
+    void emit(const Checked& c, Event& ev, Sink& sink) noexcept;
+    template <class Sink>
+    void emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept;
+    bool definition(const Checked& c, Event& ev) noexcept;
+
+    struct Channel {
+        std::uint16_t id = 0;
+        bool started = false;       // last_seq holds the session's last MsgSeqNum taken
+        std::uint64_t last_seq = 0;
+        ChannelCounters counters;
+    };
+    static constexpr std::uint16_t kNoSlot = 0xFFFF;
+    Channel& channel(std::uint16_t id) noexcept {
+        std::uint16_t& slot = slot_of_[id];
+        if (slot == kNoSlot) {
+            if (channel_count_ < kMaxChannels) {
+                slot = static_cast<std::uint16_t>(channel_count_++);
+                channels_[slot].id = id;
+            } else {
+                slot = kMaxChannels - 1;
+            }
+        }
+        return channels_[slot];
+    }
+
+    DecoderCounters counters_;
+    Mdp3Counters mdp3_;
+    SecurityMap map_;
+    std::vector<std::uint16_t> slot_of_;  // channel id -> slot in channels_
+    std::unique_ptr<Channel[]> channels_;
+    std::uint32_t channel_count_ = 0;
+};
+
+// Checks the message at `m` of `size` bytes (MsgSize, >= kMessageHeaderSize,
+// inside the datagram) whose layout `out.layout` is known: its root block and
+// every group its Version has fit.
+inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
+    const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
+    const std::uint16_t version = load_le<std::uint16_t>(m + 8);
+    if (block_length > size - kMessageHeaderSize) return Fault::kOverrun;
+    if (block_length < out.layout.min_root) return Fault::kBadLength;
+    out.root = m + kMessageHeaderSize;
+    std::size_t pos = kMessageHeaderSize + block_length;
+    for (std::uint8_t g = 0; g < out.layout.group_count; ++g) {
+        const GroupLayout& gl = out.layout.groups[g];
+        if (version < gl.since_version) break;  // this and later groups are newer than the message
+        const std::size_t header = group_header_size(gl.header);
+        if (size - pos < header) return Fault::kOverrun;
+        const std::uint16_t entry_len = load_le<std::uint16_t>(m + pos);
+        const std::uint8_t count = load_le<std::uint8_t>(m + pos + header - 1);
+        pos += header;
+        if (count != 0 && entry_len < gl.min_entry) return Fault::kBadLength;
+        if (std::size_t{count} * entry_len > size - pos) return Fault::kOverrun;
+        out.groups[g] = {m + pos, entry_len, count};
+        pos += std::size_t{count} * entry_len;
+    }
+    return Fault::kNone;  // bytes after the last known group: a newer Version's, skipped
+}
+
+template <class Sink>
+DecodeResult PacketDecoder::decode(std::span<const std::byte> d, const Key& key, SessionMark session,
+                                   std::int64_t recv_ns, std::uint8_t line, Sink&& sink) noexcept {
+    counters_.packets.add();
+    Channel& ch = channel(key.channel);
+    ch.counters.packets.add();
+    if (!key.valid()) return malformed(key.fault, 0);
+    if (session == SessionMark::kStale) {
+        counters_.stale_session_packets.add();
+        return {PacketVerdict::kStaleSession, Fault::kNone, 0};
+    }
+    if (session == SessionMark::kFirst || session == SessionMark::kNewer) ch.started = false;
+    if (ch.started && key.seq <= ch.last_seq) {  // the other line's copy, or a late one: not parsed
+        ch.counters.duplicate_packets.add();
+        return {PacketVerdict::kDecoded, Fault::kNone, 0};
+    }
+    Event ev;
+    ev.recv_ns = recv_ns;
+    ev.send_ns = key.send_ns;
+    ev.channel_id = key.channel;
+    ev.line = line;
+    ev.instrument_id = 0;
+    if (session == SessionMark::kNewer) {
+        counters_.session_changes.add();
+        ev.kind = EventKind::kSessionChange;
+        ev.u.session.session = static_cast<std::uint32_t>(key.seq);
+        sink(static_cast<const Event&>(ev));
+    }
+    if (ch.started && key.seq > ch.last_seq + 1) {  // lost on both lines
+        ch.counters.gaps.add();
+        ch.counters.lost_packets.add(key.seq - ch.last_seq - 1);
+        ev.kind = EventKind::kChannelGap;
+        sink(static_cast<const Event&>(ev));
+    }
+    ch.started = true;
+    ch.last_seq = key.seq;
+    const std::byte* const base = d.data();
+    const std::size_t size = d.size();
+    std::size_t off = kPacketHeaderSize;
+    std::uint16_t done = 0;
+    while (off != size) {
+        if (size - off < 2) return malformed(Fault::kTruncatedCount, done);
+        const std::byte* m = base + off;
+        const std::size_t msg_size = load_le<std::uint16_t>(m);
+        if (msg_size < kMessageHeaderSize) return malformed(Fault::kBadLength, done);
+        if (msg_size > size - off) return malformed(Fault::kOverrun, done);
+        Checked c;
+        c.layout = layout_of(load_le<std::uint16_t>(m + 4));
+        if (c.layout.kind == TemplateKind::kUnknown) {
+            counters_.unknown_messages.add();
+            ch.counters.unknown_templates.add();
+        } else if (const Fault f = check(m, msg_size, c); f != Fault::kNone) {
+            return malformed(f, done);
+        } else {
+            if (c.layout.kind == TemplateKind::kChannelReset) ch.counters.resets.add();
+            emit(c, ev, sink);
+        }
+        ++done;
+        off += msg_size;
+    }
+    counters_.messages.add(done);
+    return {PacketVerdict::kDecoded, Fault::kNone, done};
+}
+
+template <class Sink>
+inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcept {
+    const TemplateLayout& l = c.layout;
+    switch (l.kind) {
+        case TemplateKind::kBook:
+        case TemplateKind::kSequenced: {
+            const GroupSpan& g = c.groups[0];
+            const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
+            const bool book = l.kind == TemplateKind::kBook;
+            ev.kind = book ? EventKind::kLevelEntry : EventKind::kSequencedEntry;
+            for (std::size_t i = 0; i < g.count; ++i) {
+                const std::byte* e = g.entry(i);
+                const std::uint32_t id = map_.index_of(load_le<std::int32_t>(e + l.seq.security_id));
+                if (id == SecurityMap::kNone) [[unlikely]] {
+                    mdp3_.unmapped_entries.add();
+                    continue;
+                }
+                ev.instrument_id = id;
+                ev.u.entry.seq = load_le<std::uint32_t>(e + l.seq.rpt_seq);
+                ev.u.entry.source_ns = transact;
+                if (book) {
+                    const std::int32_t qty = load_le<std::int32_t>(e + kBookSize);
+                    const std::int32_t orders = load_le<std::int32_t>(e + kBookOrders);
+                    ev.u.entry.price = load_le<std::int64_t>(e + kBookPx);
+                    ev.u.entry.qty = qty == kNullInt32 ? 0 : qty;
+                    ev.u.entry.orders = orders == kNullInt32 ? 0 : orders;
+                    ev.u.entry.level = load_le<std::uint8_t>(e + kBookLevel);
+                    ev.u.entry.action = load_le<std::uint8_t>(e + kBookAction);
+                    ev.u.entry.entry_type = static_cast<char>(load_le<std::uint8_t>(e + kBookType));
+                }
+                mdp3_.entries.add();
+                sink(static_cast<const Event&>(ev));
+            }
+            return;
+        }
+        case TemplateKind::kSnapshot: return emit_snapshot(c, ev, sink);
+        case TemplateKind::kChannelReset:
+        case TemplateKind::kHeartbeat: {  // channel events: no instrument
+            const bool reset = l.kind == TemplateKind::kChannelReset;
+            (reset ? mdp3_.channel_resets : mdp3_.heartbeats).add();
+            ev.kind = reset ? EventKind::kChannelReset : EventKind::kChannelHeartbeat;
+            ev.instrument_id = 0;
+            sink(static_cast<const Event&>(ev));
+            return;
+        }
+        case TemplateKind::kDefinition:
+            if (definition(c, ev)) sink(static_cast<const Event&>(ev));
+            return;
+        case TemplateKind::kStatus:
+        case TemplateKind::kOrderBook:
+        case TemplateKind::kUnknown: return;
+    }
+}
+
+// A snapshot: kSnapshotBegin (RptSeq, TransactTime, the outright bid and offer
+// entries with a level), then those levels in level order, bids first, packed
+// kLevelsPerEvent to an event. Implied and other entry types never touch the book.
+template <class Sink>
+void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept {
+    const std::uint32_t id = map_.index_of(load_le<std::int32_t>(c.root + kSnapSecurityId));
+    if (id == SecurityMap::kNone) [[unlikely]] {
+        mdp3_.unmapped_entries.add();
+        return;
+    }
+    const GroupSpan& g = c.groups[0];
+    // Entries of each side ordered by level: at most 255 per group.
+    std::uint8_t order[2][255];
+    std::uint8_t n[2] = {0, 0};
+    for (std::size_t i = 0; i < g.count; ++i) {
+        const std::byte* e = g.entry(i);
+        const char type = static_cast<char>(load_le<std::uint8_t>(e + kSnapType));
+        const std::int8_t level = load_le<std::int8_t>(e + kSnapLevel);
+        if ((type != '0' && type != '1') || level < 1 || level == kNullLevel) continue;
+        const int s = type == '1';
+        std::uint8_t k = n[s]++;
+        for (; k > 0 && load_le<std::int8_t>(g.entry(order[s][k - 1]) + kSnapLevel) > level; --k) order[s][k] = order[s][k - 1];
+        order[s][k] = static_cast<std::uint8_t>(i);
+    }
+    ev.kind = EventKind::kSnapshotBegin;
+    ev.instrument_id = id;
+    ev.u.snapshot.seq = load_le<std::uint32_t>(c.root + kSnapRptSeq);
+    ev.u.snapshot.source_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kSnapTransactTime));
+    ev.u.snapshot.n_bids = n[0];
+    ev.u.snapshot.n_asks = n[1];
+    sink(static_cast<const Event&>(ev));
+    ev.kind = EventKind::kSnapshotLevels;
+    std::uint8_t k = 0;
+    for (int s = 0; s < 2; ++s) {
+        for (std::uint8_t j = 0; j < n[s]; ++j) {
+            const std::byte* e = g.entry(order[s][j]);
+            const std::int32_t qty = load_le<std::int32_t>(e + kSnapSize);
+            ev.u.levels.price[k] = load_le<std::int64_t>(e + kSnapPx);
+            ev.u.levels.qty[k] = qty == kNullInt32 || qty < 0 ? 0u : static_cast<std::uint32_t>(qty);
+            if (++k == kLevelsPerEvent) {
+                ev.u.levels.count = k;
+                sink(static_cast<const Event&>(ev));
+                k = 0;
+            }
+        }
+    }
+    if (k != 0) {
+        ev.u.levels.count = k;
+        sink(static_cast<const Event&>(ev));
+    }
+    mdp3_.entries.add();
+}
+
+// A definition into `ev`: Symbol (its first 16 characters) and the GBX
+// feed's MarketDepth. False when its SecurityID does not fit (counted).
+inline bool PacketDecoder::definition(const Checked& c, Event& ev) noexcept {
+    const std::uint32_t id = map_.index_of(load_le<std::int32_t>(c.root + kDefSecurityId));
+    if (id == SecurityMap::kNone) [[unlikely]] {
+        mdp3_.unmapped_entries.add();
+        return false;
+    }
+    mdp3_.definitions.add();
+    ev.kind = EventKind::kDefinition;
+    ev.instrument_id = id;
+    std::memset(ev.u.definition.symbol, 0, sizeof ev.u.definition.symbol);
+    std::memcpy(ev.u.definition.symbol, c.root + kDefSymbol, sizeof ev.u.definition.symbol);
+    ev.u.definition.price_exponent = c.layout.price_exponent;
+    ev.u.definition.book_depth = 0;
+    const GroupSpan& feeds = c.groups[kDefFeedTypesGroup];
+    for (std::size_t i = 0; i < feeds.count; ++i) {
+        const std::byte* e = feeds.entry(i);
+        if (std::memcmp(e + kFeedType, "GBX", 3) == 0) {
+            const std::int8_t depth = load_le<std::int8_t>(e + kFeedMarketDepth);
+            ev.u.definition.book_depth = depth > 0 ? static_cast<std::uint8_t>(depth) : 0;
+        }
+    }
+    return true;
+}
+
+}  // namespace tickgate::mdp3

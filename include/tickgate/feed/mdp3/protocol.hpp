@@ -1,0 +1,72 @@
+// CME MDP 3.0 as a tickgate protocol (protocol.hpp): what the shared pipeline
+// is instantiated with to speak it. Everything MDP3-specific is in this folder.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "tickgate/book/indexed_book.hpp"
+#include "tickgate/feed/mdp3/decoder.hpp"
+#include "tickgate/feed/mdp3/wire.hpp"
+#include "tickgate/feed/venue_summary.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate::mdp3 {
+
+struct Protocol {
+    static constexpr std::string_view kName = "mdp3";
+    static constexpr std::size_t kMaxDatagram = mdp3::kMaxDatagram;
+    static constexpr HolePolicy kHolePolicy = HolePolicy::kGiveUpAfterHold;
+    static constexpr bool kHeaderNamesChannel = false;  // the line decides the channel
+    using Key = mdp3::Key;
+    using SessionState = mdp3::SessionState;
+    using Decoder = PacketDecoder;
+    using Book = IndexedBook;
+
+    [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
+        return mdp3::read_key(d, line_channel);
+    }
+    [[nodiscard]] static constexpr std::size_t max_events_for(std::size_t len) noexcept {
+        return mdp3::max_events_for(len);
+    }
+
+    // The summary's MDP3 part (MDP3.md "Summary and replay") of a handler
+    // that has finished: per channel its packet figures (named by `names`
+    // where a replay without config numbered the destinations), per
+    // instrument its SecurityID and book_errors. Cold path.
+    template <class Handler>
+    [[nodiscard]] static VenueSummary venue_summary(const Handler& h, const ChannelNames& names) {
+        const PacketDecoder& dec = h.decoder().protocol_decoder();
+        VenueSummary v;
+        for (std::uint32_t slot = 0; slot < dec.channel_count(); ++slot) {
+            const ChannelCounters& c = dec.channel_counters(slot);
+            VenueChannelSummary ch;
+            ch.packets = c.packets.get();
+            ch.duplicate_packets = c.duplicate_packets.get();
+            ch.gaps = c.gaps.get();
+            ch.lost_packets = c.lost_packets.get();
+            ch.resets = c.resets.get();
+            ch.unknown_templates = c.unknown_templates.get();
+            const std::uint16_t id = dec.channel_id(slot);
+            ch.id = id;
+            for (const auto& [named, name] : names)
+                if (named == id) {
+                    ch.id.reset();
+                    ch.name = name;
+                }
+            v.channels.push_back(std::move(ch));
+        }
+        const std::uint32_t n = std::min(dec.securities().size(), h.instruments().max_instruments());
+        for (std::uint32_t i = 0; i < n; ++i) {
+            v.venue_ids.push_back(dec.securities().security_id(i));
+            v.book_errors.push_back(h.book().book_errors(i));
+        }
+        return v;
+    }
+};
+
+static_assert(VenueProtocol<Protocol>);
+
+}  // namespace tickgate::mdp3

@@ -1,0 +1,35 @@
+// What a protocol adds to the JSON summary (replay.hpp) beyond the QFB/1
+// schema: per-channel packet figures, the venue's own instrument ids and
+// per-instrument book errors. Built once at the end of a replay; cold path.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tickgate {
+
+struct VenueChannelSummary {
+    std::optional<std::uint16_t> id;  // the config's channel id; without a config...
+    std::string name;                 // ... the channel's "group:port"
+    std::uint64_t packets = 0;
+    std::uint64_t duplicate_packets = 0;
+    std::uint64_t gaps = 0;
+    std::uint64_t lost_packets = 0;
+    std::uint64_t resets = 0;
+    std::uint64_t unknown_templates = 0;
+};
+
+struct VenueSummary {
+    std::vector<VenueChannelSummary> channels;
+    std::vector<std::int64_t> venue_ids;     // by instrument index: the venue's id (MDP3 SecurityID)
+    std::vector<std::uint64_t> book_errors;  // by instrument index
+};
+
+// Channel ids a replay gave the destinations of a capture read without a
+// config, for a protocol whose header names no channel: id -> "group:port".
+using ChannelNames = std::vector<std::pair<std::uint16_t, std::string>>;
+
+}  // namespace tickgate

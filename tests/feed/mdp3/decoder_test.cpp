@@ -1,0 +1,392 @@
+// MDP3.md "Framing" and "Malformed input", one test per rule, on datagrams
+// built byte by byte (mdp3_builder.hpp), and both real captures decoded whole.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "mdp3_builder.hpp"
+#include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/mdp3/decoder.hpp"
+#include "tickgate/feed/mdp3/protocol.hpp"
+
+namespace tickgate::mdp3 {
+namespace {
+
+using test::Bytes;
+
+struct Decoded {
+    DecodeResult result;
+    std::vector<Event> events;
+};
+
+Decoded decode(PacketDecoder& dec, const Bytes& p, SessionMark mark = SessionMark::kCurrent) {
+    Decoded out;
+    const std::span<const std::byte> d(p.bytes());
+    out.result = dec.decode(d, read_key(d, 3), mark, 100, 0, [&](const Event& ev) { out.events.push_back(ev); });
+    return out;
+}
+
+Bytes book46(std::uint64_t transact, std::vector<Bytes> entries, std::uint16_t entry_len = 32) {
+    Bytes groups = test::group_header(entry_len, static_cast<std::uint8_t>(entries.size()));
+    for (auto& e : entries) {
+        e.zeros(entry_len - e.size());
+        groups.append(e);
+    }
+    groups.append(test::group_header8(24, 0));
+    return test::message(tid::kBook46, 9, test::incremental_root(transact), groups);
+}
+
+Bytes volume37(std::int32_t security_id, std::uint32_t rpt_seq) {
+    Bytes entry;
+    entry.put<std::int32_t>(5).put(security_id).put(rpt_seq).put<std::uint8_t>(1).zeros(3);
+    return test::message(tid::kVolume37, 9, test::incremental_root(9), test::group_header(16, 1).append(entry));
+}
+
+TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
+    PacketDecoder dec;
+    Bytes p = test::packet(5, 1000);
+    p.append(book46(777, {test::book_entry(12345, 7, 900001, 41, 2, 1, '1', 3), test::book_entry(-5, 2147483647, 42, 9, 1, 0, '0')}));
+    p.append(book46(778, {test::book_entry(1, 1, 900001, 42, 1, 2, '1')}));
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+    EXPECT_EQ(d.result.messages, 2);
+    ASSERT_EQ(d.events.size(), 3u);
+    const Event& a = d.events[0];
+    EXPECT_EQ(a.kind, EventKind::kLevelEntry);
+    EXPECT_EQ(a.instrument_id, 0u);
+    EXPECT_EQ(a.channel_id, 3);
+    EXPECT_EQ(a.send_ns, 1000);
+    EXPECT_EQ(a.u.entry.seq, 41u);
+    EXPECT_EQ(a.u.entry.source_ns, 777);
+    EXPECT_EQ(a.u.entry.price, 12345);
+    EXPECT_EQ(a.u.entry.qty, 7);
+    EXPECT_EQ(a.u.entry.orders, 3);
+    EXPECT_EQ(a.u.entry.level, 2);
+    EXPECT_EQ(a.u.entry.action, 1);
+    EXPECT_EQ(a.u.entry.entry_type, '1');
+    EXPECT_EQ(d.events[1].instrument_id, 1u);
+    EXPECT_EQ(d.events[1].u.entry.qty, 0) << "a null MDEntrySize is 0";
+    EXPECT_EQ(d.events[1].u.entry.price, -5);
+    EXPECT_EQ(d.events[2].instrument_id, 0u) << "the same SecurityID keeps its index";
+    EXPECT_EQ(dec.securities().security_id(0), 900001);
+    EXPECT_EQ(dec.securities().security_id(1), 42);
+}
+
+TEST(Mdp3Framing, RootBlockAndEntriesAreReadByTheirOwnLengths) {
+    PacketDecoder dec;
+    Bytes root = test::incremental_root(55);
+    root.zeros(13);  // a newer version's longer root block
+    Bytes e = test::book_entry(10, 1, 7, 3, 1, 0, '0');
+    Bytes groups = test::group_header(40, 2);
+    groups.append(e).zeros(8).append(test::book_entry(11, 2, 8, 4, 1, 0, '1')).zeros(8);
+    groups.append(test::group_header8(24, 1)).zeros(24);
+    Bytes p = test::packet(1, 0);
+    p.append(test::message(tid::kBook46, 10, root, groups));
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+    ASSERT_EQ(d.events.size(), 2u);
+    EXPECT_EQ(d.events[0].u.entry.source_ns, 55);
+    EXPECT_EQ(d.events[1].u.entry.price, 11);
+    EXPECT_EQ(d.events[1].u.entry.seq, 4u);
+}
+
+TEST(Mdp3Framing, AGroupTheVersionDoesNotHaveIsAbsent) {
+    PacketDecoder dec;
+    Bytes groups = test::group_header(32, 1).append(test::book_entry(10, 1, 7, 3, 1, 0, '0'));
+    Bytes p = test::packet(1, 0);
+    p.append(test::message(tid::kBook32, 6, test::incremental_root(1), groups));
+    EXPECT_EQ(decode(dec, p).result.verdict, PacketVerdict::kDecoded) << "version 6: no order-id group";
+    Bytes q = test::packet(2, 0);
+    q.append(test::message(tid::kBook32, 9, test::incremental_root(1), groups));
+    EXPECT_EQ(decode(dec, q).result.verdict, PacketVerdict::kMalformed) << "version 9 has it: missing is a truncation";
+}
+
+TEST(Mdp3Framing, UnknownTemplatesAreSkippedAndCountedOrderBookOnesAreKnown) {
+    PacketDecoder dec;
+    Bytes p = test::packet(1, 0);
+    p.append(test::message(999, 9, Bytes().zeros(6), Bytes()));
+    p.append(test::message(tid::kOrderBook47, 9, test::incremental_root(1), test::group_header(32, 1).zeros(32)));
+    p.append(volume37(5, 1));
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+    EXPECT_EQ(d.result.messages, 3);
+    EXPECT_EQ(dec.counters().unknown_messages.get(), 1u);
+    ASSERT_EQ(d.events.size(), 1u);
+    EXPECT_EQ(d.events[0].kind, EventKind::kSequencedEntry);
+    EXPECT_EQ(d.events[0].u.entry.seq, 1u);
+}
+
+TEST(Mdp3Framing, ChannelResetHeartbeatAndStatus) {
+    PacketDecoder dec;
+    Bytes p = test::packet(1, 0);
+    Bytes reset_root;
+    reset_root.put<std::uint64_t>(5).put<std::uint8_t>(0);
+    p.append(test::message(tid::kChannelReset, 9, reset_root, test::group_header(2, 1).put<std::int16_t>(310)));
+    p.append(test::message(tid::kHeartbeat, 9, Bytes(), Bytes()));
+    p.append(test::message(tid::kSecurityStatus, 9, Bytes().zeros(30), Bytes()));
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+    ASSERT_EQ(d.events.size(), 2u);
+    EXPECT_EQ(d.events[0].kind, EventKind::kChannelReset);
+    EXPECT_EQ(d.events[1].kind, EventKind::kChannelHeartbeat);
+}
+
+TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
+    PacketDecoder dec;
+    Bytes groups = test::group_header(22, 6);
+    groups.append(test::snapshot_entry(101, 5, 1, '1'))
+        .append(test::snapshot_entry(99, 3, 2, '0'))
+        .append(test::snapshot_entry(100, 4, 1, '0'))
+        .append(test::snapshot_entry(98, 9, 1, 'E'))
+        .append(test::snapshot_entry(102, 6, 2, '1'))
+        .append(test::snapshot_entry(50, 0, 127, '6'));
+    Bytes p = test::packet(1, 0);
+    p.append(test::message(tid::kSnapshot52, 9, test::snapshot_root(4242, 17, 888), groups));
+    const Decoded d = decode(dec, p);
+    ASSERT_EQ(d.events.size(), 3u);
+    EXPECT_EQ(d.events[0].kind, EventKind::kSnapshotBegin);
+    EXPECT_EQ(d.events[0].u.snapshot.seq, 17u);
+    EXPECT_EQ(d.events[0].u.snapshot.source_ns, 888);
+    EXPECT_EQ(d.events[0].u.snapshot.n_bids, 2);
+    EXPECT_EQ(d.events[0].u.snapshot.n_asks, 2);
+    EXPECT_EQ(d.events[1].u.levels.count, 3);
+    EXPECT_EQ(d.events[1].u.levels.price[0], 100);
+    EXPECT_EQ(d.events[1].u.levels.price[1], 99);
+    EXPECT_EQ(d.events[1].u.levels.price[2], 101);
+    EXPECT_EQ(d.events[2].u.levels.count, 1);
+    EXPECT_EQ(d.events[2].u.levels.price[0], 102);
+    EXPECT_EQ(d.events[2].u.levels.qty[0], 6u);
+}
+
+TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
+    PacketDecoder dec;
+    Bytes root;
+    root.put<std::uint8_t>(0).put<std::uint32_t>(1).put<char>('A').put<std::uint64_t>(0).put<std::uint8_t>(17)
+        .put<std::int16_t>(310).put<std::uint8_t>(0).put<std::uint8_t>(0).chars("XCME", 4).chars("ES", 6).chars("ES", 6)
+        .chars("ESZ6", 20).put<std::int32_t>(123456).zeros(224 - 59);
+    Bytes groups = test::group_header(9, 0);
+    groups.append(test::group_header(4, 2)).chars("GBX", 3).put<std::int8_t>(10).chars("GBI", 3).put<std::int8_t>(2);
+    groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
+    Bytes p = test::packet(1, 0);
+    p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+    ASSERT_EQ(d.events.size(), 1u);
+    EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
+    EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
+    EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
+    EXPECT_EQ(d.events[0].u.definition.price_exponent, -9);
+    EXPECT_EQ(dec.securities().security_id(d.events[0].instrument_id), 123456);
+}
+
+TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {
+    PacketDecoder dec;
+    dec.set_max_instruments(2);
+    Bytes p = test::packet(1, 0);
+    p.append(volume37(1, 1)).append(volume37(2, 1)).append(volume37(3, 1)).append(volume37(1, 2));
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.events.size(), 3u);
+    EXPECT_EQ(dec.mdp3_counters().unmapped_entries.get(), 1u);
+    EXPECT_EQ(dec.securities().find(3), SecurityMap::kNone);
+}
+
+TEST(Mdp3Session, ARestartAtOneOrARewindPastTheWindowIsANewSession) {
+    SessionState s;
+    const auto at = [](std::uint64_t seq) {
+        Key k;
+        k.seq = seq;
+        k.fault = Fault::kNone;
+        return k;
+    };
+    EXPECT_EQ(s.observe(at(5000)), SessionMark::kFirst);
+    EXPECT_EQ(s.observe(at(4001)), SessionMark::kCurrent) << "within the arbitration window";
+    EXPECT_EQ(s.observe(at(5001)), SessionMark::kCurrent);
+    EXPECT_EQ(s.observe(at(1)), SessionMark::kNewer);
+    EXPECT_EQ(s.observe(at(1)), SessionMark::kCurrent) << "the other line's copy of the restart";
+    EXPECT_EQ(s.observe(at(3000)), SessionMark::kCurrent);
+    EXPECT_EQ(s.observe(at(1999)), SessionMark::kNewer);
+}
+
+// ---- Malformed input: one test per clause; the message before the fault stands.
+
+struct MalformedCase {
+    const char* name;
+    Bytes bad;  // appended after one good message
+};
+
+TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
+    std::vector<MalformedCase> cases;
+    cases.push_back({"one byte where a message would start", Bytes().put<std::uint8_t>(0)});
+    cases.push_back({"MsgSize below 10", Bytes().put<std::uint16_t>(9).zeros(7)});
+    cases.push_back({"MsgSize past the datagram", Bytes().put<std::uint16_t>(200).zeros(30)});
+    {
+        Bytes m = volume37(1, 1);
+        m.bytes()[2] = std::byte{200};  // BlockLength past the message
+        cases.push_back({"BlockLength past the message", m});
+    }
+    {
+        // book entries of 20 bytes: shorter than the fields read (through MDEntryType @26)
+        Bytes groups = test::group_header(20, 1).zeros(20).append(test::group_header8(24, 0));
+        cases.push_back({"entry shorter than its fields", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+    }
+    {
+        Bytes groups = test::group_header(32, 3).append(test::book_entry(1, 1, 1, 1, 1, 0, '0'));
+        cases.push_back({"numInGroup entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+    }
+    {
+        // a whole book entry, then an order-id group header cut short: nothing of it applies
+        Bytes groups = test::group_header(32, 1).append(test::book_entry(1, 1, 1, 2, 1, 0, '0')).put<std::uint16_t>(24);
+        cases.push_back({"group header past the message", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+    }
+    cases.push_back({"snapshot root shorter than its fields",
+                     test::message(tid::kSnapshot52, 9, Bytes().zeros(20), test::group_header(22, 0))});
+    for (const MalformedCase& c : cases) {
+        PacketDecoder dec;
+        Bytes p = test::packet(1, 0);
+        p.append(volume37(9, 1)).append(c.bad);
+        const Decoded d = decode(dec, p);
+        EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed) << c.name;
+        EXPECT_EQ(d.result.messages, 1) << c.name;
+        ASSERT_EQ(d.events.size(), 1u) << c.name;
+        EXPECT_EQ(d.events[0].kind, EventKind::kSequencedEntry) << c.name;
+        EXPECT_EQ(dec.counters().malformed_packets.get(), 1u) << c.name;
+    }
+}
+
+TEST(Mdp3Malformed, APacketShorterThanItsHeader) {
+    PacketDecoder dec;
+    Bytes p;
+    p.zeros(11);
+    const Decoded d = decode(dec, p);
+    EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed);
+    EXPECT_EQ(dec.counters().packets.get(), 1u);
+    EXPECT_EQ(dec.counters().malformed_packets.get(), 1u);
+}
+
+// ---- The real captures, every datagram decoded (no arbitration). Expected
+// figures from the bytes by an independent Python script (struct.unpack over
+// the pcap/pcapng records: Ethernet -> IPv4 -> UDP payload; per message
+// MsgSize, BlockLength, TemplateId; per group entry SecurityID and RptSeq at
+// the schema's offsets), not from tickgate.
+
+struct ChannelFigures {
+    std::uint64_t packets, duplicates, gaps, lost;
+    bool operator==(const ChannelFigures&) const = default;
+};
+
+struct CaptureFigures {
+    std::uint64_t datagrams = 0;
+    std::map<std::uint64_t, ChannelFigures> channels;  // by destination (group << 16 | port)
+    std::map<std::uint16_t, std::uint64_t> events_by_template;  // see decode_capture
+    std::map<std::int32_t, std::uint64_t> last_rpt_seq;
+    std::uint64_t malformed = 0;
+    std::uint64_t unknown = 0;
+    std::uint64_t messages = 0;
+};
+
+CaptureFigures decode_capture(const std::string& path) {
+    CaptureReader reader(path);
+    FrameCounters fc;
+    PacketDecoder dec;
+    CaptureFigures f;
+    std::map<std::uint32_t, std::uint64_t> last_by_index;
+    std::map<std::uint64_t, std::uint16_t> channel_of;  // a channel per destination, as without a config
+    while (auto rec = reader.next()) {
+        const auto udp = extract_udp(reader.link_type(), rec->frame, fc);
+        if (!udp) continue;
+        ++f.datagrams;
+        const std::uint64_t dest = std::uint64_t{udp->dst_ip} << 16 | udp->dst_port;
+        const auto [it, added] = channel_of.emplace(dest, static_cast<std::uint16_t>(channel_of.size() + 1));
+        const Key key = read_key(udp->payload, it->second);
+        dec.decode(udp->payload, key, added ? SessionMark::kFirst : SessionMark::kCurrent, rec->ts_ns, 0, [&](const Event& ev) {
+            if (ev.kind != EventKind::kLevelEntry && ev.kind != EventKind::kSequencedEntry) return;
+            ++f.events_by_template[ev.kind == EventKind::kLevelEntry ? 1 : 2];
+            std::uint64_t& last = last_by_index[ev.instrument_id];
+            if (ev.u.entry.seq > last) last = ev.u.entry.seq;
+        });
+    }
+    for (const auto& [index, last] : last_by_index) f.last_rpt_seq[dec.securities().security_id(index)] = last;
+    f.malformed = dec.counters().malformed_packets.get();
+    f.unknown = dec.counters().unknown_messages.get();
+    f.messages = dec.counters().messages.get();
+    for (std::uint32_t slot = 0; slot < dec.channel_count(); ++slot) {
+        const ChannelCounters& c = dec.channel_counters(slot);
+        for (const auto& [dest, id] : channel_of)
+            if (id == dec.channel_id(slot))
+                f.channels[dest] = {c.packets.get(), c.duplicate_packets.get(), c.gaps.get(), c.lost_packets.get()};
+    }
+    return f;
+}
+
+std::uint64_t dest(const char* group, std::uint16_t port) {
+    unsigned a, b, c, d;
+    EXPECT_EQ(std::sscanf(group, "%u.%u.%u.%u", &a, &b, &c, &d), 4);
+    return std::uint64_t{(a << 24) | (b << 16) | (c << 8) | d} << 16 | port;
+}
+
+TEST(Mdp3Captures, Version9ExampleDecodesWhole) {
+    const CaptureFigures f = decode_capture(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v9.1-ab-example.pcap");
+    EXPECT_EQ(f.datagrams, 99u);
+    EXPECT_EQ(f.malformed, 0u);
+    EXPECT_EQ(f.unknown, 0u);
+    EXPECT_EQ(f.messages, 170u + 8 + 8 + 8);             // 46, 48, 37, 47
+    EXPECT_EQ(f.events_by_template.at(1), 860u);          // template 46 entries
+    EXPECT_EQ(f.events_by_template.at(2), 8u + 8);        // 48 and 37 entries
+    EXPECT_EQ(f.last_rpt_seq.size(), 242u);
+    EXPECT_EQ(f.last_rpt_seq.at(18), 2580u);
+    EXPECT_EQ(f.last_rpt_seq.at(1232), 1428u);
+    EXPECT_EQ(f.last_rpt_seq.at(5893), 19538u);
+    EXPECT_EQ(f.channels.size(), 18u);
+    // Per line (no config: a channel per destination): packets, duplicates, gaps, lost.
+    EXPECT_EQ(f.channels.at(dest("224.0.28.19", 14360)), (ChannelFigures{8, 0, 1, 1}));
+    EXPECT_EQ(f.channels.at(dest("224.0.28.146", 15360)), (ChannelFigures{9, 0, 0, 0}));
+    EXPECT_EQ(f.channels.at(dest("224.0.28.6", 14315)), (ChannelFigures{8, 0, 1, 1}));
+    EXPECT_EQ(f.channels.at(dest("224.0.28.156", 15348)), (ChannelFigures{2, 0, 1, 1}));
+    EXPECT_EQ(f.channels.at(dest("224.0.28.8", 14317)), (ChannelFigures{2, 0, 0, 0}));
+}
+
+TEST(Mdp3Captures, Version6DecodesWhole) {
+    const CaptureFigures f = decode_capture(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
+    EXPECT_EQ(f.datagrams, 10000u);
+    EXPECT_EQ(f.malformed, 0u);
+    EXPECT_EQ(f.unknown, 0u);
+    EXPECT_EQ(f.messages, 19138u + 614 + 388 + 388 + 18);  // 32, 35, 42, 37, 12
+    EXPECT_EQ(f.events_by_template.at(1), 29148u);          // template 32 entries
+    EXPECT_EQ(f.events_by_template.at(2), 792u + 812 + 710);  // 35, 37, 42 entries
+    EXPECT_EQ(f.last_rpt_seq.size(), 127u);
+    EXPECT_EQ(f.last_rpt_seq.at(3543), 124u);
+    EXPECT_EQ(f.last_rpt_seq.at(14998), 295u);
+    EXPECT_EQ(f.last_rpt_seq.at(34108), 132u);
+    EXPECT_EQ(f.channels.at(dest("224.0.31.64", 14340)), (ChannelFigures{5000, 0, 0, 0}));
+    EXPECT_EQ(f.channels.at(dest("224.0.32.64", 15340)), (ChannelFigures{5000, 0, 0, 0}));
+}
+
+TEST(Mdp3Framing, APacketWhoseMsgSeqNumWasTakenIsNotParsedAndAJumpIsAChannelGap) {
+    PacketDecoder dec;
+    const auto send = [&](std::uint32_t seq, SessionMark mark = SessionMark::kCurrent) {
+        Bytes p = test::packet(seq, 0);
+        p.append(volume37(1, seq));
+        return decode(dec, p, mark).events;
+    };
+    EXPECT_EQ(send(10, SessionMark::kFirst).size(), 1u);
+    EXPECT_EQ(send(10).size(), 0u) << "line B's copy";
+    EXPECT_EQ(send(9).size(), 0u) << "late";
+    const std::vector<Event> after_gap = send(13);
+    ASSERT_EQ(after_gap.size(), 2u);
+    EXPECT_EQ(after_gap[0].kind, EventKind::kChannelGap);
+    EXPECT_EQ(after_gap[0].channel_id, 3);
+    const std::vector<Event> restart = send(1, SessionMark::kNewer);
+    ASSERT_EQ(restart.size(), 2u);
+    EXPECT_EQ(restart[0].kind, EventKind::kSessionChange);
+    EXPECT_EQ(restart[1].kind, EventKind::kSequencedEntry) << "a new session: no gap, seq 1 parsed";
+    const ChannelCounters& c = dec.channel_counters(0);
+    EXPECT_EQ(c.packets.get(), 5u);
+    EXPECT_EQ(c.duplicate_packets.get(), 2u);
+    EXPECT_EQ(c.gaps.get(), 1u);
+    EXPECT_EQ(c.lost_packets.get(), 2u);
+}
+
+}  // namespace
+}  // namespace tickgate::mdp3
