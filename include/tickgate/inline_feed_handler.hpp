@@ -96,7 +96,8 @@ public:
         pin_current_thread_or_throw(cfg_.threading.receiver_cpu, "threading.receiver_cpu");
         detail::with_network_idle(cfg_.threading, [&](auto idle) { run(on_update, stop, idle); });
     }
-    // The same loop with the caller's idle strategy, on an unpinned thread.
+    // The same loop with the caller's idle strategy, on the calling thread as
+    // it is (no pinning).
     template <class F, IdleStrategy Idle>
         requires std::invocable<F&, const Update&, const Event&>
     void run(F&& on_update, const std::atomic<bool>& stop, Idle idle) noexcept {
