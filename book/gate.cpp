@@ -9,6 +9,7 @@ std::string_view to_string(GateReason r) noexcept {
         case GateReason::kStale: return "stale";
         case GateReason::kStaleAtSource: return "stale_at_source";
         case GateReason::kSuspect: return "suspect";
+        case GateReason::kNotSubscribed: return "not_subscribed";
     }
     return "unknown";
 }

@@ -201,10 +201,10 @@ public:
         return *it;
     }
 
-    void strings(std::string_view key, std::vector<std::string>& out, std::string_view what,
-                 bool (*valid)(std::string_view)) const {
+    const toml::node* strings(std::string_view key, std::vector<std::string>& out, std::string_view what,
+                              bool (*valid)(std::string_view)) const {
         const toml::node* n = find(key, "", false);
-        if (!n) return;
+        if (!n) return nullptr;
         const auto* arr = n->as_array();
         if (!arr) expected(n, key, "array of " + std::string(what) + " strings", describe(*n));
         out.clear();
@@ -212,6 +212,7 @@ public:
             check_string(arr->get(i), element(key, i), what, valid);
             out.emplace_back(arr->get(i)->as_string()->get());
         }
+        return n;
     }
 
     std::optional<Table> table(std::string_view key, std::initializer_list<std::string_view> keys,
@@ -300,7 +301,16 @@ void read_channels(const Table& root, Config& c) {
 }
 
 void read_instruments(const Table& root, Config& c) {
-    if (const auto t = root.table("instruments", {"learn"})) t->boolean("learn", c.learn_instruments);
+    if (const auto t = root.table("instruments", {"learn", "subscribe"})) {
+        t->boolean("learn", c.learn_instruments);
+        const auto* n = t->strings("subscribe", c.subscribe, "1..16 printable ASCII characters", valid_symbol);
+        std::map<std::string_view, int> unique;
+        for (const std::string& s : c.subscribe)
+            if (++unique[s] > 1) t->expected(n, "subscribe", "each symbol once", quoted(s) + " twice");
+        if (c.subscribe.size() > c.capacity.max_instruments)
+            t->expected(n, "subscribe", "at most capacity.max_instruments symbols",
+                        std::to_string(c.subscribe.size()));
+    }
     std::map<std::uint32_t, std::string> ids;
     std::map<std::string, std::string> symbols;
     root.tables("instrument", {"id", "symbol", "price_exponent"}, [&](const Table& t) {

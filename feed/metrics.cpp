@@ -257,7 +257,7 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     // Gate.
     w.family("tickgate_gate_rejections_total", C, "Pre-trade gate checks that refused the price, by reason.");
     for (const GateReason r : {GateReason::kStale, GateReason::kStaleAtSource, GateReason::kSuspect,
-                               GateReason::kUnknown}) {
+                               GateReason::kUnknown, GateReason::kNotSubscribed}) {
         const std::string l = fmt::format("reason=\"{}\"", to_string(r));
         w.sample("tickgate_gate_rejections_total", l, s.gate.get(r));
     }

@@ -1,38 +1,91 @@
 // A minimal trading engine embedding tickgate: one engine thread polls the
-// handler, reacts to book updates and asks the gate before every "order".
-// usage: example_engine CONFIG [SECONDS]
+// handler, resolves the symbols it trades as their definitions arrive, and
+// prices an "order" only off a safe quote (the book's top with the gate's
+// verdict, read together). Works on every protocol the config names.
+// usage: example_engine CONFIG [SECONDS] [SYMBOL ...]
+//   SYMBOLs default to the config's instruments.subscribe, else its [[instrument]]s.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed_handler.hpp"
+
+namespace {
+
+struct Traded {
+    std::string symbol;
+    std::optional<tickgate::InstrumentHandle> handle;  // none until defined
+    std::uint64_t priced = 0;
+    std::uint64_t refused = 0;
+    tickgate::GateReason last_refusal = tickgate::GateReason::kOk;
+};
+
+std::vector<Traded> symbols_to_trade(const tickgate::Config& cfg, int argc, char** argv) {
+    std::vector<Traded> out;
+    for (int i = 3; i < argc; ++i) out.push_back({argv[i]});
+    if (out.empty())
+        for (const std::string& s : cfg.subscribe) out.push_back({s});
+    if (out.empty())
+        for (const tickgate::InstrumentConfig& ins : cfg.instruments) out.push_back({ins.symbol});
+    return out;
+}
+
+template <tickgate::VenueProtocol P>
+void trade(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono::seconds duration) {
+    tickgate::BasicFeedHandler<P> feed(cfg);  // opens and joins the lines
+    const auto resolve = [&] {
+        for (Traded& t : traded) t.handle = feed.find(t.symbol);
+    };
+    resolve();  // configured instruments are known before any packet
+    feed.start();  // network thread: receive -> decode -> ring
+    const auto end = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < end) {
+        // Engine thread: apply queued events; a definition may move a symbol
+        // (a new day's id), so resolve again; on a book change, "trade".
+        feed.poll([&](const tickgate::Update& u, const tickgate::Event&) {
+            if (u.verdict == tickgate::Verdict::kDefinition || u.verdict == tickgate::Verdict::kSessionReset) resolve();
+            if (!u.book_changed) return;
+            for (Traded& t : traded) {
+                if (!t.handle || t.handle->id != u.instrument_id) continue;
+                const tickgate::SafeQuote q = feed.safe_quote(*t.handle, tickgate::realtime_ns());
+                if (q.ok() && q.bid.qty != 0) {
+                    ++t.priced;  // an order would be priced off q.bid.price here
+                } else if (!q.ok()) {
+                    ++t.refused;
+                    t.last_refusal = q.verdict.reason;
+                }
+            }
+        });
+    }
+    feed.stop();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s CONFIG [SECONDS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s CONFIG [SECONDS] [SYMBOL ...]\n", argv[0]);
         return 2;
     }
     try {
         const tickgate::Config cfg = tickgate::load_config(argv[1]);
-        tickgate::FeedHandler feed(cfg);  // opens and joins the lines
-        feed.start();                     // network thread: receive -> decode -> ring
-        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(argc > 2 ? std::atoi(argv[2]) : 5);
+        std::vector<Traded> traded = symbols_to_trade(cfg, argc, argv);
+        const std::chrono::seconds duration(argc > 2 ? std::atoi(argv[2]) : 5);
+        tickgate::with_protocol(cfg.protocol(), [&]<tickgate::VenueProtocol P>() { trade<P>(cfg, traded, duration); });
         std::uint64_t orders = 0, refused = 0;
-        while (std::chrono::steady_clock::now() < end) {
-            // Engine thread: apply queued events; on each book change, "trade".
-            feed.poll([&](const tickgate::Update& u, const tickgate::Event&) {
-                if (!u.book_changed) return;
-                const auto decision = feed.gate().check(u.instrument_id, tickgate::realtime_ns());
-                if (decision.ok()) {
-                    const auto bids = feed.book().side(u.instrument_id, tickgate::Side::kBid);
-                    if (!bids.empty()) ++orders;  // an order would be priced off bids[0].price here
-                } else {
-                    ++refused;
-                }
-            });
+        for (const Traded& t : traded) {
+            orders += t.priced;
+            refused += t.refused;
+            std::printf("%-16s %s  orders priced %llu, refused %llu%s%s\n", t.symbol.c_str(),
+                        t.handle ? "defined  " : "undefined", static_cast<unsigned long long>(t.priced),
+                        static_cast<unsigned long long>(t.refused), t.refused ? " (last: " : "",
+                        t.refused ? (std::string(tickgate::to_string(t.last_refusal)) + ")").c_str() : "");
         }
-        feed.stop();
         std::printf("orders priced: %llu, refused by the gate: %llu\n", static_cast<unsigned long long>(orders),
                     static_cast<unsigned long long>(refused));
         return 0;

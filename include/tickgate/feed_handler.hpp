@@ -3,7 +3,8 @@
 // Threading contract: the constructor opens and joins the sockets (throws on
 // any problem); start() launches the one network thread (receive -> key ->
 // channel session -> arbitrate -> decode -> ring); everything else — poll(),
-// gate(), instruments(), book() — belongs to the engine's own thread, which
+// gate(), instruments(), book(), and find(), safe_quote(), subscribe() of
+// EngineApi (feed/engine_api.hpp) — belongs to the engine's own thread, which
 // must be a single thread. Statistics (stats(), line_stats(), counters) may
 // be read from any thread.
 #pragma once
@@ -23,6 +24,7 @@
 
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
@@ -75,7 +77,9 @@ inline std::int64_t wait_budget_ns(std::int64_t max_block_ns, std::int64_t deadl
 }  // namespace detail
 
 template <VenueProtocol P, SequencedBook Book = typename P::Book>
-class BasicFeedHandler {
+class BasicFeedHandler : public EngineApi<BasicFeedHandler<P, Book>> {
+    friend class EngineApi<BasicFeedHandler>;
+
 public:
     using Protocol = P;
 
@@ -127,12 +131,18 @@ public:
     }
 
     // Engine thread: applies up to `limit` queued events and calls
-    // on_update(const Update&, const Event&) for each. Returns the number
-    // applied (0: nothing queued). Never blocks, never allocates.
+    // on_update(const Update&, const Event&) for each (but those of
+    // instruments not subscribed). Returns the number applied (0: nothing
+    // queued). Never blocks, never allocates.
     template <class F>
         requires std::invocable<F&, const Update&, const Event&>
     std::size_t poll(F&& on_update, std::size_t limit = 256) noexcept {
-        return ring_.consume([&](const Event& ev) { on_update(sequencer_.apply(ev), ev); }, limit);
+        return ring_.consume(
+            [&](const Event& ev) {
+                const Update u = sequencer_.apply(ev);
+                if (sequencer_.delivers(u)) on_update(u, ev);
+            },
+            limit);
     }
     std::size_t poll(std::size_t limit = 256) noexcept {
         return poll([](const Update&, const Event&) {}, limit);

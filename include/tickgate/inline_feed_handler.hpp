@@ -13,7 +13,8 @@
 //
 // Threading contract: the constructor opens and joins the sockets (throws on
 // any problem); poll()/run() and everything the engine reads — gate(),
-// instruments(), book(), sequencer() — belong to one thread, the handler
+// instruments(), book(), sequencer(), and find(), safe_quote(), subscribe()
+// of EngineApi (feed/engine_api.hpp) — belong to one thread, the handler
 // thread. Statistics (stats(), line_stats(), counters) may be read from any
 // thread.
 #pragma once
@@ -30,6 +31,7 @@
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/arbitrated_decoder.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
@@ -51,7 +53,9 @@ struct NoProbe {
 };
 
 template <VenueProtocol P, SequencedBook Book = typename P::Book>
-class BasicInlineFeedHandler {
+class BasicInlineFeedHandler : public EngineApi<BasicInlineFeedHandler<P, Book>> {
+    friend class EngineApi<BasicInlineFeedHandler>;
+
 public:
     using Protocol = P;
 
@@ -72,8 +76,8 @@ public:
     // Handler thread: one duty-cycle iteration. Waits up to `max_wait_ns`
     // (0: not at all; cut short by the earliest arbitration deadline) for
     // data, receives up to one batch per socket and, for every event, in
-    // order: sequencer, book, then on_update(const Update&, const Event&),
-    // which must not throw. Then releases arbitration holds whose time is
+    // order: sequencer, book, then on_update(const Update&, const Event&)
+    // (but for instruments not subscribed), which must not throw. Then releases arbitration holds whose time is
     // up. Returns the datagrams received (0: none). Never allocates.
     template <class F, class Probe = NoProbe>
         requires std::invocable<F&, const Update&, const Event&>
@@ -131,7 +135,8 @@ private:
         Probe& probe;
         void on_event(const Event& ev) noexcept {
             probe.decoded(ev);
-            on_update(self.sequencer_.apply(ev), ev);
+            const Update u = self.sequencer_.apply(ev);
+            if (self.sequencer_.delivers(u)) on_update(u, ev);
         }
         static void on_packet_end() noexcept {}
     };

@@ -127,6 +127,7 @@ TEST(Config, FullConfigRoundTrips) {
     const Config c = tickgate::parse_config(R"(
 [instruments]
 learn = false
+subscribe = ["EUR/USD 1M", "GBPUSD"]
 
 [[instrument]]
 id = 7
@@ -182,6 +183,7 @@ listen = "127.0.0.2:0"
 )",
                                             "full.toml");
     EXPECT_FALSE(c.learn_instruments);
+    EXPECT_EQ(c.subscribe, (std::vector<std::string>{"EUR/USD 1M", "GBPUSD"}));
     ASSERT_EQ(c.instruments.size(), 2u);
     EXPECT_EQ(c.instruments[0].id, 7u);
     EXPECT_EQ(c.instruments[0].symbol, "EUR/USD 1M");
@@ -347,6 +349,12 @@ const BadCase kBadCases[] = {
     {"symbol too long", "[[instrument]]\nid = 1\nsymbol = \"ABCDEFGHIJKLMNOPQ\"\n", "instrument[0].symbol", 3},
     {"empty symbol", "[[instrument]]\nid = 1\nsymbol = \"\"\n", "instrument[0].symbol", 3},
     {"symbol with control character", "[[instrument]]\nid = 1\nsymbol = \"EUR\\tUSD\"\n", "instrument[0].symbol", 3},
+    {"subscribe not an array", "[instruments]\nsubscribe = \"EURUSD\"\n", "instruments.subscribe", 2},
+    {"subscribe with an empty symbol", "[instruments]\nsubscribe = [\"EURUSD\", \"\"]\n", "instruments.subscribe[1]", 2},
+    {"subscribe with a symbol twice", "[instruments]\nsubscribe = [\"EURUSD\",\n \"EURUSD\"]\n", "instruments.subscribe",
+     2},
+    {"more subscriptions than instruments", "[capacity]\nmax_instruments = 1\n[instruments]\nsubscribe = [\"A\", \"B\"]\n",
+     "instruments.subscribe", 4},
     {"bad thread mode", "[threading]\nmode = \"spin\"\n", "threading.mode", 2},
     {"bad busy-poll idle", "[threading]\nbusy_poll_idle = \"sleep\"\n", "threading.busy_poll_idle", 2},
     {"bad pipeline", "[threading]\npipeline = \"one_thread\"\n", "threading.pipeline", 2},

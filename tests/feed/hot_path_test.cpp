@@ -4,6 +4,7 @@
 // inline receive -> decode -> sequence -> book -> callback path.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -103,6 +104,30 @@ TEST(HotPath, DecodeSequenceBookGateAllocateNothing) {
     (void)ok;
 }
 
+// The engine's calls: subscriptions (books skipped, definitions moving the
+// symbol index), find by symbol and the safe-price read with depth.
+TEST(HotPath, SubscriptionsFindAndSafeQuoteAllocateNothing) {
+    const auto stream = build_stream(1);
+    Handler handler(Capacity{}, GateConfig{});
+    std::array<Level, 8> bids{}, asks{};
+    std::uint64_t priced = 0;
+    const std::uint64_t before = g_allocations.load();
+    for (const char* symbol : {"SYM1", "SYM2", "SYM3"}) ASSERT_TRUE(handler.subscribe(symbol));
+    for (const auto& d : stream) {
+        handler.on_datagram(d, 1'700'000'000'000'000'000, 0, [&](const Update& u) {
+            if (!u.book_changed) return;
+            const char* symbol = handler.instruments().state(u.instrument_id).symbol;
+            if (const auto h = handler.find(symbol))
+                priced += handler.safe_quote(*h, 1'700'000'000'000'000'000, bids, asks).bid_levels;
+        });
+    }
+    handler.unsubscribe("SYM2");
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations in the engine's calls";
+    EXPECT_GT(priced, 0u);
+    EXPECT_TRUE(handler.book().side(5, Side::kBid).empty());  // SYM5: not subscribed
+}
+
 // Datagrams the handler's lines received.
 template <class H>
 std::uint64_t received_packets(const H& handler) {
@@ -168,7 +193,8 @@ TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
 
 // Inline: every datagram, both lines, through receive -> arbiter -> decode
 // -> sequencer -> book -> the engine's callback (which asks the gate) on
-// this one thread, with arbitration holds released by poll() too.
+// this one thread, with arbitration holds released by poll() too. SYM20 is
+// not subscribed: sequenced, never booked, never called back.
 TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     const Config cfg = live_config(PipelineMode::kInline);
     const ChannelConfig& ch = cfg.channels.front();
@@ -176,9 +202,11 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     InlineFeedHandler handler(cfg);
     MulticastSender sender;
     const std::uint32_t ga = *parse_ipv4(ch.a.group), gb = *parse_ipv4(ch.b.group);
-    std::uint64_t updates = 0, gate_ok = 0;
+    for (std::uint32_t id = 1; id < 20; ++id) ASSERT_TRUE(handler.subscribe("SYM" + std::to_string(id)));
+    std::uint64_t updates = 0, gate_ok = 0, unsubscribed = 0;
     auto engine = [&](const Update& u, const Event&) {
         ++updates;
+        unsubscribed += u.instrument_id == 20;
         gate_ok += handler.gate().check(u.instrument_id, 1'700'000'000'100'000'000).ok();
     };
 
@@ -210,7 +238,10 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     const std::uint64_t after = g_allocations.load();
     EXPECT_EQ(after - before, 0u) << "allocations on the inline hot path";
     EXPECT_EQ(received_packets(handler) - packets_before, sent);
-    EXPECT_GT(updates - updates_before, 16'000u) << "the engine was called back for every message";
+    EXPECT_GT(updates - updates_before, 15'000u) << "the engine was called back for every subscribed message";
+    EXPECT_EQ(unsubscribed, 0u) << "an update of an instrument not subscribed reached the engine";
+    EXPECT_TRUE(handler.book().side(20, Side::kBid).empty());
+    EXPECT_GT(handler.instruments().state(20).last_seq, 0u) << "SYM20 is still sequenced";
     EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
     EXPECT_GT(handler.decoder_counters().malformed_packets.get(), 0u);
     EXPECT_EQ(handler.decoder_counters().session_changes.get(), 1u);

@@ -10,7 +10,14 @@
 
 namespace tickgate {
 
-enum class GateReason : std::uint8_t { kOk, kUnknown, kStale, kStaleAtSource, kSuspect };
+enum class GateReason : std::uint8_t {
+    kOk,
+    kUnknown,
+    kStale,
+    kStaleAtSource,
+    kSuspect,
+    kNotSubscribed,  // sequenced, but its book is not built (instruments.subscribe)
+};
 
 struct GateConfig {
     std::int64_t stale_ms = 250;        // max silence (no accepted tick or gap-free heartbeat)
@@ -23,7 +30,7 @@ struct GateDecision {
     [[nodiscard]] bool ok() const noexcept { return reason == GateReason::kOk; }
 };
 
-// JSON names: "ok", "unknown", "stale", "stale_at_source", "suspect".
+// JSON names: "ok", "unknown", "stale", "stale_at_source", "suspect", "not_subscribed".
 [[nodiscard]] std::string_view to_string(GateReason r) noexcept;
 
 class Gate {
@@ -37,6 +44,7 @@ public:
         if (id >= instruments_->max_instruments()) [[unlikely]] return {GateReason::kUnknown, 0};
         const InstrumentState& st = instruments_->state(id);
         if (!st.seen) [[unlikely]] return {GateReason::kUnknown, 0};
+        if (!st.booked) [[unlikely]] return {GateReason::kNotSubscribed, 0};
         std::int64_t silence = 0;
         if (st.alive && __builtin_sub_overflow(now_ns, st.last_alive_ns, &silence)) [[unlikely]]
             silence = now_ns > st.last_alive_ns ? INT64_MAX : INT64_MIN;  // saturate

@@ -86,6 +86,9 @@ struct Config {
     std::vector<ChannelConfig> channels;
     bool learn_instruments = true;  // take symbols from `I` messages
     std::vector<InstrumentConfig> instruments;
+    // instruments.subscribe: when not empty, only these symbols are booked
+    // (every instrument is still sequenced).
+    std::vector<std::string> subscribe;
     Capacity capacity;
     GateConfig gate;
     ReceiverConfig receiver;
@@ -111,14 +114,16 @@ struct Config {
 // A configuration error: what() is "FILE:LINE: KEY: expected ..., got ...".
 // Applies the start-up parts of `cfg`: configured instruments and the
 // channels' clock offsets to the instrument table, the learn flag and the
-// channel-binding rule (QFB1.md rule 7, needs transport-given channels) to
-// the sequencer. Start-up only.
+// channel-binding rule (QFB1.md rule 7, needs transport-given channels) and
+// the subscriptions to the sequencer. Start-up only.
 template <class Sequencer>
 void apply_config(InstrumentTable& instruments, Sequencer& sequencer, const Config& cfg) {
     sequencer.set_learn_definitions(cfg.learn_instruments);
     sequencer.set_bind_instruments_to_channels(!cfg.channels.empty());
     for (const InstrumentConfig& ins : cfg.instruments) instruments.define(ins.id, ins.symbol, ins.price_exponent);
     for (const ChannelConfig& ch : cfg.channels) instruments.set_clock_offset(ch.id, ch.clock_offset_ns);
+    for (const std::string& symbol : cfg.subscribe) (void)instruments.subscribe(symbol);  // validated: fits
+    sequencer.apply_subscriptions();
 }
 
 class ConfigError : public std::runtime_error {

@@ -8,6 +8,7 @@
 
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/sequencer.hpp"
@@ -16,7 +17,9 @@
 namespace tickgate {
 
 template <VenueProtocol P, SequencedBook Book = typename P::Book>
-class BasicHandler {
+class BasicHandler : public EngineApi<BasicHandler<P, Book>> {
+    friend class EngineApi<BasicHandler>;
+
 public:
     using Protocol = P;
     using Key = typename P::Key;
@@ -36,7 +39,10 @@ public:
     template <class OnUpdate>
     DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns, std::uint8_t line,
                              OnUpdate&& on_update) noexcept {
-        return decoder_.decode(datagram, recv_ns, line, [&](const Event& ev) { on_update(sequencer_.apply(ev)); });
+        return decoder_.decode(datagram, recv_ns, line, [&](const Event& ev) {
+            const Update u = sequencer_.apply(ev);
+            if (sequencer_.delivers(u)) on_update(u);
+        });
     }
     DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns,
                              std::uint8_t line = 0xFF) noexcept {

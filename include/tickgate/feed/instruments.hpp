@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -48,24 +49,101 @@ struct InstrumentState {
     bool has_source = false;  // last_source_ns is meaningful (a price was taken)
     bool known = false;       // last_seq is meaningful
     bool suspect = true;
+    bool booked = true;       // its book is built and its updates delivered (subscriptions)
     std::int8_t price_exponent = -8;
     std::uint16_t channel_id = 0;
     std::uint32_t recovery_block = std::numeric_limits<std::uint32_t>::max();
+    // Bumped when the id is given another symbol: a handle of the old one
+    // no longer reads this instrument (InstrumentHandle).
+    std::uint32_t generation = 0;
     char symbol[17] = {};
     InstrumentCounters counters;
+};
+
+// How an engine names an instrument: its dense id and the generation of the
+// definition it was found under. Stable for as long as the id keeps its
+// symbol; after a redefinition (a new day's locate) it reads as unknown.
+struct InstrumentHandle {
+    std::uint32_t id = 0;
+    std::uint32_t generation = 0;
+    bool operator==(const InstrumentHandle&) const = default;
+};
+
+// A fixed-capacity set of symbols (up to 16 bytes), each with an id: open
+// addressing, linear probing, deletion by backward shift (no tombstones).
+// Never allocates after construction.
+class SymbolIndex {
+public:
+    static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+    // Room for `capacity` symbols (the table is twice that, a power of two).
+    explicit SymbolIndex(std::uint32_t capacity);
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t capacity) noexcept;
+
+    [[nodiscard]] std::uint32_t find(std::string_view symbol) const noexcept;
+    // Maps `symbol` to `id` (replacing its old id). False when the index is
+    // full (capacity symbols) or the symbol is empty or longer than 16 bytes.
+    bool insert(std::string_view symbol, std::uint32_t id) noexcept;
+    // Removes `symbol` if it maps to `id` (kNone: whatever it maps to).
+    void erase(std::string_view symbol, std::uint32_t id = kNone) noexcept;
+    [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
+
+private:
+    struct Slot {
+        char symbol[16];
+        std::uint32_t id;
+        std::uint8_t length;  // 0: empty slot
+    };
+    [[nodiscard]] std::size_t home(std::string_view symbol) const noexcept;
+    [[nodiscard]] std::size_t slot_of(std::string_view symbol) const noexcept;  // its slot, or an empty one
+    std::vector<Slot> slots_;
+    std::size_t mask_ = 0;
+    std::uint32_t capacity_ = 0;
+    std::uint32_t size_ = 0;
 };
 
 class InstrumentTable {
 public:
     // Throws std::invalid_argument for max_instruments 0.
     explicit InstrumentTable(std::uint32_t max_instruments);
-    // What the constructor allocates: per instrument its state and its slot in seen_ids.
+    // What the constructor allocates: per instrument its state and its slot in
+    // seen_ids, the symbol index and the subscription set.
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments) noexcept {
-        return std::size_t{max_instruments} * (sizeof(InstrumentState) + sizeof(std::uint32_t));
+        return std::size_t{max_instruments} * (sizeof(InstrumentState) + sizeof(std::uint32_t)) +
+               2 * SymbolIndex::bytes_for(max_instruments);
     }
 
     // Start-up: symbol and exponent of `id` (throws std::out_of_range beyond capacity).
     void define(std::uint32_t id, std::string_view symbol, std::int8_t price_exponent);
+    // Gives `id` the symbol `symbol` (cut to 16 bytes); a different symbol than
+    // before bumps the id's generation and moves the index. Returns true when
+    // that changed whether the id is booked (the caller clears or distrusts
+    // its book). Engine thread; no allocation.
+    bool set_symbol(std::uint32_t id, std::string_view symbol) noexcept;
+
+    // The instrument defined with `symbol` (the latest id given it), or
+    // nothing yet. Engine thread; O(1), no allocation.
+    [[nodiscard]] std::optional<InstrumentHandle> find(std::string_view symbol) const noexcept {
+        const std::uint32_t id = symbols_.find(symbol);
+        if (id == SymbolIndex::kNone) return std::nullopt;
+        return InstrumentHandle{id, states_[id].generation};
+    }
+    // Whether `h` still names the instrument it was found as.
+    [[nodiscard]] bool current(InstrumentHandle h) const noexcept {
+        return h.id < states_.size() && states_[h.id].generation == h.generation && states_[h.id].symbol[0] != '\0';
+    }
+
+    // Subscriptions: once any symbol is subscribed, only instruments whose
+    // symbol is subscribed are booked. Returns false when the set is full
+    // (max_instruments symbols) or the symbol is not 1..16 bytes. Only the
+    // `booked` flags of defined instruments change; the sequencer's
+    // apply_subscriptions() acts on them. Engine thread.
+    bool subscribe(std::string_view symbol) noexcept;
+    void unsubscribe(std::string_view symbol) noexcept;
+    [[nodiscard]] bool filtering() const noexcept { return filtering_; }
+    // Whether an instrument with `symbol` is to be booked.
+    [[nodiscard]] bool wanted(std::string_view symbol) const noexcept {
+        return !filtering_ || subscriptions_.find(symbol) != SymbolIndex::kNone;
+    }
     // Start-up: our clock minus the provider's (ns) for instruments of
     // `channel`, used by the gate. At most one entry per channel.
     void set_clock_offset(std::uint16_t channel, std::int64_t offset_ns);
@@ -91,6 +169,9 @@ public:
 private:
     std::vector<InstrumentState> states_;
     std::vector<std::uint32_t> seen_ids_;
+    SymbolIndex symbols_;
+    SymbolIndex subscriptions_;
+    bool filtering_ = false;
     std::vector<std::pair<std::uint16_t, std::int64_t>> offsets_;  // configured channels only
 };
 

@@ -34,7 +34,7 @@ namespace tickgate {
 // Gate decisions that were not ok, counted by the engine where it calls the
 // gate: `rejections.count(gate.check(id, now).reason)`. Engine thread only.
 struct GateRejections {
-    static constexpr std::size_t kReasons = 5;  // GateReason kOk .. kSuspect
+    static constexpr std::size_t kReasons = 6;  // GateReason kOk .. kNotSubscribed
     std::array<std::uint64_t, kReasons> by_reason{};
 
     void count(GateReason r) noexcept {

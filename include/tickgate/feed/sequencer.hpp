@@ -78,6 +78,19 @@ public:
     // certification reference lets an instrument follow the header).
     void set_bind_instruments_to_channels(bool bind) noexcept { bind_instruments_ = bind; }
 
+    // Acts on the instrument table's subscriptions (InstrumentTable::subscribe):
+    // an instrument no longer booked loses its book and buffered events; one
+    // booked again is suspect until a snapshot or full quote rebuilds its book.
+    // Sequencing goes on for all. Engine thread; O(max_instruments).
+    void apply_subscriptions() noexcept;
+
+    // Whether the engine is told of `u`: not for an instrument that is not
+    // booked (subscriptions); always for channel-wide and out-of-range ones.
+    [[nodiscard]] bool delivers(const Update& u) const noexcept {
+        return u.instrument_id >= capacity_.max_instruments || u.verdict == Verdict::kSessionReset ||
+               states_[u.instrument_id].booked;
+    }
+
     [[nodiscard]] const SequencerCounters& counters() const noexcept { return counters_; }
     [[nodiscard]] const Capacity& capacity() const noexcept { return capacity_; }
 
@@ -114,6 +127,7 @@ private:
     Update on_snapshot_begin(const Event& ev) noexcept;
     Update on_snapshot_levels(const Event& ev) noexcept;
     Update on_definition(InstrumentState& st, const Event& ev) noexcept;
+    void on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept;
     Update on_session_change(const Event& ev) noexcept;
     Update finish_snapshot() noexcept;
     void apply_to_book(std::uint32_t id, const Event& ev) noexcept;
@@ -205,11 +219,12 @@ template <SequencedBook Book>
     if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
     if (st.suspect) [[unlikely]] recover_on_quote(st);
     apply_to_book(id, ev);
-    return {id, v, true, false, lost};
+    return {id, v, st.booked, false, lost};
 }
 
 template <SequencedBook Book>
 [[gnu::always_inline]] inline void BasicSequencer<Book>::apply_to_book(std::uint32_t id, const Event& ev) noexcept {
+    if (!state(id).booked) [[unlikely]] return;  // not subscribed: sequenced, not booked
     const BookEffect e = book_.apply(id, ev);
     if (e.dropped_levels != 0) [[unlikely]] state(id).counters.book_overflows += e.dropped_levels;
 }
@@ -221,9 +236,9 @@ template <SequencedBook Book>
     const Verdict v = take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost);
     if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
     if (lost) st.suspect = true;  // a delta after a gap: the book is wrong until a snapshot
-    if (st.suspect) [[unlikely]] buffer_event(st, ev);
+    if (st.suspect && st.booked) [[unlikely]] buffer_event(st, ev);
     apply_to_book(id, ev);
-    return {id, v, true, st.suspect, lost};
+    return {id, v, st.booked, st.suspect, lost};
 }
 
 }  // namespace tickgate

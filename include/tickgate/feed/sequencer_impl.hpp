@@ -192,7 +192,7 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
     st.alive = true;
     st.last_source_ns = ev.u.snapshot.source_ns;  // rule 4: an applied S sets it; replayed deltas then do
     st.has_source = true;
-    book_.clear(id);
+    if (st.booked) book_.clear(id);
     if (pending_.bids_left + pending_.asks_left == 0) return finish_snapshot();
     return {id, Verdict::kSnapshotLevels, false, st.suspect, 0};
 }
@@ -207,7 +207,7 @@ Update BasicSequencer<Book>::on_snapshot_levels(const Event& ev) noexcept {
     const std::uint32_t asks = std::min(count - bids, pending_.asks_left);
     pending_.bids_left -= bids;
     pending_.asks_left -= asks;
-    if (pending_.apply) {
+    if (pending_.apply && state(id).booked) {
         std::uint32_t dropped = 0;
         for (std::uint32_t k = 0; k < bids; ++k)
             dropped += !book_.append_level(id, Side::kBid, ev.u.levels.price[k], ev.u.levels.qty[k]);
@@ -259,18 +259,39 @@ Update BasicSequencer<Book>::finish_snapshot() noexcept {
         st.suspect = false;
         release_block(st);
     }
-    return {p.id, Verdict::kSnapshotApplied, true, st.suspect, 0};
+    return {p.id, Verdict::kSnapshotApplied, st.booked, st.suspect, 0};
 }
 
 template <SequencedBook Book>
 Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     if (learn_definitions_) {
-        std::memcpy(st.symbol, ev.u.definition.symbol, 16);
-        st.symbol[16] = '\0';
+        const char* sym = ev.u.definition.symbol;
+        if (instruments_.set_symbol(id, {sym, strnlen(sym, sizeof ev.u.definition.symbol)}))
+            on_booking_changed(st, id);
         st.price_exponent = ev.u.definition.price_exponent;
     }
     return {id, Verdict::kDefinition, false, st.suspect, 0};
+}
+
+template <SequencedBook Book>
+void BasicSequencer<Book>::on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept {
+    // Either way the book starts empty: unbooked it is not kept; booked again
+    // it missed what came while unbooked, so it is suspect until rebuilt.
+    book_.clear(id);
+    release_block(st);
+    if (st.booked) st.suspect = true;
+}
+
+template <SequencedBook Book>
+void BasicSequencer<Book>::apply_subscriptions() noexcept {
+    for (std::uint32_t id = 0; id < capacity_.max_instruments; ++id) {
+        InstrumentState& st = state(id);
+        const bool booked = instruments_.wanted(st.symbol);
+        if (booked == st.booked) continue;
+        st.booked = booked;
+        on_booking_changed(st, id);
+    }
 }
 
 template <SequencedBook Book>
