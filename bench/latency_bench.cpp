@@ -723,7 +723,7 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
     r.sender_cpu = o.sender_cpu;
     r.engine_cpu = o.engine_cpu;
     r.net_cpu = net_cpu_for(o, mode);
-    r.engine_yield = o.engine_yield;
+    r.engine_yield = o.engine_yield && mode != Mode::kInline;  // inline always spins
     r.tag = o.tag;
     r.load_before = loadavg();
 
@@ -779,7 +779,8 @@ void print_result(const Result& r) {
     std::printf("\n== %s  rate %s msg/s  (%s dgram/s, batch %u, line%s)  %.1f s  [sender cpu %d, engine cpu %d%s, net cpu %s]\n",
                 mode_name(r.mode), fmt_rate(r.rate).c_str(), fmt_rate(r.rate / r.batch).c_str(), r.batch,
                 r.both_lines ? "s A+B" : " A", r.seconds, r.sender_cpu, r.engine_cpu,
-                r.engine_yield ? " (yields when idle)" : "", r.net_cpu < 0 ? "unpinned" : std::to_string(r.net_cpu).c_str());
+                r.engine_yield ? " (yields when idle)" : "",
+                r.mode == Mode::kInline ? "none (inline)" : r.net_cpu < 0 ? "unpinned" : std::to_string(r.net_cpu).c_str());
     std::printf("    %-28s %9s %9s %9s %9s %9s %9s %11s\n", "latency (us)", "p50", "p90", "p99", "p99.9", "p99.99",
                 "max", "count");
     print_hist_row("tick-to-book (CO-corrected)", r.t2b_co);

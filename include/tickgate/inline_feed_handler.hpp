@@ -13,7 +13,8 @@
 //
 // Threading contract: the constructor opens and joins the sockets (throws on
 // any problem); poll()/run() and everything the engine reads — gate(),
-// instruments(), book(), sequencer() — belong to one thread, the handler
+// instruments(), book(), sequencer(), and find(), safe_quote(), subscribe()
+// of EngineApi (feed/engine_api.hpp) — belong to one thread, the handler
 // thread. Statistics (stats(), line_stats(), counters) may be read from any
 // thread.
 #pragma once
@@ -30,6 +31,7 @@
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/arbitrated_decoder.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
@@ -98,7 +100,8 @@ public:
         pin_current_thread_or_throw(cfg_.threading.receiver_cpu, "threading.receiver_cpu");
         detail::with_network_idle(cfg_.threading, [&](auto idle) { run(on_update, stop, idle); });
     }
-    // The same loop with the caller's idle strategy, on an unpinned thread.
+    // The same loop with the caller's idle strategy, on the calling thread as
+    // it is (no pinning).
     template <class F, IdleStrategy Idle>
         requires std::invocable<F&, const Update&, const Event&>
     void run(F&& on_update, const std::atomic<bool>& stop, Idle idle) noexcept {

@@ -243,7 +243,8 @@ TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
 
 // Inline: every datagram, both lines, through receive -> arbiter -> decode
 // -> sequencer -> book -> the engine's callback (which asks the gate) on
-// this one thread, with arbitration holds released by poll() too.
+// this one thread, with arbitration holds released by poll() too. SYM20 is
+// not subscribed: sequenced, never booked, never called back.
 TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     const Config cfg = live_config(PipelineMode::kInline);
     const ChannelConfig& ch = cfg.channels.front();
@@ -251,9 +252,11 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     InlineFeedHandler handler(cfg);
     MulticastSender sender;
     const std::uint32_t ga = *parse_ipv4(ch.a.group), gb = *parse_ipv4(ch.b.group);
-    std::uint64_t updates = 0, gate_ok = 0;
+    for (std::uint32_t id = 1; id < 20; ++id) ASSERT_TRUE(handler.subscribe("SYM" + std::to_string(id)));
+    std::uint64_t updates = 0, gate_ok = 0, unsubscribed = 0;
     auto engine = [&](const Update& u, const Event&) {
         ++updates;
+        unsubscribed += u.instrument_id == 20;
         gate_ok += handler.gate().check(u.instrument_id, 1'700'000'000'100'000'000).ok();
     };
 
@@ -285,7 +288,10 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     const std::uint64_t after = g_allocations.load();
     EXPECT_EQ(after - before, 0u) << "allocations on the inline hot path";
     EXPECT_EQ(received_packets(handler) - packets_before, sent);
-    EXPECT_GT(updates - updates_before, 16'000u) << "the engine was called back for every message";
+    EXPECT_GT(updates - updates_before, 15'000u) << "the engine was called back for every subscribed message";
+    EXPECT_EQ(unsubscribed, 0u) << "an update of an instrument not subscribed reached the engine";
+    EXPECT_TRUE(handler.book().side(20, Side::kBid).empty());
+    EXPECT_GT(handler.instruments().state(20).last_seq, 0u) << "SYM20 is still sequenced";
     EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
     EXPECT_GT(handler.decoder_counters().malformed_packets.get(), 0u);
     EXPECT_EQ(handler.decoder_counters().session_changes.get(), 1u);
