@@ -394,8 +394,10 @@ struct ItchStream {
     std::vector<itch50::Bytes> warm;   // kItchOpen adds
     std::vector<itch50::Bytes> timed;  // the mix
 };
-const ItchStream& itch_stream() {
-    static const ItchStream s = [] {
+// skewed: half the adds (and so the changes) on 100 of the 5,000 stocks,
+// as activity concentrates on real feeds; otherwise uniform over them.
+ItchStream make_itch_stream(bool skewed) {
+    {
         ItchStream out;
         std::uint64_t seq = 1, ref = 1;
         std::vector<std::uint64_t> live;
@@ -414,7 +416,7 @@ const ItchStream& itch_stream() {
             batch.clear();
         };
         auto add = [&](std::vector<itch50::Bytes>& into) {
-            const auto locate = static_cast<std::uint16_t>(1 + next() % 5000);
+            const auto locate = static_cast<std::uint16_t>(1 + (skewed && (next() & 1) ? next() % 100 : next() % 5000));
             const bool buy = next() & 1;
             const auto price = static_cast<std::uint32_t>(1'000'000 + locate * 100 + (buy ? -1 : 1) * int(1 + next() % 50) * 100);
             batch.push_back(itch50::add_order(locate, ref, buy ? 'B' : 'S', 100 * (1 + next() % 5), price));
@@ -453,12 +455,17 @@ const ItchStream& itch_stream() {
         }
         if (!batch.empty()) flush(out.timed);
         return out;
-    }();
-    return s;
+    }
+}
+const ItchStream& itch_stream(bool skewed) {
+    static const ItchStream uniform = make_itch_stream(false);
+    if (!skewed) return uniform;
+    static const ItchStream hot = make_itch_stream(true);
+    return hot;
 }
 
 void BM_Itch_Parse(benchmark::State& state) {
-    const ItchStream& s = itch_stream();
+    const ItchStream& s = itch_stream(false);
     itch50::PacketDecoder dec;
     std::size_t i = 0;
     std::uint64_t msgs = 0, sum = 0;
@@ -473,8 +480,8 @@ void BM_Itch_Parse(benchmark::State& state) {
 }
 BENCHMARK(BM_Itch_Parse);
 
-void BM_Itch_Pipeline(benchmark::State& state) {
-    const ItchStream& s = itch_stream();
+void BM_Itch_Pipeline(benchmark::State& state, bool skewed) {
+    const ItchStream& s = itch_stream(skewed);
     const Config cfg = parse_config("[itch]\nmax_orders = " + std::to_string(2 * kItchOpen) + "\nmax_levels = 1048576\n", "bench.toml");
     std::unique_ptr<itch50::Replay> r;
     std::int64_t now = kT0;
@@ -507,7 +514,8 @@ void BM_Itch_Pipeline(benchmark::State& state) {
         static_cast<double>(OrderBook::bytes_for(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576)) / static_cast<double>(r->book().open_orders());
     set_msgs(state, msgs);
 }
-BENCHMARK(BM_Itch_Pipeline)->Unit(benchmark::kNanosecond);
+BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks, false);
+BENCHMARK_CAPTURE(BM_Itch_Pipeline, half_on_100_stocks, true);
 
 }  // namespace
 

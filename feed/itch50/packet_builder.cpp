@@ -33,6 +33,16 @@ Bytes message(char type, std::uint16_t locate, std::int64_t timestamp_ns, std::s
     return m;
 }
 
+namespace {
+// E, C and X start alike: the order reference at 11, shares at 19.
+Bytes ref_and_shares(char type, std::uint16_t locate, std::uint64_t ref, std::uint32_t shares, std::int64_t timestamp_ns) {
+    Bytes m = message(type, locate, timestamp_ns);
+    store_be<std::uint64_t>(m.data() + 11, ref);
+    store_be<std::uint32_t>(m.data() + 19, shares);
+    return m;
+}
+}  // namespace
+
 Bytes system_event(char code, std::int64_t timestamp_ns) {
     Bytes m = message('S', 0, timestamp_ns);
     m[11] = static_cast<std::byte>(code);
@@ -65,27 +75,19 @@ Bytes add_order(std::uint16_t locate, std::uint64_t ref, char side, std::uint32_
 }
 
 Bytes executed(std::uint16_t locate, std::uint64_t ref, std::uint32_t shares, std::int64_t timestamp_ns) {
-    Bytes m = message('E', locate, timestamp_ns);
-    store_be<std::uint64_t>(m.data() + 11, ref);
-    store_be<std::uint32_t>(m.data() + 19, shares);
-    return m;
+    return ref_and_shares('E', locate, ref, shares, timestamp_ns);
 }
 
 Bytes executed_with_price(std::uint16_t locate, std::uint64_t ref, std::uint32_t shares, std::uint32_t price,
                           std::int64_t timestamp_ns) {
-    Bytes m = message('C', locate, timestamp_ns);
-    store_be<std::uint64_t>(m.data() + 11, ref);
-    store_be<std::uint32_t>(m.data() + 19, shares);
+    Bytes m = ref_and_shares('C', locate, ref, shares, timestamp_ns);
     m[31] = static_cast<std::byte>('Y');
     store_be<std::uint32_t>(m.data() + 32, price);
     return m;
 }
 
 Bytes cancel(std::uint16_t locate, std::uint64_t ref, std::uint32_t shares, std::int64_t timestamp_ns) {
-    Bytes m = message('X', locate, timestamp_ns);
-    store_be<std::uint64_t>(m.data() + 11, ref);
-    store_be<std::uint32_t>(m.data() + 19, shares);
-    return m;
+    return ref_and_shares('X', locate, ref, shares, timestamp_ns);
 }
 
 Bytes delete_order(std::uint16_t locate, std::uint64_t ref, std::int64_t timestamp_ns) {

@@ -37,7 +37,7 @@ Replay::Replay(const Config& cfg)
     : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(kMaxLocates),
       book_(kMaxLocates, cfg.itch.max_orders, cfg.itch.max_levels),
       sequencer_(instruments_, book_, channel_slots(cfg),
-                 ItchConfig{cfg.itch.max_orders, cfg.itch.max_levels, cfg.itch.utc_offset_minutes}),
+                 cfg.itch.utc_offset_minutes),
       stream_(stream_config(cfg), channel_slots(cfg)), gate_(instruments_, cfg.gate) {
     channels_.reserve(channel_slots(cfg));
     for (const ChannelConfig& ch : cfg.channels)

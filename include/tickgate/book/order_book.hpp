@@ -89,8 +89,6 @@ public:
     // What the constructor allocates (the config's memory estimate).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels) noexcept;
-    // Bytes of the order store per open order when full.
-    [[nodiscard]] static constexpr double bytes_per_order() noexcept { return 24.0 * 5 / 4; }
 
     // A (or F): a new order; a live `ref` is replaced (ITCH50.md). `id` < max_instruments.
     OrderResult add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares, std::uint32_t price) noexcept;

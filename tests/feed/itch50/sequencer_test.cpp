@@ -23,7 +23,7 @@ struct Pipeline {
     explicit Pipeline(std::uint32_t max_orders = 1024, std::uint32_t max_instruments = 16384,
                       std::optional<std::int32_t> utc_offset = std::nullopt)
         : instruments(max_instruments), book(max_instruments, max_orders, 4096),
-          seq(instruments, book, 2, ItchConfig{max_orders, 4096, utc_offset}), stream(moldudp64::StreamConfig{}, 2),
+          seq(instruments, book, 2, utc_offset), stream(moldudp64::StreamConfig{}, 2),
           gate(instruments, GateConfig{250, 2000}) {}
     void feed(const Bytes& d, std::int64_t t = 0, std::uint32_t ch = 0) {
         const std::span<const std::byte> s(d.data(), d.size());

@@ -155,7 +155,6 @@ public:
     }
 
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
-    [[nodiscard]] DecoderCounters& counters() noexcept { return counters_; }
 
 private:
     DecoderCounters counters_;

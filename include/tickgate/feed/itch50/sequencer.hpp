@@ -23,15 +23,6 @@
 
 namespace tickgate::itch50 {
 
-// The `[itch]` settings.
-struct ItchConfig {
-    std::uint32_t max_orders = 16'777'216;  // open orders at once, all instruments
-    std::uint32_t max_levels = 1'048'576;   // price levels at once, all instruments and sides
-    // Venue time minus UTC in minutes (New York in summer: -240); nullopt:
-    // "auto", from the first message applied of each channel and session.
-    std::optional<std::int32_t> utc_offset_minutes;
-};
-
 // Per instrument, beside InstrumentState (summary: "unknown_orders", ...).
 struct ItchInstrumentCounters {
     std::uint64_t unknown_orders = 0;   // E/C/X/D/U whose reference is not live
@@ -69,10 +60,13 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
 class Sequencer {
 public:
     // Writes `instruments` (ids = stock locates) and `book`; `max_channels`
-    // dense channel slots, as the Stream's.
-    Sequencer(InstrumentTable& instruments, OrderBook& book, std::uint32_t max_channels, const ItchConfig& cfg)
+    // dense channel slots, as the Stream's. `utc_offset_minutes`: venue time
+    // minus UTC ([itch] utc_offset_minutes); nullopt: "auto", from the first
+    // message applied of each channel and session.
+    Sequencer(InstrumentTable& instruments, OrderBook& book, std::uint32_t max_channels,
+              std::optional<std::int32_t> utc_offset_minutes)
         : instruments_(instruments), book_(book), channels_(max_channels),
-          per_instrument_(instruments.max_instruments()), fixed_offset_(cfg.utc_offset_minutes) {}
+          per_instrument_(instruments.max_instruments()), fixed_offset_(utc_offset_minutes) {}
 
     // ---- moldudp64::Stream's sink
     void message(std::uint32_t ch, std::span<const std::byte> m, std::uint64_t position, std::int64_t recv_ns) noexcept {

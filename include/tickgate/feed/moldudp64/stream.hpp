@@ -102,7 +102,6 @@ public:
             if (channels_[ch].has_session && channels_[ch].session == s) return ch;
         return UINT32_MAX;
     }
-    [[nodiscard]] Recovery& recovery() noexcept { return recovery_; }
 
     // One datagram of channel `ch` (its key read once by read_key), arrived at `recv_ns`.
     template <class Sink>
