@@ -57,10 +57,13 @@ struct InstrumentState {
     // no longer reads this instrument (InstrumentHandle).
     std::uint32_t generation = 0;
     char symbol[17] = {};
-    // MDP3 (MDP3.md "Per channel"): `unconfirmed` — a clean instrument of a
-    // channel that had a gap, suspect until its next RptSeq or a snapshot;
-    // `lost_suspect` — suspect after an RptSeq loss (not a cold start).
+    // MDP3 (MDP3.md "Per channel"): `unconfirmed` — an instrument of a
+    // channel that had a gap, until its next RptSeq or a snapshot (suspect
+    // meanwhile; `unconfirmed_clean`: it was clean before, so a next RptSeq
+    // without loss makes it clean again); `lost_suspect` — suspect after an
+    // RptSeq loss (not a cold start).
     bool unconfirmed = false;
+    bool unconfirmed_clean = false;
     bool lost_suspect = false;
     InstrumentCounters counters;
 };

@@ -274,7 +274,7 @@ template <SequencedBook Book>
     if (v == Verdict::kDuplicate) return {id, v, false, st.suspect, 0};
     if (st.unconfirmed) [[unlikely]] {
         st.unconfirmed = false;
-        if (!lost) st.suspect = false;  // nothing lost: clean again
+        if (!lost && st.unconfirmed_clean) st.suspect = false;  // nothing lost: clean again
     }
     if (lost) {
         st.suspect = true;

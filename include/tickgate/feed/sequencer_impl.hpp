@@ -184,8 +184,8 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
     }
     InstrumentState& st = *touched;
     const std::uint64_t seq = ev.u.snapshot.seq;
-    // Stale: older than last_seq on a clean or unconfirmed instrument.
-    if (st.known && (!st.suspect || st.unconfirmed) && seq < st.last_seq) {
+    // Stale: older than last_seq on a clean or unconfirmed (and clean before) instrument.
+    if (st.known && (!st.suspect || (st.unconfirmed && st.unconfirmed_clean)) && seq < st.last_seq) {
         ++st.counters.stale_snapshots;
         pending_.apply = false;
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
@@ -329,7 +329,7 @@ Update BasicSequencer<Book>::on_session_change(const Event& ev) noexcept {
 }
 
 // MDP3.md "Per channel", on the instruments of the event's channel (those
-// first seen on it): a channel gap makes the clean ones unconfirmed; a
+// first seen on it): a channel gap makes the known ones unconfirmed; a
 // heartbeat refreshes liveness unless one is unconfirmed or suspect after an
 // RptSeq loss; a ChannelReset empties every book, RptSeq restarts, nothing
 // suspect. O(instruments seen): these are rare.
@@ -341,7 +341,10 @@ Update BasicSequencer<Book>::on_channel_event(const Event& ev) noexcept {
         case EventKind::kChannelGap:
             for (const std::uint32_t id : ids) {
                 InstrumentState& st = state(id);
-                if (member(st) && st.known && !st.suspect) st.unconfirmed = st.suspect = true;
+                if (!member(st) || !st.known || st.unconfirmed) continue;
+                st.unconfirmed = true;
+                st.unconfirmed_clean = !st.suspect;
+                st.suspect = true;
             }
             return {0, Verdict::kChannelEvent, false, true, 0};
         case EventKind::kChannelHeartbeat: {

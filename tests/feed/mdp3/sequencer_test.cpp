@@ -168,6 +168,24 @@ TEST_F(Mdp3Rules, HeartbeatDuringAChannelGapRefreshesNothing) {
     EXPECT_EQ(st(2).last_alive_ns, now) << "all confirmed: the heartbeat refreshes";
 }
 
+TEST_F(Mdp3Rules, AChannelGapLeavesAColdStartInstrumentUnconfirmedAndSuspectUntilASnapshot) {
+    entry(1, 5, 100);  // cold start: suspect
+    clean(2, 20);
+    channel(EventKind::kChannelGap);
+    EXPECT_TRUE(st(1).unconfirmed);
+    const std::int64_t alive = st(2).last_alive_ns;
+    channel(EventKind::kChannelHeartbeat);
+    EXPECT_EQ(st(2).last_alive_ns, alive) << "an unconfirmed instrument blocks the heartbeat";
+    entry(2, 21, 100, 1, '0', 1);
+    entry(1, 6, 100, 1, '0', 1);
+    EXPECT_FALSE(st(1).unconfirmed);
+    EXPECT_TRUE(st(1).suspect) << "confirmed, but its book is still unknown";
+    EXPECT_FALSE(st(2).suspect);
+    channel(EventKind::kChannelHeartbeat);
+    EXPECT_EQ(st(2).last_alive_ns, now);
+    EXPECT_EQ(snapshot(1, 3, {90}).verdict, Verdict::kSnapshotApplied) << "suspect: any snapshot applies";
+}
+
 TEST_F(Mdp3Rules, HeartbeatAfterAnRptSeqLossRefreshesNothingButAColdStartDoesNotBlock) {
     entry(1, 5, 100);  // cold start: suspect, not after a loss
     clean(2, 20);
