@@ -425,6 +425,11 @@ ItchStream make_itch_stream(bool skewed) {
             ++ref;
             if (batch.size() == kItchPerDatagram) flush(into);
         };
+        // The day's directory first: locate L is stock "S<L>" (what a subscription names).
+        for (std::uint16_t locate = 1; locate <= 5000; ++locate) {
+            batch.push_back(itch50::stock_directory(locate, "S" + std::to_string(locate)));
+            if (batch.size() == kItchPerDatagram) flush(out.warm);
+        }
         for (std::uint32_t i = 0; i < kItchOpen; ++i) add(out.warm);
         if (!batch.empty()) flush(out.warm);
         for (int i = 0; i < kItchTimed; ++i) {
@@ -480,9 +485,15 @@ void BM_Itch_Parse(benchmark::State& state) {
 }
 BENCHMARK(BM_Itch_Parse);
 
-void BM_Itch_Pipeline(benchmark::State& state, bool skewed) {
+// `subscribed` > 0: only stocks S1..S<subscribed> are booked (issue 15's
+// instruments.subscribe); every message is still sequenced.
+void BM_Itch_Pipeline(benchmark::State& state, bool skewed, int subscribed) {
     const ItchStream& s = itch_stream(skewed);
-    const Config cfg = parse_config("[itch]\nmax_orders = " + std::to_string(2 * kItchOpen) + "\nmax_levels = 1048576\n", "bench.toml");
+    std::string subscribe;
+    for (int k = 1; k <= subscribed; ++k) subscribe += (k > 1 ? ", \"S" : "\"S") + std::to_string(k) + "\"";
+    const Config cfg = parse_config("[itch]\nmax_orders = " + std::to_string(2 * kItchOpen) +
+                                        "\nmax_levels = 1048576\n[instruments]\nsubscribe = [" + subscribe + "]\n",
+                                    "bench.toml");
     std::unique_ptr<itch50::Replay> r;
     std::int64_t now = kT0;
     auto fresh = [&] {
@@ -514,8 +525,10 @@ void BM_Itch_Pipeline(benchmark::State& state, bool skewed) {
         static_cast<double>(OrderBook::bytes_for(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576)) / static_cast<double>(r->book().open_orders());
     set_msgs(state, msgs);
 }
-BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks, false);
-BENCHMARK_CAPTURE(BM_Itch_Pipeline, half_on_100_stocks, true);
+BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks, false, 0);
+BENCHMARK_CAPTURE(BM_Itch_Pipeline, half_on_100_stocks, true, 0);
+BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks_5_subscribed, false, 5);
+BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks_500_subscribed, false, 500);
 
 }  // namespace
 

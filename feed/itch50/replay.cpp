@@ -45,6 +45,8 @@ Replay::Replay(const Config& cfg)
             lines_.push_back({parse_ipv4(line->group).value_or(0), line->port, static_cast<std::uint32_t>(&ch - cfg.channels.data())});
     for (const ChannelConfig& ch : cfg.channels) channels_.push_back({std::to_string(ch.id), 0, 0});
     for (const ChannelConfig& ch : cfg.channels) instruments_.set_clock_offset(static_cast<std::uint16_t>(&ch - cfg.channels.data()), ch.clock_offset_ns);
+    for (const std::string& symbol : cfg.subscribe) (void)instruments_.subscribe(symbol);  // validated: fits
+    sequencer_.apply_subscriptions();
 }
 
 std::uint32_t Replay::slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port) {

@@ -237,3 +237,52 @@ TEST(ItchSequencer, NasdaqCaptureLateJoinBooksAndUnknownOrders) {
 
 }  // namespace
 }  // namespace tickgate::itch50
+
+// The engine's API on ITCH (issue 15): symbols come from the `R` directory
+// and move with a new day's locates; a subscription keeps sequencing.
+namespace tickgate::itch50::api {
+
+TEST(ItchEngineApi, FindFollowsTheDirectoryAndANewSessionsLocateRetiresTheOldHandle) {
+    Pipeline p;
+    EXPECT_FALSE(p.instruments.find("AAPL"));
+    p.feed(1, {stock_directory(5, "AAPL"), stock_directory(6, "MSFT")});
+    const InstrumentHandle aapl = *p.instruments.find("AAPL");
+    EXPECT_EQ(aapl.id, 5u);
+    // The next day: AAPL is locate 9, locate 5 is another stock.
+    p.feed(1, {stock_directory(5, "ZVZZT"), stock_directory(9, "AAPL")}, 0, "S2");
+    EXPECT_FALSE(p.instruments.current(aapl));  // the old handle reads nothing
+    EXPECT_EQ(p.instruments.find("AAPL")->id, 9u);
+    EXPECT_EQ(p.instruments.find("ZVZZT")->id, 5u);
+}
+
+TEST(ItchEngineApi, UnsubscribedStocksAreSequencedButKeepNoOrders) {
+    Pipeline p;
+    ASSERT_TRUE(p.instruments.subscribe("AAPL"));
+    p.seq.apply_subscriptions();
+    p.feed(1, {stock_directory(5, "AAPL"), stock_directory(6, "MSFT"), add_order(5, 1, 'B', 100, 1500000),
+               add_order(6, 2, 'B', 300, 2500000), executed(6, 2, 10), delete_order(6, 99)});
+    EXPECT_EQ(p.book.open_orders(5), 1u);
+    EXPECT_EQ(p.book.open_orders(6), 0u);  // no order kept
+    EXPECT_TRUE(p.book.side(6, Side::kBid).empty());
+    const InstrumentState& msft = p.instruments.state(6);
+    EXPECT_EQ(msft.counters.accepted, 4u);  // R, A, E, D: sequenced all the same
+    EXPECT_EQ(msft.last_seq, 6u);
+    EXPECT_EQ(p.seq.counters(6).unknown_orders, 0u);  // not booked: nothing to be unknown to
+    EXPECT_EQ(p.gate.check(6, 0).reason, GateReason::kNotSubscribed);
+    EXPECT_TRUE(p.gate.check(5, 0).ok());
+
+    // Subscribed mid-session: the orders it missed are unknown, so suspect for the session.
+    ASSERT_TRUE(p.instruments.subscribe("MSFT"));
+    p.seq.apply_subscriptions();
+    p.feed(7, {add_order(6, 3, 'S', 100, 2600000)});
+    EXPECT_EQ(p.book.open_orders(6), 1u);
+    EXPECT_EQ(p.gate.check(6, 0).reason, GateReason::kSuspect);
+
+    // Dropped again: its orders go.
+    p.instruments.unsubscribe("MSFT");
+    p.seq.apply_subscriptions();
+    EXPECT_EQ(p.book.open_orders(6), 0u);
+    EXPECT_EQ(p.book.open_orders(5), 1u);
+}
+
+}  // namespace tickgate::itch50::api

@@ -16,6 +16,7 @@
 #include "tickgate/book/gate.hpp"
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/itch50/sequencer.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
@@ -28,7 +29,11 @@ inline constexpr std::uint32_t kMaxLocates = 65536;
 // Channels a replay without a config tells apart (multicast group:port); more are counted and dropped.
 inline constexpr std::uint32_t kMaxUnconfiguredChannels = 256;
 
-class Replay {
+// The engine's calls (find, safe_quote, subscribe: feed/engine_api.hpp) read
+// its instruments by the day's directory.
+class Replay : public EngineApi<Replay> {
+    friend class EngineApi<Replay>;
+
 public:
     // Sizes everything from `cfg` ([moldudp64], [itch], [gate], channels).
     explicit Replay(const Config& cfg);

@@ -80,6 +80,12 @@ public:
     // One applied message of channel `ch` (what message() does after decoding).
     void apply(std::uint32_t ch, const OrderMessage& o, std::int64_t recv_ns) noexcept;
 
+    // Acts on the instrument table's subscriptions (InstrumentTable::subscribe):
+    // an instrument no longer booked loses its orders; one booked again is
+    // suspect for the rest of the session (the orders added before are
+    // unknown: no snapshot on this feed). Engine thread; O(max_instruments + orders).
+    void apply_subscriptions() noexcept;
+
     [[nodiscard]] const ItchInstrumentCounters& counters(std::uint32_t id) const noexcept { return per_instrument_[id].counters; }
     [[nodiscard]] const ItchChannelCounters& channel_counters(std::uint32_t ch) const noexcept { return channels_[ch].counters; }
     // The trading state of `id` from its last H ('T' trading, 'H' halted, ...; 0 before any).
@@ -100,6 +106,7 @@ private:
         std::uint32_t next_in_channel = kNoInstrument;
         char trading_state = 0;
         bool refused = false;  // a full store refused one of its adds: its book is incomplete
+        bool rebooked = false; // booked after orders went by unkept: its book is incomplete
     };
     struct Channel {
         std::uint32_t first_instrument = kNoInstrument;
@@ -117,7 +124,9 @@ private:
     std::uint32_t instrument(std::uint32_t ch, std::uint16_t locate) noexcept;
     void make_channel_suspect(std::uint32_t ch) noexcept;
     void refresh_suspect(std::uint32_t ch, std::uint32_t id) noexcept;
-    void order(std::uint32_t id, const OrderMessage& o) noexcept;
+    void order(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
+    // `missed`: messages of the instrument went by in this session unkept.
+    void on_booking_changed(std::uint32_t id, bool missed) noexcept;
 
     InstrumentTable& instruments_;
     OrderBook& book_;
@@ -162,7 +171,8 @@ inline std::uint32_t Sequencer::instrument(std::uint32_t ch, std::uint16_t locat
 // the last refresh).
 inline void Sequencer::refresh_suspect(std::uint32_t ch, std::uint32_t id) noexcept {
     InstrumentState& st = instruments_.state(id);
-    st.suspect = channels_[ch].suspect || per_instrument_[id].refused || !st.alive;
+    const PerInstrument& pi = per_instrument_[id];
+    st.suspect = channels_[ch].suspect || pi.refused || pi.rebooked || !st.alive;
 }
 
 inline void Sequencer::make_channel_suspect(std::uint32_t ch) noexcept {
@@ -206,6 +216,7 @@ inline void Sequencer::session_started(std::uint32_t ch, bool replaces_another) 
         st.known = false;
         st.has_source = false;
         per_instrument_[id].refused = false;
+        per_instrument_[id].rebooked = false;
         per_instrument_[id].trading_state = 0;
         refresh_suspect(ch, id);
     }
@@ -226,6 +237,7 @@ inline void Sequencer::apply(std::uint32_t ch, const OrderMessage& o, std::int64
     const std::uint32_t id = instrument(ch, o.stock_locate);
     if (id == kNoInstrument) return;
     InstrumentState& st = instruments_.state(id);
+    const bool seen_in_session = st.known;
     ++st.counters.accepted;
     st.last_seq = o.position;
     st.known = true;
@@ -234,22 +246,26 @@ inline void Sequencer::apply(std::uint32_t ch, const OrderMessage& o, std::int64
     const std::int64_t venue_now = recv_ns + std::int64_t{c.offset_minutes} * kNsPerMinute;
     st.last_source_ns = recv_ns - wrap_half_day(venue_now - o.timestamp_ns);
     st.has_source = true;
-    order(id, o);
+    order(id, o, seen_in_session);
 }
 
-inline void Sequencer::order(std::uint32_t id, const OrderMessage& o) noexcept {
+inline void Sequencer::order(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept {
     PerInstrument& pi = per_instrument_[id];
     OrderResult r = OrderResult::kApplied;
     switch (o.action) {
         case Action::kStockDirectory: {
-            InstrumentState& st = instruments_.state(id);
             std::size_t n = kSymbolSize;
             while (n > 0 && o.symbol[n - 1] == ' ') --n;
-            std::memcpy(st.symbol, o.symbol, n);
-            st.symbol[n] = '\0';
+            // Through the table: find(symbol) and subscriptions follow the
+            // day's directory; a locate given another symbol retires old handles.
+            if (instruments_.set_symbol(id, {o.symbol, n})) on_booking_changed(id, seen_in_session);
             return;
         }
         case Action::kTradingAction: pi.trading_state = o.code; return;
+        default: break;
+    }
+    if (!instruments_.state(id).booked) [[unlikely]] return;  // not subscribed: sequenced, no orders kept
+    switch (o.action) {
         case Action::kAdd: r = book_.add(id, o.order_ref, o.side == 'S' ? Side::kAsk : Side::kBid, o.shares, o.price); break;
         case Action::kExecute:
         case Action::kCancel: r = book_.reduce(id, o.order_ref, o.shares); break;
@@ -267,6 +283,33 @@ inline void Sequencer::order(std::uint32_t id, const OrderMessage& o) noexcept {
             break;
         default: break;
     }
+}
+
+inline void Sequencer::on_booking_changed(std::uint32_t id, bool missed) noexcept {
+    InstrumentState& st = instruments_.state(id);
+    if (!st.booked) {
+        // Its orders are no longer kept. The store walk is for the rare
+        // locate that had orders (a directory usually precedes them).
+        if (book_.open_orders(id) != 0) book_.clear(id);
+        return;
+    }
+    if (!missed) return;
+    per_instrument_[id].rebooked = true;
+    st.suspect = true;
+}
+
+inline void Sequencer::apply_subscriptions() noexcept {
+    bool dropped = false;
+    for (std::uint32_t id = 0; id < instruments_.max_instruments(); ++id) {
+        InstrumentState& st = instruments_.state(id);
+        const bool booked = instruments_.wanted(st.symbol);
+        if (booked == st.booked) continue;
+        st.booked = booked;
+        if (booked) on_booking_changed(id, st.known);
+        else dropped = dropped || book_.open_orders(id) != 0;
+    }
+    // One walk of the store for every instrument dropped at once.
+    if (dropped) book_.clear_if([&](std::uint32_t id) noexcept { return !instruments_.state(id).booked; });
 }
 
 }  // namespace tickgate::itch50
