@@ -14,8 +14,8 @@ STAMP=$(date +%F)-$(hostname -s)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" --target stages_bench ring_bench replay_bench -j2
+# Debian packages (idempotent, gnuplot-nox for the plot) and a Release build of every benchmark.
+SETUP_EXTRA_PACKAGES=gnuplot-nox "$ROOT/scripts/setup.sh" "$BUILD"
 mkdir -p "$OUT"
 
 PIN=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs tickgate's Debian build dependencies (idempotent) and builds it.
-# usage: scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+# usage: [SETUP_EXTRA_PACKAGES="pkg ..."] scripts/setup.sh [BUILD_DIR] [extra cmake args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +8,9 @@ packages=(build-essential cmake pkg-config git python3
           libboost-dev libfmt-dev libspdlog-dev libtomlplusplus-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
           iproute2 tcpreplay prometheus prometheus-cpp-dev curl ca-certificates)
+# Callers needing more (bench/run.sh: gnuplot-nox for the latency plot) name them here.
+read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"
+packages+=("${extra[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
