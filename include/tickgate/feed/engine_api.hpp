@@ -1,7 +1,8 @@
-// The engine's calls on a handler, the same for every protocol and both
-// handler types (live BasicFeedHandler, offline BasicHandler): instruments
-// by symbol, the one safe-price read, subscriptions. A CRTP base: the
-// handler has members instruments_, gate_, book_, sequencer_ and befriends it.
+// The engine's calls on a handler, the same for every protocol and handler
+// type (BasicFeedHandler, BasicInlineFeedHandler, the offline BasicHandler,
+// itch50::Replay): instruments by symbol, the one safe-price read,
+// subscriptions. A CRTP base: the handler has members instruments_, gate_,
+// book_, sequencer_ (with apply_subscriptions()) and befriends it.
 // Engine thread only, like everything that reads the books.
 #pragma once
 
@@ -39,6 +40,7 @@ public:
         return true;
     }
     // Stops booking `symbol` (its book is dropped; it is still sequenced).
+    // Filtering stays on: with every symbol unsubscribed nothing is booked.
     void unsubscribe(std::string_view symbol) noexcept {
         self().instruments_.unsubscribe(symbol);
         self().sequencer_.apply_subscriptions();
