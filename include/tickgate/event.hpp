@@ -79,6 +79,7 @@ struct alignas(64) Event {
             char symbol[16];
             std::int8_t price_exponent;
             std::uint8_t book_depth;  // MDP3: the definition's GBX MarketDepth; 0 = not given
+            bool removed;             // MDP3: SecurityUpdateAction 'D', the venue deleted the instrument
         } definition;
         struct {
             std::uint64_t seq;        // RptSeq

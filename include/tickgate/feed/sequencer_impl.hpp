@@ -276,9 +276,12 @@ template <SequencedBook Book>
 Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     if (learn_definitions_) {
+        // A deleted instrument loses its symbol: find() no longer answers
+        // it and handles taken before read `unknown` (its generation moves).
         const char* sym = ev.u.definition.symbol;
-        if (instruments_.set_symbol(id, {sym, strnlen(sym, sizeof ev.u.definition.symbol)}))
-            on_booking_changed(st, id);
+        const std::string_view symbol =
+            ev.u.definition.removed ? std::string_view{} : std::string_view{sym, strnlen(sym, sizeof ev.u.definition.symbol)};
+        if (instruments_.set_symbol(id, symbol)) on_booking_changed(st, id);
         st.price_exponent = ev.u.definition.price_exponent;
         if constexpr (kMdp3) book_.set_depth(id, ev.u.definition.book_depth);
     }

@@ -161,24 +161,28 @@ TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
 }
 
 TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
-    PacketDecoder dec;
-    Bytes root;
-    root.put<std::uint8_t>(0).put<std::uint32_t>(1).put<char>('A').put<std::uint64_t>(0).put<std::uint8_t>(17)
-        .put<std::int16_t>(310).put<std::uint8_t>(0).put<std::uint8_t>(0).chars("XCME", 4).chars("ES", 6).chars("ES", 6)
-        .chars("ESZ6", 20).put<std::int32_t>(123456).zeros(224 - 59);
-    Bytes groups = test::group_header(9, 0);
-    groups.append(test::group_header(4, 2)).chars("GBX", 3).put<std::int8_t>(10).chars("GBI", 3).put<std::int8_t>(2);
-    groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
-    Bytes p = test::packet(1, 0);
-    p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
-    const Decoded d = decode(dec, p);
-    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
-    ASSERT_EQ(d.events.size(), 1u);
-    EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
-    EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
-    EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
-    EXPECT_EQ(d.events[0].u.definition.price_exponent, -9);
-    EXPECT_EQ(dec.securities().security_id(d.events[0].instrument_id), 123456);
+    for (const char action : {'A', 'D'}) {  // SecurityUpdateAction: add, delete
+        SCOPED_TRACE(action);
+        PacketDecoder dec;
+        Bytes root;
+        root.put<std::uint8_t>(0).put<std::uint32_t>(1).put<char>(action).put<std::uint64_t>(0).put<std::uint8_t>(17)
+            .put<std::int16_t>(310).put<std::uint8_t>(0).put<std::uint8_t>(0).chars("XCME", 4).chars("ES", 6).chars("ES", 6)
+            .chars("ESZ6", 20).put<std::int32_t>(123456).zeros(224 - 59);
+        Bytes groups = test::group_header(9, 0);
+        groups.append(test::group_header(4, 2)).chars("GBX", 3).put<std::int8_t>(10).chars("GBI", 3).put<std::int8_t>(2);
+        groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
+        Bytes p = test::packet(1, 0);
+        p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
+        const Decoded d = decode(dec, p);
+        EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+        ASSERT_EQ(d.events.size(), 1u);
+        EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
+        EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
+        EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
+        EXPECT_EQ(d.events[0].u.definition.price_exponent, -9);
+        EXPECT_EQ(dec.securities().security_id(d.events[0].instrument_id), 123456);
+        EXPECT_EQ(d.events[0].u.definition.removed, action == 'D');
+    }
 }
 
 TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {

@@ -285,5 +285,21 @@ TEST_F(Mdp3Rules, DefinitionsSetSymbolAndDepthAndCreateNoInstrument) {
     EXPECT_EQ(bids(3), (std::vector<std::int64_t>{102, 101}));
 }
 
+TEST_F(Mdp3Rules, ADeletingDefinitionRemovesTheSymbolAndRetiresHandles) {
+    Event ev = base(EventKind::kDefinition, 3);
+    std::memcpy(ev.u.definition.symbol, "ESZ6\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+    ev.u.definition.price_exponent = -9;
+    ev.u.definition.book_depth = 0;
+    ev.u.definition.removed = false;
+    seq.apply(ev);
+    const auto handle = table.find("ESZ6");
+    ASSERT_TRUE(handle);
+    ev.u.definition.removed = true;  // SecurityUpdateAction 'D'
+    EXPECT_EQ(seq.apply(ev).verdict, Verdict::kDefinition) << "the engine's cue to resolve again";
+    EXPECT_FALSE(table.find("ESZ6"));
+    EXPECT_FALSE(table.current(*handle));
+    EXPECT_STREQ(st(3).symbol, "");
+}
+
 }  // namespace
 }  // namespace tickgate

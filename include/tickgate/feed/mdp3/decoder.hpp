@@ -375,8 +375,8 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     mdp3_.entries.add();
 }
 
-// A definition into `ev`: Symbol (its first 16 characters) and the GBX
-// feed's MarketDepth. False when its SecurityID does not fit (counted).
+// A definition into `ev`: Symbol (its first 16 characters), the GBX
+// feed's MarketDepth, and whether it deletes the instrument. False when its SecurityID does not fit (counted).
 inline bool PacketDecoder::definition(const Checked& c, Event& ev) noexcept {
     const std::uint32_t id = map_.index_of(load_le<std::int32_t>(c.root + kDefSecurityId));
     if (id == SecurityMap::kNone) [[unlikely]] {
@@ -390,6 +390,7 @@ inline bool PacketDecoder::definition(const Checked& c, Event& ev) noexcept {
     std::memcpy(ev.u.definition.symbol, c.root + kDefSymbol, sizeof ev.u.definition.symbol);
     ev.u.definition.price_exponent = c.layout.price_exponent;
     ev.u.definition.book_depth = 0;
+    ev.u.definition.removed = load_le<char>(c.root + kDefUpdateAction) == 'D';
     const GroupSpan& feeds = c.groups[kDefFeedTypesGroup];
     for (std::size_t i = 0; i < feeds.count; ++i) {
         const std::byte* e = feeds.entry(i);
