@@ -183,6 +183,7 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
         return {id, Verdict::kForeignChannel, false, state(id).suspect, 0};
     }
     InstrumentState& st = *touched;
+    if constexpr (kMdp3) st.price_exponent = ev.u.snapshot.price_exponent;
     const std::uint64_t seq = ev.u.snapshot.seq;
     // Stale: older than last_seq on a clean or unconfirmed (and clean before) instrument.
     if (st.known && (!st.suspect || (st.unconfirmed && st.unconfirmed_clean)) && seq < st.last_seq) {

@@ -66,6 +66,7 @@ TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
     EXPECT_EQ(a.u.entry.level, 2);
     EXPECT_EQ(a.u.entry.action, 1);
     EXPECT_EQ(a.u.entry.entry_type, '1');
+    EXPECT_EQ(a.u.entry.price_exponent, -9) << "template 46 is schema 9: PRICENULL9";
     EXPECT_EQ(d.events[1].instrument_id, 1u);
     EXPECT_EQ(d.events[1].u.entry.qty, 0) << "a null MDEntrySize is 0";
     EXPECT_EQ(d.events[1].u.entry.price, -5);
@@ -151,6 +152,7 @@ TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
     EXPECT_EQ(d.events[0].u.snapshot.source_ns, 888);
     EXPECT_EQ(d.events[0].u.snapshot.n_bids, 2);
     EXPECT_EQ(d.events[0].u.snapshot.n_asks, 2);
+    EXPECT_EQ(d.events[0].u.snapshot.price_exponent, -9);
     EXPECT_EQ(d.events[1].u.levels.count, 3);
     EXPECT_EQ(d.events[1].u.levels.price[0], 100);
     EXPECT_EQ(d.events[1].u.levels.price[1], 99);

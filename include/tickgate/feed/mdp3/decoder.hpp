@@ -278,6 +278,7 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcep
             const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
             const bool book = l.kind == TemplateKind::kBook;
             ev.kind = book ? EventKind::kLevelEntry : EventKind::kSequencedEntry;
+            ev.u.entry.price_exponent = l.price_exponent;
             for (std::size_t i = 0; i < g.count; ++i) {
                 const std::byte* e = g.entry(i);
                 const std::uint32_t id = map_.index_of(load_le<std::int32_t>(e + l.seq.security_id));
@@ -352,6 +353,7 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     ev.u.snapshot.source_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kSnapTransactTime));
     ev.u.snapshot.n_bids = n[0];
     ev.u.snapshot.n_asks = n[1];
+    ev.u.snapshot.price_exponent = c.layout.price_exponent;
     sink(static_cast<const Event&>(ev));
     ev.kind = EventKind::kSnapshotLevels;
     std::uint8_t k = 0;
