@@ -16,7 +16,7 @@ Config config_from(const cli::Options& a, bool required, bool own_pipelines) {
     if (name && std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
         throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
     const auto refuse_own_pipeline = [] {
-        throw UsageError{fmt::format("--protocol {}: only `tickgate replay` speaks it so far (known: {})", kItch50Name,
+        throw UsageError{fmt::format("--protocol {}: only `tickgate replay`, `run` and `sim` speak it so far (known: {})", kItch50Name,
                                      protocol_list())};
     };
     if (!own_pipelines && name == kItch50Name) refuse_own_pipeline();

@@ -423,10 +423,8 @@ TEST(Cli, ProtocolOptionChoosesAKnownProtocolOrIsAUsageError) {
     ASSERT_EQ(named.exit, 0) << named.err;
     EXPECT_EQ(named.out, plain.out);
     expect_usage_error(run_cli("replay --protocol fix44 " + quoted(capture)), {"--protocol", "qfb1", "itch50", "fix44"});
-    // itch50 has its own pipeline, which only replay runs so far.
-    for (const std::string& cmd : {std::string("run --duration 0.1"),
-                                  "capture --out " + quoted(tmp.file("c.pcap")), "send " + quoted(capture),
-                                  std::string("sim --duration 0.1")}) {
+    // itch50 has its own pipeline, which replay, run and sim run so far.
+    for (const std::string& cmd : {"capture --out " + quoted(tmp.file("c.pcap")), "send " + quoted(capture)}) {
         SCOPED_TRACE(cmd);
         expect_usage_error(run_cli(cmd.substr(0, cmd.find(' ')) + " --protocol itch50" + cmd.substr(cmd.find(' '))),
                            {"--protocol", "qfb1", "itch50"});

@@ -1,0 +1,58 @@
+#include "tickgate/feed/itch50/live.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "../json_writer.hpp"
+#include "tickgate/feed/clock.hpp"
+
+namespace tickgate::itch50 {
+
+LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_), receiver_(cfg) {}
+
+int LiveHandler::poll(std::int64_t timeout_ns) {
+    int n = receiver_.poll_once(std::min(timeout_ns, kMaxWaitNs), [this](const RawDatagram& d) {
+        core_.deliver(d.payload, d.dst_ip, d.dst_port, d.recv_ns);
+    });
+    n += client_.poll_answers(core_.stream(), core_.sink());
+    if (const std::int64_t drained = receiver_.drained_until(); drained != 0) core_.expire(drained);
+    client_.tick(realtime_ns(), core_.stream());
+    return n;
+}
+
+namespace {
+std::string lines_text(const Receiver& r) {
+    std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>10} {:>10}\n", "ch", "line", "group:port", "packets",
+                                  "drops", "rejected");
+    for (const auto& l : r.lines())
+        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>10} {:>10}\n", l->channel_id, l->line ? "B" : "A",
+                           fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->kernel_drops.get(),
+                           l->rejected_source.get());
+    return out;
+}
+}  // namespace
+
+std::string LiveHandler::summary_json(std::int64_t now_ns) const {
+    json::Value out = json::Value::parse(core_.summary_json({.now_ns = now_ns}));
+    json::Value& lines = out["lines"] = json::Value::array();
+    for (const auto& l : receiver_.lines())
+        lines.push_back({{"channel", l->channel_id},
+                         {"line", l->line ? "B" : "A"},
+                         {"group", l->group},
+                         {"port", l->port},
+                         {"packets", l->packets.get()},
+                         {"bytes", l->bytes.get()},
+                         {"kernel_drops", l->kernel_drops.get()},
+                         {"rejected_source", l->rejected_source.get()},
+                         {"oversized", l->oversized.get()},
+                         {"recv_errors", l->recv_errors.get()}});
+    return json::dump(out);
+}
+
+std::string LiveHandler::live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
+                                   bool terminal) const {
+    return core_.live_view(now_ns, config_path, elapsed_s, lines_text(receiver_), terminal);
+}
+
+}  // namespace tickgate::itch50
