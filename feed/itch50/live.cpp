@@ -3,18 +3,35 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "../json_writer.hpp"
 #include "tickgate/feed/clock.hpp"
 
 namespace tickgate::itch50 {
 
-LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_), receiver_(cfg) {}
+LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_), receiver_(cfg) {
+    // poll_once hands on at most one batch per socket (two per channel).
+    const std::size_t round = std::size_t{std::clamp<std::uint32_t>(cfg.receiver.batch, 1, 1024)} * 2 * cfg.channels.size();
+    stash_bytes_.resize(round * Receiver::kSlotBytes);
+    stash_.reserve(round);
+}
 
 int LiveHandler::poll(std::int64_t timeout_ns) {
+    stash_.clear();
     int n = receiver_.poll_once(std::min(timeout_ns, kMaxWaitNs), [this](const RawDatagram& d) {
-        core_.deliver(d.payload, d.dst_ip, d.dst_port, d.recv_ns);
+        if (stash_.size() == stash_.capacity()) [[unlikely]] return;  // cannot happen: sized for a round
+        const auto slot = static_cast<std::uint32_t>(stash_.size());
+        std::memcpy(stash_bytes_.data() + std::size_t{slot} * Receiver::kSlotBytes, d.payload.data(), d.payload.size());
+        stash_.push_back({d.recv_ns, d.dst_ip, d.dst_port, static_cast<std::uint32_t>(d.payload.size()), slot});
     });
+    // In place (std::stable_sort would allocate); equal times keep the receive order.
+    std::sort(stash_.begin(), stash_.end(), [](const Stashed& a, const Stashed& b) {
+        return a.recv_ns != b.recv_ns ? a.recv_ns < b.recv_ns : a.slot < b.slot;
+    });
+    for (const Stashed& s : stash_)
+        core_.deliver({stash_bytes_.data() + std::size_t{s.slot} * Receiver::kSlotBytes, s.len}, s.dst_ip, s.dst_port,
+                      s.recv_ns);
     n += client_.poll_answers(core_.stream(), core_.sink());
     if (const std::int64_t drained = receiver_.drained_until(); drained != 0) core_.expire(drained);
     client_.tick(realtime_ns(), core_.stream());

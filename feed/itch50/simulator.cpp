@@ -511,13 +511,9 @@ void RerequestServer::add_to(SimTruth& t) const {
 
 // ------------------------------------------------------------------ sinks
 
-SimTruth simulate_to_sockets(SimOptions o) {
-    o.epoch_ns = realtime_ns();
-    const SimSchedule s = simulate(o);
+SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server) {
     MulticastSender sender(o.interface);  // loopback only, TTL 0
     const std::uint32_t ga = *parse_ipv4(o.group_a), gb = *parse_ipv4(o.group_b);
-    RerequestServer server(o, s);
-    fmt::print(stderr, "sim: re-request server on 127.0.0.1:{}\n", server.port());
     using Clock = std::chrono::steady_clock;
     const Clock::time_point start = Clock::now();
     for (std::size_t i = 0; i < s.sends.size(); ++i) {
@@ -536,6 +532,14 @@ SimTruth simulate_to_sockets(SimOptions o) {
     server.add_to(t);
     t.output = "sockets";
     return t;
+}
+
+SimTruth simulate_to_sockets(SimOptions o) {
+    o.epoch_ns = realtime_ns();
+    const SimSchedule s = simulate(o);
+    RerequestServer server(o, s);
+    fmt::print(stderr, "sim: re-request server on 127.0.0.1:{}\n", server.port());
+    return publish(o, s, server);
 }
 
 SimTruth simulate_to_capture(const SimOptions& o, const std::string& path) {

@@ -2,9 +2,13 @@
 // configured lines A and B received on loopback-safe multicast sockets
 // (Receiver), the re-request client (one unicast socket per channel with
 // `rerequest`), and the offline pipeline's core (itch50::Replay: stream ->
-// sequencer -> order book -> gate) fed by both. Holes are given up on the
-// sockets' clock: only up to the time every socket has been drained, so a
-// fill waiting in the other line's socket is never overtaken.
+// sequencer -> order book -> gate) fed by both. The datagrams of one
+// receive round (up to a batch per socket) are applied in the order of
+// their kernel timestamps, not socket by socket: the first packet seen of a
+// session decides a late join, and reading line A's burst before line B's
+// earlier packet would make B's first packet look late. Holes are given up
+// on the sockets' clock: only up to the time every socket has been
+// drained, so a fill waiting in the other line's socket is never overtaken.
 //
 // Sockets open at construction (std::runtime_error naming what failed).
 // poll() is the whole duty cycle and runs on one thread; it allocates
@@ -14,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
@@ -47,9 +52,20 @@ public:
                                         bool terminal) const;
 
 private:
+    // A datagram of the current round, copied out of the receive batch.
+    struct Stashed {
+        std::int64_t recv_ns;
+        std::uint32_t dst_ip;
+        std::uint16_t dst_port;
+        std::uint32_t len;
+        std::uint32_t slot;  // in stash_bytes_
+    };
+
     moldudp64::RerequestClient client_;  // before core_: the stream points at it
     Replay core_;
     Receiver receiver_;
+    std::vector<std::byte> stash_bytes_;  // one receive slot per datagram of a round
+    std::vector<Stashed> stash_;          // capacity fixed at start-up: a round's datagrams
 };
 
 }  // namespace tickgate::itch50

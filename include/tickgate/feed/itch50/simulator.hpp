@@ -141,8 +141,11 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// Paced on loopback multicast with the re-request server running (sets
-// epoch_ns to now). Throws std::runtime_error on socket problems.
+// Sends `s` paced on loopback multicast while `server` (made from the same
+// schedule) answers, then lingers server_linger_ms and stops it. Throws
+// std::runtime_error on socket problems.
+SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server);
+// simulate() and publish() with a server of its own (sets epoch_ns to now).
 SimTruth simulate_to_sockets(SimOptions o);
 // Both lines' copies as a ns pcap (Ethernet), dst = line group:port, src 127.0.0.1; no server.
 SimTruth simulate_to_capture(const SimOptions& o, const std::string& path);
