@@ -15,6 +15,29 @@ LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_)
     const std::size_t round = std::size_t{std::clamp<std::uint32_t>(cfg.receiver.batch, 1, 1024)} * 2 * cfg.channels.size();
     stash_bytes_.resize(round * Receiver::kSlotBytes);
     stash_.reserve(round);
+    logged_.resize(cfg.channels.size());
+    channel_ids_ = cfg.channel_ids();
+}
+
+void LiveHandler::log_state(StateLog& log, std::int64_t now_ns) noexcept {
+    for (std::uint32_t ch = 0; ch < logged_.size(); ++ch) {
+        const std::uint64_t lost = core_.channel(ch).counters.lost_messages.get();
+        const std::uint64_t recovered = client_.counters(ch).messages_recovered.get();
+        StateChange c;
+        c.time_ns = now_ns;
+        c.channel = channel_ids_[ch];
+        if (lost != logged_[ch].lost) {
+            c.kind = StateChangeKind::kHoleGivenUp;
+            c.value = lost - logged_[ch].lost;
+            (void)log.push(c);
+        }
+        if (recovered != logged_[ch].recovered) {
+            c.kind = StateChangeKind::kRerequested;
+            c.value = recovered - logged_[ch].recovered;
+            (void)log.push(c);
+        }
+        logged_[ch] = {lost, recovered};
+    }
 }
 
 int LiveHandler::poll(std::int64_t timeout_ns) {

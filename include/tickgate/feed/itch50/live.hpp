@@ -24,6 +24,7 @@
 #include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/state_log.hpp"
 
 namespace tickgate::itch50 {
 
@@ -47,6 +48,11 @@ public:
     // The ITCH50.md summary (replay's, with each channel's "rerequest"
     // counters and a "lines" array of per-line receive counters).
     [[nodiscard]] std::string summary_json(std::int64_t now_ns) const;
+    // Pushes to `log` what changed per channel since the last call: holes
+    // given up (hole_given_up, messages lost) and holes filled by the
+    // re-request server (rerequested, messages recovered). Same thread as
+    // poll(), every few hundred ms; a few compares per channel.
+    void log_state(StateLog& log, std::int64_t now_ns) noexcept;
     // One refresh of the live view (the shared table and the lines).
     [[nodiscard]] std::string live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
                                         bool terminal) const;
@@ -66,6 +72,11 @@ private:
     Receiver receiver_;
     std::vector<std::byte> stash_bytes_;  // one receive slot per datagram of a round
     std::vector<Stashed> stash_;          // capacity fixed at start-up: a round's datagrams
+    struct Logged {
+        std::uint64_t lost = 0, recovered = 0;
+    };
+    std::vector<Logged> logged_;  // per channel: what log_state() has reported
+    std::vector<std::uint16_t> channel_ids_;
 };
 
 }  // namespace tickgate::itch50
