@@ -236,10 +236,7 @@ private:
     // burst on both, outages, a second copy, or one line's copy after the
     // next packet. The model beside it counts what a handler must.
     [[nodiscard]] bool in_outage(const std::vector<SimOptions::Outage>& ws, std::int64_t t) const {
-        const double f = static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(time_of(total_), 1));
-        for (const auto& w : ws)
-            if (f >= w.from && f < w.to) return true;
-        return false;
+        return in_window(ws, static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(time_of(total_), 1)));
     }
     void apply_faults(const Raw& p) {
         if (p.late) {
@@ -247,20 +244,10 @@ private:
             ++s_.truth.late_old_session;
             return;
         }
-        double u[7];
-        for (double& x : u) x = faults_.uniform();
-        bool a = true, b = true;
+        const PacketDraws d = loss_.next(faults_, p.exempt, o_.loss_a, o_.loss_b, o_.burst_p, o_.burst_len);
+        const double* u = d.u;
+        bool a = d.a, b = d.b;
         if (!p.exempt) {
-            if (burst_left_ > 0) {
-                a = b = false;
-                --burst_left_;
-            } else if (o_.burst_p > 0 && u[0] < o_.burst_p) {
-                a = b = false;
-                burst_left_ = o_.burst_len - 1;
-            } else {
-                a = !(u[1] < o_.loss_a);
-                b = !(u[2] < o_.loss_b);
-            }
             a = a && !in_outage(o_.outage_a, p.t);
             b = b && !in_outage(o_.outage_b, p.t);
         }
@@ -354,7 +341,7 @@ private:
     std::int64_t pending_t_ = 0, t_last_ = 0, shift_ns_ = 0;
     std::uint32_t session_ = 0;
     std::optional<Raw> last_old_data_;
-    std::uint32_t burst_left_ = 0;
+    LineLoss loss_;
     std::optional<Deferred> deferred_;
     std::set<std::uint32_t> seen_;
 };
