@@ -194,17 +194,18 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
 std::string Replay::summary_table(const SummaryContext& ctx) const {
     DecoderCounters decoder;
     totals(decoder);
-    SequencerCounters seq;
+    const SequencerCounters seq;  // ITCH's sequencer counters are per channel and instrument, not these
     return tickgate::summary_table(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate}, ctx);
 }
 
 std::string Replay::live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
                               std::string_view line_table, bool terminal) const {
+    // The view is the summary table under a title: its sources as summary_table's.
     DecoderCounters decoder;
     totals(decoder);
-    SequencerCounters seq;
-    return tickgate::live_view(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate}, now_ns,
-                               config_path, elapsed_s, line_table, terminal);
+    const SequencerCounters seq;
+    const SummarySource src{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate};
+    return tickgate::live_view(src, now_ns, config_path, elapsed_s, line_table, terminal);
 }
 
 }  // namespace tickgate::itch50

@@ -560,36 +560,23 @@ std::string SimTruth::to_json(const SimOptions& o) const {
     const auto expect = [](std::uint64_t lost, std::uint64_t late, bool clean) {
         return json::Value{{"lost_messages", lost}, {"late_join_messages", late}, {"books_equal", clean}};
     };
-    json::Value out = json::Value::object();
-    out["protocol"] = "itch50";
-    out["output"] = output;
-    out["stocks"] = o.stocks;
-    out["seed"] = o.seed;
-    out["epoch_ns"] = o.epoch_ns;
-    out["duration_ns"] = duration_ns;
-    out["packets"] = packets;
-    out["heartbeats"] = heartbeats;
-    out["messages"] = messages;
-    out["sent_a"] = sent_a;
-    out["sent_b"] = sent_b;
-    out["dropped_a"] = dropped_a;
-    out["dropped_b"] = dropped_b;
-    out["dropped_both"] = dropped_both;
-    out["duplicated"] = duplicated;
-    out["reordered"] = reordered;
-    out["stale_session_packets"] = late_old_session;
+    json::Value out = {{"protocol", "itch50"}, {"output", output},       {"stocks", o.stocks},
+                       {"seed", o.seed},        {"epoch_ns", o.epoch_ns}, {"duration_ns", duration_ns},
+                       {"packets", packets},    {"heartbeats", heartbeats}, {"messages", messages},
+                       {"sent_a", sent_a},      {"sent_b", sent_b},       {"dropped_a", dropped_a},
+                       {"dropped_b", dropped_b}, {"dropped_both", dropped_both}, {"duplicated", duplicated},
+                       {"reordered", reordered}, {"stale_session_packets", late_old_session}};
     out["sessions"] = sess;
     out["server"] = {{"port", server_port},          {"silent", o.server_silent},
                      {"delay_ms", o.server_delay_ms}, {"partial", o.server_partial},
                      {"requests", requests},         {"rejected_requests", rejected_requests},
                      {"answers", answers},           {"answered_messages", answered_messages}};
     // Partial answers are asked again for the rest, max_requests times: exact only without them.
-    json::Value expected = json::Value::object();
-    expected["without_server"] = expect(dropped, late_join, dropped == 0 && late_join == 0);
-    expected["with_server"] = served ? expect(0, late_join, late_join == 0) : expect(dropped, late_join, dropped == 0 && late_join == 0);
-    expected["with_server_recover_from_start"] = served ? expect(0, 0, true) : expect(dropped, late_join, dropped == 0 && late_join == 0);
-    expected["exact"] = o.server_partial == 0;
-    out["expected"] = expected;
+    const json::Value unserved = expect(dropped, late_join, dropped == 0 && late_join == 0);
+    out["expected"] = {{"without_server", unserved},
+                       {"with_server", served ? expect(0, late_join, late_join == 0) : unserved},
+                       {"with_server_recover_from_start", served ? expect(0, 0, true) : unserved},
+                       {"exact", o.server_partial == 0}};
     json::Value st = json::Value::array();
     const auto levels = [](const std::vector<SimLevel>& ls) {
         json::Value a = json::Value::array();
