@@ -150,6 +150,20 @@ TEST_F(Rerequest, HoleIsRequestedAndTheAnswerFillsItAndIsCounted) {
     EXPECT_EQ(client_.tick(100 * kMs, stream_), 0);  // filled: nothing more asked
 }
 
+// A later hole that the other line has filled meanwhile (its packet held
+// behind the older hole) is not asked for.
+TEST_F(Rerequest, HoleFilledByTheOtherLineWhileHeldIsNotAsked) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 0);  // hole 2..4
+    feed(packet(9, 1), 0);  // hole 6..8
+    feed(packet(6, 3), 0);  // line B: 6..8, held behind hole 2..4
+    EXPECT_EQ(client_.tick(0, stream_), 1);
+    const auto reqs = server_.requests();
+    ASSERT_EQ(reqs.size(), 1u);
+    EXPECT_EQ(reqs[0].seq, 2u);
+    EXPECT_EQ(reqs[0].count, 3u);
+}
+
 TEST_F(Rerequest, UnansweredRequestIsSentAgainAfterTheTimeoutAtMostMaxRequestsTimes) {
     feed(packet(1, 1), 0);
     feed(packet(5, 1), 0);  // hole 2..4

@@ -61,9 +61,10 @@ public:
 
     // Sends the requests that are due at `now_ns`: a hole never asked, the
     // next part of one whose last part has arrived, or a part unanswered for
-    // request_timeout (fewer than max_requests sends). `stream` is read for
-    // each channel's session and next position (filled and given-up holes
-    // are forgotten). Returns the requests sent.
+    // request_timeout (fewer than max_requests sends), each from its first
+    // position neither applied nor held. `stream` is read for each
+    // channel's session, next position and held packets (filled and
+    // given-up holes are forgotten). Returns the requests sent.
     template <class Stream>
     int tick(std::int64_t now_ns, const Stream& stream) noexcept;
 
@@ -131,7 +132,8 @@ int RerequestClient::tick(std::int64_t now_ns, const Stream& stream) noexcept {
         }
         for (std::size_t i = 0; i < c.n; ++i) {
             Pending& p = at(c, i);
-            const std::uint64_t from = std::max(p.begin, v.next_seq);
+            // What the lines have brought meanwhile (held behind an older hole) is not asked for.
+            const std::uint64_t from = stream.first_missing(ch, p.begin);
             if (from >= p.end) continue;
             const bool next_part = p.sends > 0 && from >= p.asked_end;
             const bool timed_out = p.sends > 0 && now_ns - p.last_sent_ns >= timeout_ns_;

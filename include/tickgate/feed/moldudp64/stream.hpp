@@ -114,6 +114,17 @@ public:
         return UINT32_MAX;
     }
 
+    // The first position at or after `from` that channel `ch` has neither
+    // applied nor holds (a re-request client need not ask for held ones).
+    // O(held packets of the channel).
+    [[nodiscard]] std::uint64_t first_missing(std::uint32_t ch, std::uint64_t from) const noexcept {
+        const Channel& c = channels_[ch];
+        std::uint64_t at = std::max(from, c.next_seq);
+        for (std::uint32_t s = c.first_held; s != kNone && slots_[s].begin <= at; s = slots_[s].next)
+            at = std::max(at, slots_[s].end);
+        return at;
+    }
+
     // One datagram of channel `ch` (its key read once by read_key), arrived at `recv_ns`.
     template <class Sink>
     void on_datagram(std::uint32_t ch, std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
