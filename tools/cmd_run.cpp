@@ -242,7 +242,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
         return kExitOk;
     }
     if (!a.positional().empty()) throw UsageError{"run takes no positional argument"};
-    const Config cfg = config_from(a, true, true);
+    const Config cfg = config_from(a, true);
     require_channels(cfg, "run");
     RunOptions o;
     // Where to serve metrics, if at all: --metrics, else the config's [metrics].

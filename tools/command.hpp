@@ -28,9 +28,9 @@ inline constexpr int kExitCaptureCut = 3;
 
 // The config of --config (or the defaults; `required`: --config must be
 // given), its protocol set by --protocol, which must name a known protocol
-// and agree with the config's channels. Unless `own_pipelines`, a protocol
-// with a pipeline of its own (itch50: replay and run so far) is a usage error.
-Config config_from(const Options& a, bool required, bool own_pipelines = false);
+// and agree with the config's channels. A protocol with a pipeline of its
+// own (itch50) is the caller's to dispatch.
+Config config_from(const Options& a, bool required);
 // The one stderr line of a capture cut short mid-record.
 void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done);
 // run and capture receive on the configured lines: a config without any is a
