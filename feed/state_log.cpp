@@ -28,6 +28,8 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kLineDown: return "line_down";
         case StateChangeKind::kLineUp: return "line_up";
         case StateChangeKind::kOverload: return "overload";
+        case StateChangeKind::kHoleGivenUp: return "hole_given_up";
+        case StateChangeKind::kRerequested: return "rerequested";
     }
     return "unknown";
 }
@@ -52,6 +54,7 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kGapOpened:
         case StateChangeKind::kSuspect:
         case StateChangeKind::kSessionChange:
+        case StateChangeKind::kHoleGivenUp:
             return level_enum::warn;
         case StateChangeKind::kLineDown:
         case StateChangeKind::kOverload:
@@ -59,6 +62,7 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kRecovered:
         case StateChangeKind::kStaleSnapshot:
         case StateChangeKind::kLineUp:
+        case StateChangeKind::kRerequested:
             return level_enum::info;
     }
     return level_enum::info;
@@ -108,6 +112,10 @@ std::string describe(const StateChange& c) {
             if (c.instrument_id == StateChange::kNoInstrument)
                 return fmt::format("overload: {}: the socket buffer dropped {} datagram(s)", who, c.value);
             return fmt::format("overload: {}: the transport dropped its data (ring full); suspect", who);
+        case StateChangeKind::kHoleGivenUp:
+            return fmt::format("hole given up: {}: {} message(s) lost, its instruments suspect", who, c.value);
+        case StateChangeKind::kRerequested:
+            return fmt::format("re-requested: {}: {} message(s) recovered from the re-request server", who, c.value);
     }
     return fmt::format("{}: {}: {}", to_string(c.kind), who, c.value);
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../json_writer.hpp"
+#include "../sim_random.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 #include "tickgate/feed/sender.hpp"
@@ -29,37 +30,6 @@ constexpr std::size_t kMinDepth = 2;
 constexpr std::size_t kLagHistory = 3;        // lagging snapshots: up to 3 deltas behind
 constexpr std::int8_t kExponent = -8;
 constexpr std::uint32_t kMaxBatch = (qfb1::kMaxDatagram - qfb1::kPacketHeaderSize) / qfb1::kQuoteSize;
-
-// xoshiro256** seeded by splitmix64: the same numbers on every platform
-// (std distributions are not portable).
-class Rng {
-public:
-    explicit Rng(std::uint64_t seed) noexcept {
-        for (auto& w : s_) {
-            seed += 0x9E3779B97F4A7C15ULL;
-            std::uint64_t z = seed;
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-            w = z ^ (z >> 31);
-        }
-    }
-    std::uint64_t next() noexcept {
-        const std::uint64_t r = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return r;
-    }
-    double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-    std::uint64_t below(std::uint64_t n) noexcept { return next() % n; }
-
-private:
-    static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-    std::uint64_t s_[4];
-};
 
 struct MsgRef {
     char type;
@@ -154,7 +124,7 @@ struct Simulator::Impl {
         int copies;
     };
     std::optional<Deferred> deferred;  // reordered on one line: goes out after the next packet
-    std::uint32_t burst_left = 0;
+    LineLoss loss;
     std::uint32_t model_session = 0;
 
     Impl(const SimOptions& opt, GroundTruth& gt)
@@ -429,10 +399,7 @@ struct Simulator::Impl {
 
     // ---- faults: one packet from `raw` to `out`
     [[nodiscard]] bool in_outage(const std::vector<SimOptions::Outage>& ws, std::int64_t t) const {
-        const double f = static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(2 * half_ns, 1));
-        for (const auto& w : ws)
-            if (f >= w.from && f < w.to) return true;
-        return false;
+        return in_window(ws, static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(2 * half_ns, 1)));
     }
     void emit(const RawPacket& p, bool a, bool b) {
         if (a || b) emit_copy({p.bytes, p.t, a, b});
@@ -445,20 +412,10 @@ struct Simulator::Impl {
             ++truth.late_old_session;
             return;
         }
-        double u[7];
-        for (double& x : u) x = faults.uniform();  // fixed draws per packet: a stable stream
-        bool a = true, b = true;
+        const PacketDraws d = loss.next(faults, p.exempt, o.loss_a, o.loss_b, o.burst_p, o.burst_len);
+        const double* u = d.u;
+        bool a = d.a, b = d.b;
         if (!p.exempt) {
-            if (burst_left > 0) {
-                a = b = false;
-                --burst_left;
-            } else if (o.burst_p > 0 && u[0] < o.burst_p) {
-                a = b = false;
-                burst_left = o.burst_len - 1;
-            } else {
-                a = !(u[1] < o.loss_a);
-                b = !(u[2] < o.loss_b);
-            }
             a = a && !in_outage(o.outage_a, p.t);
             b = b && !in_outage(o.outage_b, p.t);
         }
