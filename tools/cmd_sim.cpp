@@ -212,9 +212,16 @@ int run(const std::vector<std::string_view>& args) {
 // Errors go to main like every command's: a cli::UsageError or ConfigError
 // exits 2, any other failure (sockets, writing --pcap) 1.
 int cli::cmd_sim(const std::vector<std::string_view>& args) {
-    // ITCH 5.0 has a simulator of its own (tools/cmd_sim_itch50.cpp), with other options.
-    for (std::size_t i = 0; i + 1 < args.size(); ++i)
-        if (args[i] == "--protocol" && args[i + 1] == "itch50") return cmd_sim_itch50(args);
+    // ITCH 5.0 has a simulator of its own (tools/cmd_sim_itch50.cpp), with
+    // other options: chosen by --protocol itch50, or without --protocol by a
+    // --config whose channels speak it.
+    std::optional<std::string_view> protocol, config;
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+        if (args[i] == "--protocol") protocol = args[i + 1];
+        if (args[i] == "--config") config = args[i + 1];
+    }
+    if (protocol == "itch50" || (!protocol && config && load_config(std::string(*config)).protocol() == "itch50"))
+        return cmd_sim_itch50(args);
     return run(args);
 }
 

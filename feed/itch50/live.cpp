@@ -22,7 +22,7 @@ LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_)
 void LiveHandler::log_state(StateLog& log, std::int64_t now_ns) noexcept {
     for (std::uint32_t ch = 0; ch < logged_.size(); ++ch) {
         const std::uint64_t lost = core_.channel(ch).counters.lost_messages.get();
-        const std::uint64_t recovered = client_.counters(ch).messages_recovered.get();
+        const std::uint64_t recovered = core_.channel(ch).counters.recovered_messages.get();
         StateChange c;
         c.time_ns = now_ns;
         c.channel = channel_ids_[ch];

@@ -85,7 +85,9 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
         ++unmatched_;
         return;
     }
-    stream_.on_datagram(slot, payload, moldudp64::read_key(payload, static_cast<std::uint16_t>(slot)), recv_ns, sequencer_);
+    // A unicast datagram is a re-request server's answer (a live capture holds them).
+    stream_.on_datagram(slot, payload, moldudp64::read_key(payload, static_cast<std::uint16_t>(slot)), recv_ns, sequencer_,
+                        !is_multicast(dst_ip));
 }
 
 void Replay::finish() { stream_.finish(sequencer_); }
@@ -147,6 +149,7 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
                             {"holes_filled", c.holes_filled.get()},
                             {"lost_messages", c.lost_messages.get()},
                             {"holes_given_up", c.holes_given_up.get()},
+                            {"recovered_messages", c.recovered_messages.get()},
                             {"late_join_messages", c.late_join_messages.get()},
                             {"held_max", c.held_max},
                             {"malformed_packets", c.malformed_packets.get()},
@@ -160,7 +163,6 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
                                             {"rate_limited", r.rate_limited.get()},
                                             {"requests_exhausted", r.requests_exhausted.get()},
                                             {"answers", r.answers.get()},
-                                            {"messages_recovered", r.messages_recovered.get()},
                                             {"foreign_answers", r.foreign_answers.get()},
                                             {"stale_answers", r.stale_answers.get()}};
         }

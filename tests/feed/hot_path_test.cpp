@@ -211,7 +211,7 @@ TEST(HotPath, ItchLiveReceiveRerequestAnswerAllocatesNothing) {
     ::close(server);
     EXPECT_EQ(after - before, 0u) << "allocations on the ITCH live path";
     EXPECT_EQ(handler.core().channel(0).next_seq, 801u);
-    EXPECT_EQ(handler.client().counters(0).messages_recovered.get(), 160u);
+    EXPECT_EQ(handler.core().channel(0).counters.recovered_messages.get(), 160u);
 }
 
 // The engine's calls: subscriptions (books skipped, definitions moving the

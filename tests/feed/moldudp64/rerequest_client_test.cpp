@@ -145,7 +145,7 @@ TEST_F(Rerequest, HoleIsRequestedAndTheAnswerFillsItAndIsCounted) {
     ASSERT_EQ(answers(), 1);
     EXPECT_EQ(sink_.applied, (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7}));
     EXPECT_EQ(counters().requests_sent.get(), 1u);
-    EXPECT_EQ(counters().messages_recovered.get(), 3u);
+    EXPECT_EQ(stream_.channel(0).counters.recovered_messages.get(), 3u);
     EXPECT_EQ(stream_.channel(0).counters.holes_filled.get(), 1u);
     EXPECT_EQ(client_.tick(100 * kMs, stream_), 0);  // filled: nothing more asked
 }
@@ -162,6 +162,22 @@ TEST_F(Rerequest, HoleFilledByTheOtherLineWhileHeldIsNotAsked) {
     ASSERT_EQ(reqs.size(), 1u);
     EXPECT_EQ(reqs[0].seq, 2u);
     EXPECT_EQ(reqs[0].count, 3u);
+}
+
+// An answer for a later hole, held behind an older one, counts as
+// recovered when its positions are applied, not when it arrives.
+TEST_F(Rerequest, HeldAnswerCountsAsRecoveredWhenApplied) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 0);  // hole 2..4
+    feed(packet(9, 1), 0);  // hole 6..8
+    client_.tick(0, stream_);
+    ASSERT_EQ(server_.requests().size(), 2u);
+    server_.send_to(server_.from, packet(6, 3));
+    ASSERT_EQ(answers(), 1);
+    EXPECT_EQ(stream_.channel(0).counters.recovered_messages.get(), 0u);  // held
+    feed(packet(2, 3), 1 * kMs);  // the older hole, from a line
+    EXPECT_EQ(stream_.channel(0).next_seq, 10u);
+    EXPECT_EQ(stream_.channel(0).counters.recovered_messages.get(), 3u);
 }
 
 TEST_F(Rerequest, UnansweredRequestIsSentAgainAfterTheTimeoutAtMostMaxRequestsTimes) {

@@ -33,8 +33,8 @@ struct RerequestCounters {
     RelaxedCounter send_errors;         // requests the kernel refused (counted, retried on timeout)
     RelaxedCounter rate_limited;        // times a due request waited for max_requests_per_s
     RelaxedCounter requests_exhausted;  // holes still open after max_requests sends
-    RelaxedCounter answers;             // answer datagrams handed to the stream
-    RelaxedCounter messages_recovered;  // positions applied from answers
+    RelaxedCounter answers;             // answer datagrams handed to the stream (positions applied: the
+                                        // stream's recovered_messages)
     RelaxedCounter foreign_answers;     // datagrams on the socket from another address: dropped
     RelaxedCounter stale_answers;       // answers for another session than the channel's: dropped
 };
@@ -179,12 +179,7 @@ int RerequestClient::poll_answers(Stream& stream, Sink& sink) noexcept {
                 c.counters.stale_answers.add();
                 continue;
             }
-            const std::uint64_t from = before.next_seq;
-            stream.on_datagram(ch, d, key, realtime_ns(), sink);
-            // The answer's positions that were applied now (held ones follow them).
-            const std::uint64_t to = stream.channel(ch).next_seq;
-            const std::uint64_t lo = std::max(from, key.seq), hi = std::min(to, key.next_seq());
-            if (hi > lo) c.counters.messages_recovered.add(hi - lo);
+            stream.on_datagram(ch, d, key, realtime_ns(), sink, true);
             c.counters.answers.add();
             ++handed;
         }

@@ -60,6 +60,7 @@ struct StreamCounters {
     RelaxedCounter request_packets;        // captured re-requests, skipped
     RelaxedCounter duplicate_messages;
     RelaxedCounter holes_filled;
+    RelaxedCounter recovered_messages;     // positions applied from a re-request server's answers
     RelaxedCounter lost_messages;
     RelaxedCounter holes_given_up;         // holes given up (timeout, pool full) or open at a session change
     RelaxedCounter late_join_messages;
@@ -125,10 +126,12 @@ public:
         return at;
     }
 
-    // One datagram of channel `ch` (its key read once by read_key), arrived at `recv_ns`.
+    // One datagram of channel `ch` (its key read once by read_key), arrived
+    // at `recv_ns`; `retransmission`: a re-request server's answer (its
+    // positions applied count in recovered_messages, when they are applied).
     template <class Sink>
     void on_datagram(std::uint32_t ch, std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
-                     Sink& sink) noexcept {
+                     Sink& sink, bool retransmission = false) noexcept {
         Channel& c = channels_[ch];
         c.counters.packets.add();
         if (!key.valid() || d.size() > cfg_.max_datagram) {  // short, or larger than a slot can hold
@@ -148,7 +151,7 @@ public:
             return;
         }
         if (w.received == 0) return;  // reveals nothing
-        packet(ch, c, d, key.seq, key.seq + w.received, recv_ns, sink);
+        packet(ch, c, d, key.seq, key.seq + w.received, recv_ns, sink, retransmission);
     }
 
     // Gives up, oldest first, every hole opened strictly more than its
@@ -209,6 +212,7 @@ private:
         std::int64_t recv_ns;
         std::uint32_t len;
         std::uint32_t next;        // the channel's next held slot by position, kNone at the end
+        bool retransmission;       // a re-request server's answer
     };
     struct Channel {
         Session session{};
@@ -292,7 +296,7 @@ private:
 
     template <class Sink>
     void packet(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
-                std::int64_t recv_ns, Sink& sink) noexcept {
+                std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
         if (!c.positioned) position(ch, c, begin, sink);
         if (end <= c.next_seq) {
             c.counters.duplicate_messages.add(end - begin);
@@ -306,14 +310,14 @@ private:
                 return;
             }
             if (!free_.empty()) {
-                hold(c, d, begin, end, recv_ns);
+                hold(c, d, begin, end, recv_ns, retransmission);
                 return;
             }
             const Hole* oldest = oldest_hole();  // the pool is full: held packets imply an open hole
             if (oldest == nullptr) [[unlikely]] return;
             give_up_oldest(oldest->channel, sink);
         }
-        apply(ch, c, d, begin, end, recv_ns, sink);
+        apply(ch, c, d, begin, end, recv_ns, sink, retransmission);
         drain(ch, c, sink);
         if (c.holes.empty() && !c.gave_up) sink.alive(ch, recv_ns);
     }
@@ -321,10 +325,11 @@ private:
     // Applies positions [max(begin, next_seq), end) of datagram `d` (from `begin`).
     template <class Sink>
     void apply(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
-               std::int64_t recv_ns, Sink& sink) noexcept {
+               std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
         if (c.next_seq > begin) c.counters.duplicate_messages.add(std::min(c.next_seq, end) - begin);
         if (end <= c.next_seq) return;
         const std::uint64_t from = c.next_seq;
+        if (retransmission) c.counters.recovered_messages.add(end - from);
         const Key key = read_key(d, 0);
         (void)walk(d, key, min_length, [&](std::uint16_t i, std::span<const std::byte> m) {
             const std::uint64_t pos = begin + i;
@@ -342,7 +347,7 @@ private:
             c.first_held = slots_[s].next;
             --c.held;
             const Slot& slot = slots_[s];
-            apply(ch, c, held_bytes(s), slot.begin, slot.end, slot.recv_ns, sink);
+            apply(ch, c, held_bytes(s), slot.begin, slot.end, slot.recv_ns, sink, slot.retransmission);
             free_.push_back(s);
         }
     }
@@ -420,12 +425,12 @@ private:
         return false;
     }
     void hold(Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
-              std::int64_t recv_ns) noexcept {
+              std::int64_t recv_ns, bool retransmission) noexcept {
         const std::uint32_t s = free_.back();
         free_.pop_back();
         const std::size_t len = std::min(d.size(), cfg_.max_datagram);
         std::memcpy(bytes_.data() + std::size_t{s} * cfg_.max_datagram, d.data(), len);
-        slots_[s] = {begin, end, recv_ns, static_cast<std::uint32_t>(len), kNone};
+        slots_[s] = {begin, end, recv_ns, static_cast<std::uint32_t>(len), kNone, retransmission};
         std::uint32_t* link = &c.first_held;
         while (*link != kNone && slots_[*link].begin <= begin) link = &slots_[*link].next;
         slots_[s].next = *link;
