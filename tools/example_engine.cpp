@@ -1,7 +1,8 @@
 // A minimal trading engine embedding tickgate: one engine thread polls the
 // handler, resolves the symbols it trades as their definitions arrive, and
 // prices an "order" only off a safe quote (the book's top with the gate's
-// verdict, read together). Works on every protocol the config names.
+// verdict, read together). Works on every protocol the config names: the
+// shared handler for QFB/1 and MDP3, ITCH's own live handler for itch50.
 // usage: example_engine CONFIG [SECONDS] [SYMBOL ...]
 //   SYMBOLs default to the config's instruments.subscribe, else its [[instrument]]s.
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/feed/itch50/live.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed_handler.hpp"
 
@@ -36,6 +38,16 @@ std::vector<Traded> symbols_to_trade(const tickgate::Config& cfg, int argc, char
     return out;
 }
 
+// Prices an order off a safe quote, or counts the gate's refusal.
+void price(Traded& t, const tickgate::SafeQuote& q) {
+    if (q.ok() && q.bid.qty != 0) {
+        ++t.priced;  // an order would be priced off q.bid.price here
+    } else if (!q.ok()) {
+        ++t.refused;
+        t.last_refusal = q.verdict.reason;
+    }
+}
+
 template <tickgate::VenueProtocol P>
 void trade(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono::seconds duration) {
     tickgate::BasicFeedHandler<P> feed(cfg);  // opens and joins the lines
@@ -51,19 +63,37 @@ void trade(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono
         feed.poll([&](const tickgate::Update& u, const tickgate::Event&) {
             if (u.verdict == tickgate::Verdict::kDefinition || u.verdict == tickgate::Verdict::kSessionReset) resolve();
             if (!u.book_changed) return;
-            for (Traded& t : traded) {
-                if (!t.handle || t.handle->id != u.instrument_id) continue;
-                const tickgate::SafeQuote q = feed.safe_quote(*t.handle, tickgate::realtime_ns());
-                if (q.ok() && q.bid.qty != 0) {
-                    ++t.priced;  // an order would be priced off q.bid.price here
-                } else if (!q.ok()) {
-                    ++t.refused;
-                    t.last_refusal = q.verdict.reason;
-                }
-            }
+            for (Traded& t : traded)
+                if (t.handle && t.handle->id == u.instrument_id)
+                    price(t, feed.safe_quote(*t.handle, tickgate::realtime_ns()));
         });
     }
     feed.stop();
+}
+
+// ITCH's live handler runs the whole pipeline in poll() and reports no
+// per-update callback: after each duty cycle that received something, the
+// engine resolves its symbols (O(1) each: the day's directory may have
+// moved them) and prices off every quote whose top changed.
+void trade_itch(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono::seconds duration) {
+    tickgate::itch50::LiveHandler feed(cfg);
+    const auto& engine = feed.core();  // find / safe_quote, as on every handler
+    std::vector<std::pair<tickgate::Level, tickgate::Level>> last_top(traded.size());
+    const auto end = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < end) {
+        if (feed.poll(tickgate::itch50::LiveHandler::kMaxWaitNs) == 0) continue;
+        for (std::size_t i = 0; i < traded.size(); ++i) {
+            Traded& t = traded[i];
+            t.handle = engine.find(t.symbol);
+            if (!t.handle) continue;
+            const tickgate::SafeQuote q = engine.safe_quote(*t.handle, tickgate::realtime_ns());
+            const bool moved = q.bid.price != last_top[i].first.price || q.bid.qty != last_top[i].first.qty ||
+                               q.ask.price != last_top[i].second.price || q.ask.qty != last_top[i].second.qty;
+            if (!moved) continue;
+            last_top[i] = {q.bid, q.ask};
+            price(t, q);
+        }
+    }
 }
 
 }  // namespace
@@ -77,7 +107,10 @@ int main(int argc, char** argv) {
         const tickgate::Config cfg = tickgate::load_config(argv[1]);
         std::vector<Traded> traded = symbols_to_trade(cfg, argc, argv);
         const std::chrono::seconds duration(argc > 2 ? std::atoi(argv[2]) : 5);
-        tickgate::with_protocol(cfg.protocol(), [&]<tickgate::VenueProtocol P>() { trade<P>(cfg, traded, duration); });
+        if (cfg.protocol() == tickgate::kItch50Name)
+            trade_itch(cfg, traded, duration);
+        else
+            tickgate::with_protocol(cfg.protocol(), [&]<tickgate::VenueProtocol P>() { trade<P>(cfg, traded, duration); });
         std::uint64_t orders = 0, refused = 0;
         for (const Traded& t : traded) {
             orders += t.priced;

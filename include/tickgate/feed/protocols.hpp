@@ -24,7 +24,8 @@ struct ProtocolList {
 using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol>;
 
 // Protocols with a pipeline of their own, not (yet) the shared templates:
-// ITCH 5.0 over MoldUDP64 (feed/itch50/: `replay` only so far).
+// ITCH 5.0 over MoldUDP64 (feed/itch50/: itch50::Replay offline,
+// itch50::LiveHandler live; the CLI commands call them by name).
 inline constexpr std::string_view kItch50Name = "itch50";
 
 namespace detail {
@@ -69,7 +70,7 @@ decltype(auto) dispatch(std::string_view name, F& f, ProtocolList<P...>) {
 template <class F>
 decltype(auto) with_protocol(std::string_view name, F&& f) {
     if (name == kItch50Name)
-        throw std::invalid_argument("protocol \"itch50\" has its own pipeline, which only `tickgate replay` runs so far");
+        throw std::invalid_argument("protocol \"itch50\" has its own pipeline (itch50::LiveHandler, itch50::Replay)");
     return detail::dispatch(name, f, KnownProtocols{});
 }
 
