@@ -24,9 +24,11 @@ namespace tickgate {
 
 namespace {
 
-void size_snapshot(MetricsRegistry::Snapshot& s, std::uint32_t max_instruments, std::size_t max_lines) {
+void size_snapshot(MetricsRegistry::Snapshot& s, std::uint32_t max_instruments, std::size_t max_lines,
+                   std::size_t max_streams) {
     s.instruments.resize(max_instruments);
     s.lines.resize(max_lines);
+    s.streams.resize(max_streams);
 }
 
 // Pins the front buffer for the lifetime of the guard (see the header).
@@ -55,15 +57,15 @@ private:
 
 }  // namespace
 
-MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines) {
-    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines);
+MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams) {
+    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines, max_streams);
 }
 
 MetricsRegistry::MetricsRegistry(const FeedStats& h)
     : MetricsRegistry(h.instruments.max_instruments(), h.lines.size()) {}
 
-void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
-                              const LatencySummary* latency) noexcept {
+void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate, const LatencySummary* latency,
+                              std::span<const StreamSample> streams) noexcept {
     const std::uint32_t back = front_.load(std::memory_order_relaxed) ^ 1u;  // only this thread writes front_
     if (readers_[back].load(std::memory_order_seq_cst) != 0) {
         // A reader still copies the previous snapshot: skip, never wait.
@@ -112,6 +114,9 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate,
     }
     s.line_count = l;
 
+    s.stream_count = std::min(streams.size(), s.streams.size());
+    std::copy_n(streams.begin(), s.stream_count, s.streams.begin());
+
     front_.store(back, std::memory_order_seq_cst);
     generation_.store(gen, std::memory_order_relaxed);
 }
@@ -137,6 +142,8 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
                            s.instruments.begin() + static_cast<std::ptrdiff_t>(s.instrument_count));
     out.line_count = s.line_count;
     out.lines.assign(s.lines.begin(), s.lines.begin() + static_cast<std::ptrdiff_t>(s.line_count));
+    out.stream_count = s.stream_count;
+    out.streams.assign(s.streams.begin(), s.streams.begin() + static_cast<std::ptrdiff_t>(s.stream_count));
     return out;
 }
 
@@ -251,6 +258,24 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
 
     // Ring between the network and engine threads.
     singles(kRingCounterFields, s.ring);
+
+    // MoldUDP64 streams and their re-request clients, per channel (ITCH).
+    if (s.stream_count != 0) {
+        auto per_stream = [&](const auto& table, auto values_of, auto has) {
+            for (std::size_t row = 0; row < std::size(table); ++row) {
+                if (table[row].metric.empty()) continue;
+                w.family(table[row].metric, C, table[row].help);
+                for (std::size_t i = 0; i < s.stream_count; ++i)
+                    if (has(s.streams[i]))
+                        w.sample(table[row].metric, fmt::format("channel=\"{}\"", s.streams[i].channel),
+                                 values_of(s.streams[i])[row]);
+            }
+        };
+        using S = MetricsRegistry::StreamSample;
+        per_stream(kStreamCounterFields, [](const S& x) { return x.stream; }, [](const S&) { return true; });
+        per_stream(kRerequestCounterFields, [](const S& x) { return x.rerequest; },
+                   [](const S& x) { return x.has_rerequest; });
+    }
     w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
     w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);
 

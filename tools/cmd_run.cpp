@@ -37,7 +37,7 @@ options:
   --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
                        it makes run allocate, refused above capacity.max_memory_mb)
   --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50; itch50 runs
-                       its own pipeline with the MoldUDP64 re-request client, no metrics yet)
+                       its own pipeline with the MoldUDP64 re-request client)
   --duration S         stop after S seconds, a decimal number (default: run until a signal)
   --json               print the JSON summary on stdout at exit, with a "live" object: per line
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
@@ -103,20 +103,6 @@ struct RunOptions {
     bool tty = false;
 };
 
-// Starts `server` on o.metrics_listen, if set.
-void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metrics, const RunOptions& o) {
-    if (!o.metrics_listen) return;
-    server.emplace(metrics, *o.metrics_listen);
-    try {
-        server->start();
-    } catch (const std::invalid_argument& e) {
-        // A non-loopback or malformed address, which only --metrics can
-        // give (the config's metrics.listen is checked when it is read).
-        throw UsageError{fmt::format("--metrics {}: {}", o.metrics_option, e.what())};
-    }
-    fmt::print(stderr, "metrics: http://{}:{}/metrics\n", o.metrics_listen->address, server->port());
-}
-
 // One live run: the handler (BasicFeedHandler or, threading.pipeline =
 // "inline", BasicInlineFeedHandler of the config's protocol), its state log
 // and metrics, the engine thread's duty cycle and the summary at the end.
@@ -131,7 +117,7 @@ public:
           handler_(cfg),
           state_log_(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler_.instruments()),
           metrics_(handler_.stats()) {
-        serve_metrics(server_, metrics_, o);
+        serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
     }
 
     int run() {
@@ -263,8 +249,12 @@ int cmd_run(const std::vector<std::string_view>& args) {
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
     if (cfg.protocol() == kItch50Name) {  // its own pipeline (tools/cmd_run_itch50.cpp)
-        if (o.metrics_listen) throw UsageError{"metrics: not served for itch50 channels yet"};
-        return run_itch50(cfg, {.duration_s = o.duration, .refresh = o.refresh, .json = o.json, .quiet = o.quiet});
+        return run_itch50(cfg, {.duration_s = o.duration,
+                                .refresh = o.refresh,
+                                .json = o.json,
+                                .quiet = o.quiet,
+                                .metrics_listen = o.metrics_listen,
+                                .metrics_option = o.metrics_option});
     }
     return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
         if (cfg.threading.pipeline == PipelineMode::kInline) return LiveRun<BasicInlineFeedHandler<P>>(cfg, o).run();

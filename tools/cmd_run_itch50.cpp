@@ -1,11 +1,14 @@
 // `tickgate run` on an itch50 config: the live ITCH 5.0 handler
-// (feed/itch50/live.hpp), its live view and the ITCH50.md summary at exit.
+// (feed/itch50/live.hpp), its live view, metrics, state log and the
+// ITCH50.md summary at exit.
 #include <fmt/format.h>
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 #include "tickgate/feed/clock.hpp"
 #include "tickgate/feed/itch50/live.hpp"
@@ -15,8 +18,53 @@
 
 namespace tickgate::cli {
 
+namespace {
+
+// Publishes what the ITCH handler counts: its lines, instruments and
+// decoder totals through FeedStats (no A/B arbiter and no ring: the stream
+// takes their place), the stream and re-request counters per channel.
+// Gate rejections stay 0: they are counted where an engine asks the gate.
+class ItchMetrics {
+public:
+    ItchMetrics(const Config& cfg, const itch50::LiveHandler& handler)
+        : registry_(handler.core().instruments().max_instruments(), handler.receiver().lines().size(),
+                    cfg.channels.size()),
+          streams_(cfg.channels.size()) {
+        for (std::size_t ch = 0; ch < cfg.channels.size(); ++ch) streams_[ch].channel = cfg.channels[ch].id;
+    }
+    MetricsRegistry& registry() noexcept { return registry_; }
+
+    // Run's thread, every few hundred ms; no allocation.
+    void publish(const itch50::LiveHandler& handler) noexcept {
+        DecoderCounters decoder;
+        handler.core().totals(decoder);
+        const SequencerCounters sequencer = handler.core().sequencer_totals();
+        const FeedStats stats{handler.receiver().lines(), decoder,  no_arbiter_, no_publisher_,
+                              handler.core().instruments(), sequencer, nullptr, false};
+        for (std::uint32_t ch = 0; ch < streams_.size(); ++ch) {
+            MetricsRegistry::StreamSample& s = streams_[ch];
+            s.stream.load(handler.core().channel(ch).counters);
+            s.has_rerequest = handler.client().enabled(ch);
+            if (s.has_rerequest) s.rerequest.load(handler.client().counters(ch));
+        }
+        registry_.publish(stats, no_rejections_, nullptr, streams_);
+    }
+
+private:
+    MetricsRegistry registry_;
+    std::vector<MetricsRegistry::StreamSample> streams_;
+    const ArbiterCounters no_arbiter_{};
+    const PublisherCounters no_publisher_{};
+    const GateRejections no_rejections_{};
+};
+
+}  // namespace
+
 int run_itch50(const Config& cfg, const ItchRunOptions& o) {
     itch50::LiveHandler handler(cfg);
+    ItchMetrics metrics(cfg, handler);
+    std::optional<MetricsServer> server;
+    serve_metrics(server, metrics.registry(), o.metrics_listen, o.metrics_option);
     StateLog state_log(cfg.logging, {.max_instruments = itch50::kMaxLocates});
     install_signal_handlers();
     std::FILE* view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
@@ -34,6 +82,7 @@ int run_itch50(const Config& cfg, const ItchRunOptions& o) {
             next_log = now + std::chrono::milliseconds(250);
             handler.log_state(state_log, realtime_ns());
             state_log.on_line_activity(handler.receiver().lines(), realtime_ns());
+            if (server) metrics.publish(handler);
         }
         if (!o.quiet && now >= next_view) {
             next_view = now + (tty ? o.refresh : std::chrono::milliseconds(1000));

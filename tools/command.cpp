@@ -57,6 +57,20 @@ bool sleep_until_or_signal(std::chrono::steady_clock::time_point due) {
     return false;
 }
 
+void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metrics,
+                   const std::optional<MetricsServerOptions>& listen, std::string_view option_text) {
+    if (!listen) return;
+    server.emplace(metrics, *listen);
+    try {
+        server->start();
+    } catch (const std::invalid_argument& e) {
+        // A non-loopback or malformed address, which only --metrics can
+        // give (the config's metrics.listen is checked when it is read).
+        throw UsageError{fmt::format("--metrics {}: {}", option_text, e.what())};
+    }
+    fmt::print(stderr, "metrics: http://{}:{}/metrics\n", listen->address, server->port());
+}
+
 void install_signal_handlers() {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);

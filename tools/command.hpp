@@ -6,12 +6,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/metrics.hpp"
 
 #include "options.hpp"
 
@@ -53,8 +55,14 @@ struct ItchRunOptions {
     std::chrono::milliseconds refresh{250};
     bool json = false;
     bool quiet = false;
+    std::optional<MetricsServerOptions> metrics_listen;  // where to serve metrics, if at all
+    std::string metrics_option;                           // --metrics as given, for messages
 };
 int run_itch50(const Config& cfg, const ItchRunOptions& o);
+// Starts `server` serving `metrics` on `listen`, if set (a bad address,
+// which only --metrics can give, is a UsageError quoting `option_text`).
+void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metrics,
+                   const std::optional<MetricsServerOptions>& listen, std::string_view option_text);
 int cmd_capture(const std::vector<std::string_view>& args);
 int cmd_send(const std::vector<std::string_view>& args);
 int cmd_config(const std::vector<std::string_view>& args);

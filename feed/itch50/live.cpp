@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "../json_writer.hpp"
+#include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/clock.hpp"
 
 namespace tickgate::itch50 {
@@ -76,17 +77,11 @@ std::string lines_text(const Receiver& r) {
 std::string LiveHandler::summary_json(std::int64_t now_ns) const {
     json::Value out = json::Value::parse(core_.summary_json({.now_ns = now_ns}));
     json::Value& lines = out["lines"] = json::Value::array();
-    for (const auto& l : receiver_.lines())
-        lines.push_back({{"channel", l->channel_id},
-                         {"line", l->line ? "B" : "A"},
-                         {"group", l->group},
-                         {"port", l->port},
-                         {"packets", l->packets.get()},
-                         {"bytes", l->bytes.get()},
-                         {"kernel_drops", l->kernel_drops.get()},
-                         {"rejected_source", l->rejected_source.get()},
-                         {"oversized", l->oversized.get()},
-                         {"recv_errors", l->recv_errors.get()}});
+    for (const auto& l : receiver_.lines()) {
+        json::Value line = {{"channel", l->channel_id}, {"line", l->line ? "B" : "A"}, {"group", l->group}, {"port", l->port}};
+        json::put_counters(line, *l, kLineCounterFields);
+        lines.push_back(std::move(line));
+    }
     return json::dump(out);
 }
 

@@ -122,12 +122,17 @@ void Replay::totals(DecoderCounters& t) const {
     }
 }
 
-std::string Replay::summary_json(const SummaryContext& ctx) const {
-    DecoderCounters decoder;
-    totals(decoder);
+SequencerCounters Replay::sequencer_totals() const noexcept {
     SequencerCounters seq;
     for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
         seq.out_of_range += sequencer_.channel_counters(ch).out_of_range_instruments.get();
+    return seq;
+}
+
+std::string Replay::summary_json(const SummaryContext& ctx) const {
+    DecoderCounters decoder;
+    totals(decoder);
+    const SequencerCounters seq = sequencer_totals();
     json::Value out = json::Value::object();
     json::put_counters(out, decoder, kDecoderCounterFields);
     json::put_counters(out, seq, kSequencerCounterFields);
@@ -141,31 +146,18 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
     for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
         const auto v = stream_.channel(ch);
         const moldudp64::StreamCounters& c = v.counters;
-        channels.push_back({{"channel", channels_[ch].name},
-                            {"session", v.has_session ? std::string(v.session.data(), v.session.size()) : std::string()},
-                            {"next_seq", v.next_seq},
-                            {"packets", c.packets.get()},
-                            {"duplicate_messages", c.duplicate_messages.get()},
-                            {"holes_filled", c.holes_filled.get()},
-                            {"lost_messages", c.lost_messages.get()},
-                            {"holes_given_up", c.holes_given_up.get()},
-                            {"recovered_messages", c.recovered_messages.get()},
-                            {"late_join_messages", c.late_join_messages.get()},
-                            {"held_max", c.held_max},
-                            {"malformed_packets", c.malformed_packets.get()},
-                            {"stale_session_packets", c.stale_session_packets.get()},
-                            {"unknown_messages", sequencer_.channel_counters(ch).unknown_messages.get()}});
+        json::Value channel = {
+            {"channel", channels_[ch].name},
+            {"session", v.has_session ? std::string(v.session.data(), v.session.size()) : std::string()},
+            {"next_seq", v.next_seq}};
+        json::put_counters(channel, c, kStreamCounterFields);
+        channel["held_max"] = c.held_max;
+        channel["unknown_messages"] = sequencer_.channel_counters(ch).unknown_messages.get();
         if (client_ != nullptr && client_->enabled(ch)) {  // live, with a re-request server
-            const moldudp64::RerequestCounters& r = client_->counters(ch);
-            channels.back()["rerequest"] = {{"server", cfg_.channels[ch].rerequest},
-                                            {"requests_sent", r.requests_sent.get()},
-                                            {"send_errors", r.send_errors.get()},
-                                            {"rate_limited", r.rate_limited.get()},
-                                            {"requests_exhausted", r.requests_exhausted.get()},
-                                            {"answers", r.answers.get()},
-                                            {"foreign_answers", r.foreign_answers.get()},
-                                            {"stale_answers", r.stale_answers.get()}};
+            json::Value& r = channel["rerequest"] = {{"server", cfg_.channels[ch].rerequest}};
+            json::put_counters(r, client_->counters(ch), kRerequestCounterFields);
         }
+        channels.push_back(std::move(channel));
     }
     std::vector<std::uint32_t> ids(instruments_.seen_ids().begin(), instruments_.seen_ids().end());
     std::sort(ids.begin(), ids.end());

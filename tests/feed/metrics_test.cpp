@@ -328,7 +328,21 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     s.lines = {{1, 0, 5, 500, 0, 0, 0}, {1, 1, 4, 400, 1, 0, 0}};
     s.has_latency = true;
     s.latency = {1, 2, 3};
+    // ITCH: two MoldUDP64 channels, the second without a re-request server.
+    s.stream_count = 2;
+    s.streams.resize(2);
+    s.streams[0].channel = 30;
+    s.streams[0].stream.at("recovered_messages") = 744;
+    s.streams[0].has_rerequest = true;
+    s.streams[0].rerequest.at("requests_sent") = 51;
+    s.streams[1].channel = 31;
+    s.streams[1].stream.at("lost_messages") = 7;
     const std::string text = render_prometheus(s);
+    EXPECT_TRUE(has_line(text, R"(tickgate_stream_recovered_messages_total{channel="30"} 744)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_stream_lost_messages_total{channel="31"} 7)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_rerequest_requests_sent_total{channel="30"} 51)")) << text;
+    EXPECT_EQ(text.find(R"(tickgate_rerequest_requests_sent_total{channel="31"})"), std::string::npos)
+        << "no server, no client counters";
     EXPECT_TRUE(has_line(text, R"(tickgate_instrument_accepted_total{instrument="0",symbol="A\nB"} 10)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_instrument_suspect{instrument="1",symbol="??"} 1)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_instrument_accepted_total{instrument="2",symbol=""} 12)")) << text;
@@ -354,6 +368,9 @@ TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
     s.instruments.resize(1);
     s.line_count = 1;
     s.lines.resize(1);
+    s.stream_count = 1;
+    s.streams.resize(1);
+    s.streams[0].has_rerequest = true;
     const std::string text = render_prometheus(s);
     std::size_t rows = 0;
     auto check = [&](const auto& table) {
@@ -371,7 +388,9 @@ TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
     check(kLineCounterFields);
     check(kArbiterCounterFields);
     check(kRingCounterFields);
-    EXPECT_EQ(rows, 37u);  // every table row with a metric: a row added without a test shows here
+    check(kStreamCounterFields);
+    check(kRerequestCounterFields);
+    EXPECT_EQ(rows, 56u);  // every table row with a metric: a row added without a test shows here
 }
 
 TEST(MetricsServer, RefusesNonLoopbackUnlessAllowedAndParsesListenAddresses) {

@@ -798,22 +798,28 @@ TEST(Cli, OutputWriteFailureIsARuntimeFailureForCaptureAndSim) {
 
 // `run` and `capture` on an itch50 config, fed by `sim --protocol itch50`
 // with loss on both lines and its re-request server: run's summary has
-// nothing lost, the recovered messages and the simulator's books; the
-// capture holds both lines whole. Groups and ports of its own.
+// nothing lost, the recovered messages and the simulator's books, and its
+// metrics say the same; the capture holds both lines whole. Groups and
+// ports of its own.
 TEST(Cli, ItchRunAndCaptureAgainstTheSimulator) {
     TempDir tmp, tmp_capture;
     const std::string config = write_channel_config(
         tmp, "itch.toml", 4, "239.255.94", 39541, "protocol = \"itch50\"\nrerequest = \"127.0.0.1:39540\"\n",
         "[moldudp64]\nrecover_from_start = true\n[itch]\nmax_orders = 65536\nmax_levels = 16384\n");
     const std::string pcap = tmp_capture.file("itch.pcap");
-    BackgroundCli run({"run", "--config", config, "--quiet", "--json", "--duration", "4"}, tmp);
+    BackgroundCli run({"run", "--config", config, "--quiet", "--json", "--duration", "4", "--metrics", "127.0.0.1:0"},
+                      tmp);
     BackgroundCli capture({"capture", "--config", config, "--out", pcap, "--duration", "4"}, tmp_capture);
     ASSERT_TRUE(run.started());
     ASSERT_TRUE(capture.started());
+    ASSERT_TRUE(run.wait_for_stderr("/metrics\n")) << run.err();
+    const std::uint16_t metrics_port = announced_metrics_port(run.err());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both have joined the lines
     const CliResult sim = run_cli("sim --protocol itch50 --config " + quoted(config) +
                                   " --stocks 20 --messages 3000 --loss-a 0.05 --loss-b 0.05 --seed 3 --server-linger-ms 300");
     ASSERT_EQ(sim.exit, 0) << sim.err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // two publishes after the last packet
+    const test::HttpResponse scraped = test::http_get(metrics_port, "/metrics");
     ASSERT_EQ(run.wait_exit(std::chrono::seconds(15)), 0) << run.err();
     ASSERT_EQ(capture.wait_exit(std::chrono::seconds(15)), 0) << capture.err();
     const Json truth = Json::parse(sim.out);
@@ -823,6 +829,17 @@ TEST(Cli, ItchRunAndCaptureAgainstTheSimulator) {
     EXPECT_EQ(ch["late_join_messages"].as_uint(), 0u);
     EXPECT_EQ(ch["next_seq"].as_uint(), truth["sessions"][0]["messages"].as_uint() + 1);
     EXPECT_GE(ch["recovered_messages"].as_uint(), truth["sessions"][0]["dropped_both_messages"].as_uint());
+    // The stream and re-request counters in the metrics, as in the summary.
+    for (const auto& [family, value] :
+         {std::pair{"tickgate_stream_packets_total", ch["packets"].as_uint()},
+          std::pair{"tickgate_stream_recovered_messages_total", ch["recovered_messages"].as_uint()},
+          std::pair{"tickgate_stream_lost_messages_total", std::uint64_t{0}},
+          std::pair{"tickgate_rerequest_requests_sent_total", ch["rerequest"]["requests_sent"].as_uint()}})
+        EXPECT_TRUE(test::has_line(scraped.body, std::string(family) + "{channel=\"4\"} " + std::to_string(value)))
+            << family << " " << value << "\n" << scraped.body;
+    EXPECT_TRUE(test::has_line(scraped.body, R"(tickgate_line_packets_total{channel="4",line="A"} )" +
+                                                 std::to_string(summary["lines"][0]["packets"].as_uint())))
+        << scraped.body;
     ASSERT_EQ(summary["instruments"].size(), truth["instruments"].size());
     for (std::size_t i = 0; i < truth["instruments"].size(); ++i) {
         const Json& want = truth["instruments"][i];

@@ -20,6 +20,8 @@
 #include "tickgate/counter.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/moldudp64/rerequest_client.hpp"
+#include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
@@ -160,6 +162,54 @@ inline constexpr CounterField<PublisherCounters> kRingCounterFields[] = {
      "Events dropped because the event ring was full.", "overflow events"},
     {&PublisherCounters::data_lost_marks, "data_lost_marks", "tickgate_ring_data_lost_marks_total",
      "DataLost marks delivered after ring overflows."},
+};
+
+// ---------------------------------------------------------------- MoldUDP64 stream, per channel (ITCH)
+// The summary's per-channel fields (ITCH50.md) and the metric families,
+// labelled {channel}. held_max is a maximum, not a counter: the summary
+// adds it beside these.
+inline constexpr CounterField<moldudp64::StreamCounters> kStreamCounterFields[] = {
+    {&moldudp64::StreamCounters::packets, "packets", "tickgate_stream_packets_total",
+     "Datagrams of the channel, stale and malformed included."},
+    {&moldudp64::StreamCounters::messages, "", "tickgate_stream_messages_total", "Messages received, every copy."},
+    {&moldudp64::StreamCounters::duplicate_messages, "duplicate_messages", "tickgate_stream_duplicate_messages_total",
+     "Messages at a position already applied (other line, retransmission), dropped."},
+    {&moldudp64::StreamCounters::holes_filled, "holes_filled", "tickgate_stream_holes_filled_total",
+     "Holes whose last position arrived (either line or the re-request server)."},
+    {&moldudp64::StreamCounters::lost_messages, "lost_messages", "tickgate_stream_lost_messages_total",
+     "Positions of holes given up."},
+    {&moldudp64::StreamCounters::holes_given_up, "holes_given_up", "tickgate_stream_holes_given_up_total",
+     "Holes given up (timeout, pool full) or open at a session change."},
+    {&moldudp64::StreamCounters::recovered_messages, "recovered_messages", "tickgate_stream_recovered_messages_total",
+     "Positions applied from the re-request server's answers."},
+    {&moldudp64::StreamCounters::late_join_messages, "late_join_messages", "tickgate_stream_late_join_messages_total",
+     "Positions before the first packet seen of a session (never ours)."},
+    {&moldudp64::StreamCounters::malformed_packets, "malformed_packets", "tickgate_stream_malformed_packets_total",
+     "Malformed MoldUDP64 packets (what came before the fault stands)."},
+    {&moldudp64::StreamCounters::stale_session_packets, "stale_session_packets",
+     "tickgate_stream_stale_session_packets_total", "Packets of a session the channel has had before, discarded."},
+    {&moldudp64::StreamCounters::request_packets, "", "tickgate_stream_request_packets_total",
+     "Captured re-request datagrams, skipped."},
+    {&moldudp64::StreamCounters::session_changes, "", "tickgate_stream_session_changes_total",
+     "New sessions on the channel."},
+};
+
+// ---------------------------------------------------------------- MoldUDP64 re-request client, per channel (live ITCH)
+inline constexpr CounterField<moldudp64::RerequestCounters> kRerequestCounterFields[] = {
+    {&moldudp64::RerequestCounters::requests_sent, "requests_sent", "tickgate_rerequest_requests_sent_total",
+     "Re-request datagrams sent, re-sends included."},
+    {&moldudp64::RerequestCounters::send_errors, "send_errors", "tickgate_rerequest_send_errors_total",
+     "Requests the kernel refused (retried on timeout)."},
+    {&moldudp64::RerequestCounters::rate_limited, "rate_limited", "tickgate_rerequest_rate_limited_total",
+     "Times a due request waited for max_requests_per_s."},
+    {&moldudp64::RerequestCounters::requests_exhausted, "requests_exhausted",
+     "tickgate_rerequest_requests_exhausted_total", "Holes still open after max_requests sends."},
+    {&moldudp64::RerequestCounters::answers, "answers", "tickgate_rerequest_answers_total",
+     "Answer datagrams from the server handed to the stream."},
+    {&moldudp64::RerequestCounters::foreign_answers, "foreign_answers", "tickgate_rerequest_foreign_answers_total",
+     "Datagrams on the request socket from another address, dropped."},
+    {&moldudp64::RerequestCounters::stale_answers, "stale_answers", "tickgate_rerequest_stale_answers_total",
+     "Answers for another session than the channel's, dropped."},
 };
 
 }  // namespace tickgate

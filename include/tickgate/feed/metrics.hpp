@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,14 @@ public:
         std::uint8_t line = 0;  // 0 = A, 1 = B
         CounterValues<kLineCounterFields> counters;  // by row of kLineCounterFields
     };
+    // A MoldUDP64 channel's stream (ITCH) and, when it has a server, its
+    // re-request client; filled by the handler that owns them.
+    struct StreamSample {
+        std::uint16_t channel = 0;
+        CounterValues<kStreamCounterFields> stream;
+        bool has_rerequest = false;
+        CounterValues<kRerequestCounterFields> rerequest;
+    };
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet
         std::int64_t published_ns = 0; // realtime of the publish
@@ -86,20 +95,24 @@ public:
         std::vector<InstrumentSample> instruments;
         std::size_t line_count = 0;
         std::vector<LineSample> lines;
+        std::size_t stream_count = 0;
+        std::vector<StreamSample> streams;
     };
 
     // Sized for `h`: every instrument id its capacity allows and its lines.
     explicit MetricsRegistry(const FeedStats& h);
-    // Sized explicitly (instruments beyond `max_instruments` seen, or lines
-    // beyond `max_lines`, are left out of the snapshot).
-    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines);
+    // Sized explicitly (instruments beyond `max_instruments` seen, lines
+    // beyond `max_lines` or streams beyond `max_streams` are left out of the snapshot).
+    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams = 0);
     MetricsRegistry(const MetricsRegistry&) = delete;
     MetricsRegistry& operator=(const MetricsRegistry&) = delete;
 
     // Engine thread (the one that polls `h`). Copies counters and the state
     // of every instrument seen, then makes the copy current. No allocation,
     // no lock, no formatting; O(instruments seen + lines).
-    void publish(const FeedStats& h, const GateRejections& gate, const LatencySummary* latency = nullptr) noexcept;
+    // `streams`: MoldUDP64 channels (ITCH's live handler), copied too.
+    void publish(const FeedStats& h, const GateRejections& gate, const LatencySummary* latency = nullptr,
+                 std::span<const StreamSample> streams = {}) noexcept;
 
     // Any thread: the latest published snapshot as Prometheus text 0.0.4.
     [[nodiscard]] std::string render() const;

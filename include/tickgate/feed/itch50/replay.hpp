@@ -90,6 +90,8 @@ public:
     [[nodiscard]] std::uint64_t unmatched_datagrams() const noexcept { return unmatched_; }
     // The decoder-level totals of every channel (the summary's top level), added into `t`.
     void totals(DecoderCounters& t) const;
+    // The sequencer-level totals (locates past max_instruments, every channel).
+    [[nodiscard]] SequencerCounters sequencer_totals() const noexcept;
 
 private:
     // The channel slot of a datagram; UINT32_MAX: none.
