@@ -33,17 +33,25 @@ const MemoryPart& MemoryEstimate::largest() const {
 }
 
 namespace {
-// ITCH 5.0's own pipeline (replay): the order store and levels, the
-// MoldUDP64 held-packet pool (one receive-slot-sized copy per packet), the instrument table.
+// ITCH 5.0's own pipeline (replay, and live in itch50::LiveHandler): the
+// order store and levels, the MoldUDP64 held-packet pool (one
+// receive-slot-sized copy per packet), the instrument table and metrics'
+// double buffer, and live the receive batch plus the round LiveHandler
+// copies out of it (a batch per socket) to apply in timestamp order.
 MemoryEstimate estimate_itch_memory(const Config& c) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
     constexpr std::uint32_t kLocates = 65536;          // every u16 stock locate is an instrument id
+    const std::size_t lines = 2 * c.channels.size();
+    const std::size_t round = std::size_t{c.receiver.batch} * lines;
     MemoryEstimate e;
     e.parts = {
         {"order books", {"itch.max_orders", "itch.max_levels"},
          OrderBook::bytes_for(kLocates, c.itch.max_orders, c.itch.max_levels)},
         {"held packets", {"moldudp64.max_held_packets"}, std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes},
-        {"per-instrument state", {}, InstrumentTable::bytes_for(kLocates)},
+        {"per-instrument state", {},
+         InstrumentTable::bytes_for(kLocates) + 2 * (std::size_t{kLocates} * sizeof(MetricsRegistry::InstrumentSample) +
+                                                     lines * sizeof(MetricsRegistry::LineSample))},
+        {"receiver", {"receiver.batch"}, Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32)},
     };
     for (const MemoryPart& p : e.parts) e.total_bytes += p.bytes;
     return e;

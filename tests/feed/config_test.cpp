@@ -13,6 +13,8 @@
 #include <string>
 
 #include "tickgate/book/l2_book.hpp"
+#include "tickgate/book/order_book.hpp"
+#include "tickgate/feed/receiver.hpp"
 
 namespace {
 
@@ -559,6 +561,22 @@ TEST(Config, TheEstimateIsWhatTheConstructorsAllocate) {
     const tickgate::MemoryEstimate e10 = tickgate::estimate_memory(ten);
     EXPECT_EQ(e10.parts[0].bytes, 10 * e.parts[0].bytes);
     EXPECT_GT(e10.parts[3].bytes, e.parts[3].bytes + 9000 * sizeof(tickgate::InstrumentState));
+}
+
+// ITCH's own pipeline: the order store, the held-packet pool, and live the
+// receive round LiveHandler copies out (a batch per line socket).
+TEST(Config, TheItchEstimateCountsTheOrderStoreAndTheLiveReceiveRound) {
+    const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/itch-demo.toml");
+    const tickgate::MemoryEstimate e = tickgate::estimate_memory(c);
+    ASSERT_EQ(e.parts.size(), 4u);
+    EXPECT_EQ(e.parts[0].what, "order books");
+    EXPECT_EQ(e.parts[0].bytes, tickgate::OrderBook::bytes_for(65536, c.itch.max_orders, c.itch.max_levels));
+    EXPECT_EQ(e.parts[1].bytes, std::size_t{c.moldudp64.max_held_packets} * (2048 + 32));
+    EXPECT_EQ(e.parts[3].what, "receiver");
+    Config twice = c;
+    twice.channels.push_back(c.channels[0]);  // two more line sockets, each a batch of slots
+    EXPECT_EQ(tickgate::estimate_memory(twice).parts[3].bytes - e.parts[3].bytes,
+              2 * std::size_t{c.receiver.batch} * (tickgate::Receiver::kSlotBytes + 32));
 }
 
 // The inline pipeline allocates no ring: a ring size that the two-thread
