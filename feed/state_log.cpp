@@ -64,8 +64,6 @@ level_enum level_of(StateChangeKind k) noexcept {
     return level_enum::info;
 }
 
-char line_name(std::uint8_t line) noexcept { return line == 0 ? 'A' : line == 1 ? 'B' : '?'; }
-
 // "instrument 7 ESZ5 channel 1" / "channel 1 line B" / "channel 1".
 std::string subject(const StateChange& c) {
     std::string s;
@@ -101,7 +99,7 @@ std::string describe(const StateChange& c) {
             return fmt::format("stale snapshot: {}: snapshot seq {} is behind the book, ignored", who, c.value);
         case StateChangeKind::kLineDown:
             return fmt::format("line down: {}: no packets for {} ms while line {} has traffic", who, c.value,
-                               line_name(c.line ^ 1u));
+                               line_name(static_cast<std::uint8_t>(c.line ^ 1u)));
         case StateChangeKind::kLineUp:
             return fmt::format("line up: {}: packets again after {} ms of silence", who, c.value);
         case StateChangeKind::kOverload:

@@ -79,7 +79,7 @@ std::string line_table(const FeedStats& h) {
         if (!f.title.empty()) out += fmt::format(" {:>10}", f.title);
     out += '\n';
     for (const auto& l : h.lines) {
-        out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, l->line ? "B" : "A", fmt::format("{}:{}", l->group, l->port));
+        out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, line_name(l->line), fmt::format("{}:{}", l->group, l->port));
         for (const auto& f : kLineCounterFields)
             if (!f.title.empty()) out += fmt::format(" {:>10}", f.get(*l));
         out += '\n';

@@ -13,6 +13,7 @@
 #include "tickgate/text.hpp"
 
 #include "command.hpp"
+#include "sim_options.hpp"
 
 namespace tickgate {
 
@@ -29,7 +30,8 @@ stdout. Odd ids send full quotes (Q), even ids depth deltas (D) with
 snapshots (S); all get definitions (I) and heartbeats (H).
 
 channel:
-  --protocol NAME        qfb1, the protocol it simulates (the default)
+  --protocol NAME        qfb1, the protocol it simulates (the default); mdp3: see
+                         `tickgate sim --protocol mdp3 --help`
   --config FILE          take the lines from a tickgate TOML config (default: none)
   --channel ID           channel id; with --config, the channel to use (default {} / the first)
   --group-a ADDR         line A group (default {})
@@ -74,8 +76,10 @@ exit codes: 0 ok, 1 runtime failure, 2 bad usage
                        d.epoch_ns);
 }
 
+}  // namespace
+
 // "A:B" or "A:B:C" split at the colons; `what` names the parts for the message.
-std::vector<std::string_view> parts(std::string_view option, std::string_view value, std::size_t n,
+std::vector<std::string_view> cli::parts(std::string_view option, std::string_view value, std::size_t n,
                                     std::string_view what) {
     std::vector<std::string_view> out;
     for (std::size_t from = 0;;) {
@@ -88,13 +92,17 @@ std::vector<std::string_view> parts(std::string_view option, std::string_view va
     return out;
 }
 
+namespace {
+
 std::uint32_t u32(const cli::Options& opt, std::string_view name, std::uint32_t fallback, std::int64_t lo,
                   std::int64_t hi) {
     return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));
 }
 
+}  // namespace
+
 // Instruments, pacing, message kinds, session, seed.
-void read_traffic(const cli::Options& opt, SimOptions& o) {
+void cli::read_sim_traffic(const cli::Options& opt, SimOptions& o) {
     o.instruments = u32(opt, "--instruments", o.instruments, 1, 65535);
     o.rate = opt.decimal("--rate", o.rate, 1e-3, 1e8);
     o.duration_s = opt.decimal("--duration", o.duration_s, 1e-3, 86400);
@@ -109,7 +117,7 @@ void read_traffic(const cli::Options& opt, SimOptions& o) {
 }
 
 // Loss, outages, surges, duplicates, reordering, restarts, lagging snapshots, silenced instruments.
-void read_faults(const cli::Options& opt, SimOptions& o) {
+void cli::read_sim_faults(const cli::Options& opt, SimOptions& o) {
     const auto ids = [&](std::string_view name) {
         std::vector<std::uint32_t> out;
         for (const std::string& v : opt.all(name)) out.push_back(static_cast<std::uint32_t>(cli::parse_integer(name, v, 1, 65535)));
@@ -148,6 +156,8 @@ void read_faults(const cli::Options& opt, SimOptions& o) {
     o.quiet = ids("--quiet");
     o.silence = ids("--silence");
 }
+
+namespace {
 
 // The channel and its lines: --config's channel (--channel, else the
 // first), then each line option given on top of it.
@@ -196,11 +206,11 @@ int run(const std::vector<std::string_view>& args) {
         throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
     // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
     if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
-        throw cli::UsageError{fmt::format("--protocol: expected qfb1 (the protocol this simulator speaks), got '{}'",
+        throw cli::UsageError{fmt::format("--protocol: expected qfb1 or mdp3 (the protocols simulated), got '{}'",
                                           printable(*p))};
     SimOptions o;
-    read_traffic(opt, o);
-    read_faults(opt, o);
+    cli::read_sim_traffic(opt, o);
+    cli::read_sim_faults(opt, o);
     read_lines(opt, o);
     try {
         o.validate();
@@ -225,6 +235,11 @@ int run(const std::vector<std::string_view>& args) {
 
 // Errors go to main like every command's: a cli::UsageError or ConfigError
 // exits 2, any other failure (sockets, writing --pcap) 1.
-int cli::cmd_sim(const std::vector<std::string_view>& args) { return run(args); }
+// `--protocol mdp3` has a simulator of its own (cmd_sim_mdp3.cpp).
+int cli::cmd_sim(const std::vector<std::string_view>& args) {
+    for (std::size_t i = 0; i < args.size(); ++i)
+        if (args[i] == "--protocol" && i + 1 < args.size() && args[i + 1] == "mdp3") return sim_mdp3(args);
+    return run(args);
+}
 
 }  // namespace tickgate

@@ -18,6 +18,7 @@
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 #include "tickgate/feed/sender.hpp"
+#include "../sim_rng.hpp"
 
 namespace tickgate {
 
@@ -29,37 +30,6 @@ constexpr std::size_t kMinDepth = 2;
 constexpr std::size_t kLagHistory = 3;        // lagging snapshots: up to 3 deltas behind
 constexpr std::int8_t kExponent = -8;
 constexpr std::uint32_t kMaxBatch = (qfb1::kMaxDatagram - qfb1::kPacketHeaderSize) / qfb1::kQuoteSize;
-
-// xoshiro256** seeded by splitmix64: the same numbers on every platform
-// (std distributions are not portable).
-class Rng {
-public:
-    explicit Rng(std::uint64_t seed) noexcept {
-        for (auto& w : s_) {
-            seed += 0x9E3779B97F4A7C15ULL;
-            std::uint64_t z = seed;
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-            w = z ^ (z >> 31);
-        }
-    }
-    std::uint64_t next() noexcept {
-        const std::uint64_t r = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
-        s_[2] ^= s_[0];
-        s_[3] ^= s_[1];
-        s_[1] ^= s_[2];
-        s_[0] ^= s_[3];
-        s_[2] ^= t;
-        s_[3] = rotl(s_[3], 45);
-        return r;
-    }
-    double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-    std::uint64_t below(std::uint64_t n) noexcept { return next() % n; }
-
-private:
-    static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-    std::uint64_t s_[4];
-};
 
 struct MsgRef {
     char type;
@@ -129,7 +99,7 @@ struct Simulator::Impl {
 
     const SimOptions o;
     GroundTruth& truth;
-    Rng content, faults;
+    sim::Rng content, faults;
     std::vector<Instr> ins;  // [id - 1]
     std::vector<std::uint32_t> ticking;  // indices that may tick now
     std::uint64_t total_ticks, ticks_done = 0, slot = 0, nslots;
@@ -568,6 +538,7 @@ std::string GroundTruth::to_json() const {
                       {"silence", o.silence},
                       {"outage_a", outage_list(o.outage_a)},
                       {"outage_b", outage_list(o.outage_b)}};
+    doc["protocol"] = protocol;
     doc["final_session"] = final_session;
     doc["exact_lost"] = exact_lost;
     doc["duration_ns"] = duration_ns;
@@ -578,7 +549,8 @@ std::string GroundTruth::to_json() const {
                       {"dropped_b", dropped_b},       {"dropped_both", dropped_both},
                       {"duplicated_a", duplicated_a}, {"duplicated_b", duplicated_b},
                       {"reordered_a", reordered_a},   {"reordered_b", reordered_b},
-                      {"late_old_session", late_old_session}};
+                      {"late_old_session", late_old_session},
+                      {"snapshot", snapshot_packets},         {"definition", definition_packets}};
     doc["output"] = output;
     doc["send"] = {{"errors", send_errors}, {"max_late_ns", max_late_ns}};
     json::Value& list = doc["instruments"] = json::Value::array();
@@ -612,18 +584,10 @@ GroundTruth simulate_to_sockets(SimOptions options) {
     MulticastSender a(options.interface_a), b(options.interface_b);
     const std::uint32_t ga = *parse_ipv4(options.group_a), gb = *parse_ipv4(options.group_b);
     options.epoch_ns = realtime_ns();
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point start = Clock::now();
+    SendSchedule schedule;
     std::uint64_t errors = 0;
-    std::int64_t max_late = 0;
     GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
-        // Fixed schedule: sleep while far ahead, spin when close, never skip when late.
-        const Clock::time_point due = start + std::chrono::nanoseconds(p.time_ns);
-        Clock::time_point now;
-        while ((now = Clock::now()) < due) {
-            if (due - now > std::chrono::microseconds(200)) std::this_thread::sleep_for(due - now - std::chrono::microseconds(100));
-        }
-        max_late = std::max<std::int64_t>(max_late, std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count());
+        schedule.wait_until(p.time_ns);
         // send_time_ns stays the packet's scheduled time (epoch + its slot),
         // set when it was built: every copy of a packet (lines A and B, a
         // duplicate, one held back by reordering) is byte-identical, as the
@@ -633,7 +597,7 @@ GroundTruth simulate_to_sockets(SimOptions options) {
     });
     gt.output = "sockets";
     gt.send_errors = errors;
-    gt.max_late_ns = max_late;
+    gt.max_late_ns = schedule.max_late_ns();
     return gt;
 }
 

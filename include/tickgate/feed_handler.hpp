@@ -94,6 +94,7 @@ public:
           sequencer_(instruments_, book_, cfg_.capacity),
           gate_(instruments_, cfg_.gate) {
         apply_config(instruments_, sequencer_, cfg_);
+        configure_book(book_, cfg_);
     }
     ~BasicFeedHandler() { stop(); }
     BasicFeedHandler(const BasicFeedHandler&) = delete;

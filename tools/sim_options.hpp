@@ -1,0 +1,25 @@
+// `tickgate sim`'s option readers shared by its two simulators: QFB/1's
+// (cmd_sim.cpp) and MDP3's (cmd_sim_mdp3.cpp).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "tickgate/feed/qfb1/simulator.hpp"
+
+#include "options.hpp"
+
+namespace tickgate::cli {
+
+// "A:B" or "A:B:C" split at the colons, exactly `n` parts; `what` names them for the message.
+std::vector<std::string_view> parts(std::string_view option, std::string_view value, std::size_t n,
+                                    std::string_view what);
+// Instruments, pacing, message kinds, session, seed: into `o`, over its values.
+void read_sim_traffic(const Options& opt, SimOptions& o);
+// Loss, outages, surges, duplicates, reordering, restarts, lagging snapshots, silenced instruments.
+void read_sim_faults(const Options& opt, SimOptions& o);
+// `tickgate sim --protocol mdp3 ...` (cmd_sim_mdp3.cpp).
+int sim_mdp3(const std::vector<std::string_view>& args);
+
+}  // namespace tickgate::cli
