@@ -28,6 +28,8 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kLineDown: return "line_down";
         case StateChangeKind::kLineUp: return "line_up";
         case StateChangeKind::kOverload: return "overload";
+        case StateChangeKind::kSnapshotJoin: return "snapshot_join";
+        case StateChangeKind::kSnapshotLeave: return "snapshot_leave";
     }
     return "unknown";
 }
@@ -59,6 +61,8 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kRecovered:
         case StateChangeKind::kStaleSnapshot:
         case StateChangeKind::kLineUp:
+        case StateChangeKind::kSnapshotJoin:
+        case StateChangeKind::kSnapshotLeave:
             return level_enum::info;
     }
     return level_enum::info;
@@ -106,6 +110,11 @@ std::string describe(const StateChange& c) {
             if (c.instrument_id == StateChange::kNoInstrument)
                 return fmt::format("overload: {}: the socket buffer dropped {} datagram(s)", who, c.value);
             return fmt::format("overload: {}: the transport dropped its data (ring full); suspect", who);
+        case StateChangeKind::kSnapshotJoin:
+            return fmt::format("snapshot join: {}: joined (an instrument is suspect or unconfirmed), join {}", who,
+                               c.value);
+        case StateChangeKind::kSnapshotLeave:
+            return fmt::format("snapshot leave: {}: left (every instrument clean), leave {}", who, c.value);
     }
     return fmt::format("{}: {}: {}", to_string(c.kind), who, c.value);
 }
@@ -385,8 +394,15 @@ void StateLog::on_line_activity(std::span<const std::unique_ptr<LineStats>> line
         LineTrack& t = lines_[i];
         const std::uint64_t packets = ls.packets.get();
         const std::uint64_t drops = ls.kernel_drops.get();
+        const std::uint64_t joins = ls.snapshot_joins.get(), leaves = ls.snapshot_leaves.get();
+        // Joins and leaves since the last call (from the start on the first:
+        // a join is logged however early it came); a join before its leave.
+        if (joins > t.snapshot_joins) line_event(StateChangeKind::kSnapshotJoin, ls, joins);
+        if (leaves > t.snapshot_leaves) line_event(StateChangeKind::kSnapshotLeave, ls, leaves);
+        t.snapshot_joins = joins;
+        t.snapshot_leaves = leaves;
         if (!t.init) {
-            t = {packets, drops, now_ns, true, false};
+            t = {packets, drops, joins, leaves, now_ns, true, false};
             continue;
         }
         if (drops > t.kernel_drops) line_event(StateChangeKind::kOverload, ls, drops - t.kernel_drops);
@@ -406,7 +422,7 @@ void StateLog::on_line_activity(std::span<const std::unique_ptr<LineStats>> line
         if (!t.init || t.down || now_ns - t.last_change_ns <= line_silence_ns_) continue;
         const LineStats& ls = *lines[i];
         for (std::size_t j = 0; j < n; ++j) {
-            if (j == i || lines[j]->channel_id != ls.channel_id || lines[j]->line == ls.line) continue;
+            if (j == i || lines[j]->channel_id != ls.channel_id || lines[j]->line != (ls.line ^ 1u)) continue;
             if (lines_[j].init && now_ns - lines_[j].last_change_ns <= line_silence_ns_) {
                 t.down = true;
                 line_event(StateChangeKind::kLineDown, ls, static_cast<std::uint64_t>((now_ns - t.last_change_ns) / 1'000'000));

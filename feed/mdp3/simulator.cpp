@@ -318,8 +318,12 @@ struct Simulator::Impl {
                            static_cast<std::uint8_t>(action), type, orders};
         switch (action) {
             case UpdateAction::kNew: {
-                const std::int64_t px = level == 1 ? (n ? lv.front().px - away : in.base_px + away)
-                                                   : lv[level - 2].px + away;
+                // Bids stay below base_px, offers above: the book never crosses.
+                const std::int64_t inside = in.base_px + away;
+                const std::int64_t px = level > 1 ? lv[level - 2].px + away
+                                        : n == 0  ? inside
+                                        : s == 0  ? std::min(lv.front().px + kTick, inside)
+                                                  : std::max(lv.front().px - kTick, inside);
                 lv.insert(lv.begin() + (level - 1), Level{px, qty, orders});
                 if (lv.size() > kDepth) lv.pop_back();
                 e.px = px;
