@@ -62,12 +62,7 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     b.control.resize(b.size * kControlBytes);
 
     for (const ChannelConfig& ch : cfg.channels) {
-        const LineConfig* lines[] = {&ch.a,
-                                     &ch.b,
-                                     ch.snapshot_a ? &*ch.snapshot_a : nullptr,
-                                     ch.snapshot_b ? &*ch.snapshot_b : nullptr,
-                                     ch.definition_a ? &*ch.definition_a : nullptr,
-                                     ch.definition_b ? &*ch.definition_b : nullptr};
+        const auto lines = ch.lines();
         if (ch.snapshot_a) snapshot_sockets_.push_back({sockets_.size() + 2, sockets_.size() + 3});
         for (std::uint8_t l = 0; l < std::size(lines); ++l) {
             if (!lines[l]) continue;

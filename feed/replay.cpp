@@ -22,12 +22,7 @@ namespace detail {
 std::vector<ReplayLine> replay_lines(const Config& cfg) {
     std::vector<ReplayLine> keys;
     for (const auto& ch : cfg.channels) {
-        const LineConfig* lines[] = {&ch.a,
-                                     &ch.b,
-                                     ch.snapshot_a ? &*ch.snapshot_a : nullptr,
-                                     ch.snapshot_b ? &*ch.snapshot_b : nullptr,
-                                     ch.definition_a ? &*ch.definition_a : nullptr,
-                                     ch.definition_b ? &*ch.definition_b : nullptr};
+        const auto lines = ch.lines();
         for (std::uint8_t l = 0; l < std::size(lines); ++l)
             if (lines[l])
                 if (auto g = parse_ipv4(lines[l]->group)) keys.push_back({*g, lines[l]->port, l, ch.id});

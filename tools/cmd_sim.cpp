@@ -157,37 +157,43 @@ void cli::read_sim_faults(const cli::Options& opt, SimOptions& o) {
     o.silence = ids("--silence");
 }
 
-namespace {
-
-// The channel and its lines: --config's channel (--channel, else the
-// first), then each line option given on top of it.
-void read_lines(const cli::Options& opt, SimOptions& o) {
+std::optional<ChannelConfig> cli::sim_config_channel(const cli::Options& opt, std::string_view protocol) {
+    const std::optional<std::string> config_path = opt.text("--config");
+    if (!config_path) return std::nullopt;
     std::optional<std::uint16_t> channel;
     if (opt.has("--channel")) channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
-    if (const std::optional<std::string> config_path = opt.text("--config")) {
-        const Config cfg = load_config(*config_path);
-        const ChannelConfig* ch = nullptr;
-        for (const auto& c : cfg.channels)
-            if (!channel || c.id == *channel) {
-                ch = &c;
-                break;
-            }
-        if (!ch)
-            throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
-                                   : fmt::format("{}: no [[channel]]", *config_path)};
-        if (ch->protocol != qfb1::Protocol::kName)
-            throw cli::UsageError{fmt::format("{}: channel {} speaks {}; this simulator speaks qfb1", *config_path,
-                                              ch->id, ch->protocol)};
-        o.channel = ch->id;
-        o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
-        o.group_b = ch->b.group, o.port_b = ch->b.port, o.interface_b = ch->b.interface;
+    const Config cfg = load_config(*config_path);
+    for (const ChannelConfig& c : cfg.channels) {
+        if (channel && c.id != *channel) continue;
+        if (c.protocol != protocol)
+            throw cli::UsageError{fmt::format("{}: channel {} speaks {}; this simulator speaks {}", *config_path, c.id,
+                                              c.protocol, protocol)};
+        return c;
     }
-    if (channel) o.channel = *channel;
+    throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
+                                  : fmt::format("{}: no [[channel]]", *config_path)};
+}
+
+void cli::read_sim_line_options(const cli::Options& opt, SimOptions& o) {
+    if (opt.has("--channel")) o.channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
     if (const auto g = opt.text("--group-a")) o.group_a = *g;
     if (const auto g = opt.text("--group-b")) o.group_b = *g;
     if (opt.has("--port-a")) o.port_a = static_cast<std::uint16_t>(opt.integer("--port-a", 0, 1, 65535));
     if (opt.has("--port-b")) o.port_b = static_cast<std::uint16_t>(opt.integer("--port-b", 0, 1, 65535));
     if (opt.has("--interface")) o.interface_a = o.interface_b = opt.loopback_address("--interface", "");
+}
+
+namespace {
+
+// The channel and its lines: --config's channel (--channel, else the
+// first), then each line option given on top of it.
+void read_lines(const cli::Options& opt, SimOptions& o) {
+    if (const std::optional<ChannelConfig> ch = cli::sim_config_channel(opt, qfb1::Protocol::kName)) {
+        o.channel = ch->id;
+        o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
+        o.group_b = ch->b.group, o.port_b = ch->b.port, o.interface_b = ch->b.interface;
+    }
+    cli::read_sim_line_options(opt, o);
 }
 
 int run(const std::vector<std::string_view>& args) {

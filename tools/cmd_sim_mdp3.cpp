@@ -72,43 +72,10 @@ exit codes: 0 ok, 1 runtime failure, 2 bad usage
                        f.definition_ms, d.tail_cycles, f.seed, f.epoch_ns);
 }
 
-mdp3::SimLine to_line(const LineConfig& l) { return {l.group, l.port, l.interface}; }
-
-// The config's channel (--channel, else the first; it must speak mdp3 and
-// have snapshot and definition lines), then each line option on top.
+// The config's channel (with its snapshot and definition lines), then each line option on top.
 void read_lines(const cli::Options& opt, mdp3::SimOptions& o) {
-    SimOptions& f = o.feed;
-    std::optional<std::uint16_t> channel;
-    if (opt.has("--channel")) channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
-    if (const std::optional<std::string> path = opt.text("--config")) {
-        const Config cfg = load_config(*path);
-        const ChannelConfig* ch = nullptr;
-        for (const auto& c : cfg.channels)
-            if (!channel || c.id == *channel) {
-                ch = &c;
-                break;
-            }
-        if (!ch)
-            throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *path, *channel)
-                                          : fmt::format("{}: no [[channel]]", *path)};
-        if (ch->protocol != "mdp3")
-            throw cli::UsageError{
-                fmt::format("{}: channel {} speaks {}; this simulator speaks mdp3", *path, ch->id, ch->protocol)};
-        if (!ch->snapshot_a || !ch->definition_a)
-            throw cli::UsageError{fmt::format(
-                "{}: channel {} has no snapshot_a/snapshot_b or definition_a/definition_b: the simulator publishes both",
-                *path, ch->id)};
-        f.channel = ch->id;
-        f.group_a = ch->a.group, f.port_a = ch->a.port, f.interface_a = ch->a.interface;
-        f.group_b = ch->b.group, f.port_b = ch->b.port, f.interface_b = ch->b.interface;
-        o.snapshot_a = to_line(*ch->snapshot_a), o.snapshot_b = to_line(*ch->snapshot_b);
-        o.definition_a = to_line(*ch->definition_a), o.definition_b = to_line(*ch->definition_b);
-    }
-    if (channel) f.channel = *channel;
-    if (const auto g = opt.text("--group-a")) f.group_a = *g;
-    if (const auto g = opt.text("--group-b")) f.group_b = *g;
-    if (opt.has("--port-a")) f.port_a = static_cast<std::uint16_t>(opt.integer("--port-a", 0, 1, 65535));
-    if (opt.has("--port-b")) f.port_b = static_cast<std::uint16_t>(opt.integer("--port-b", 0, 1, 65535));
+    if (const std::optional<ChannelConfig> ch = cli::sim_config_channel(opt, "mdp3")) o.use_channel(*ch);
+    cli::read_sim_line_options(opt, o.feed);
     const std::pair<std::string_view, mdp3::SimLine*> lines[] = {{"--snapshot-a", &o.snapshot_a},
                                                                   {"--snapshot-b", &o.snapshot_b},
                                                                   {"--definition-a", &o.definition_a},
@@ -119,11 +86,7 @@ void read_lines(const cli::Options& opt, mdp3::SimOptions& o) {
             line->group = std::string(p[0]);
             line->port = static_cast<std::uint16_t>(cli::parse_integer(name, p[1], 1, 65535));
         }
-    }
-    if (opt.has("--interface")) {
-        const std::string i = opt.loopback_address("--interface", "");
-        f.interface_a = f.interface_b = i;
-        for (const auto& [name, line] : lines) line->interface = i;
+        if (opt.has("--interface")) line->interface = o.feed.interface_a;
     }
 }
 
@@ -148,7 +111,11 @@ int cli::sim_mdp3(const std::vector<std::string_view>& args) {
     // QFB/1-only options are read too, so that validate() names them.
     cli::read_sim_traffic(opt, o.feed);
     cli::read_sim_faults(opt, o.feed);
-    read_lines(opt, o);
+    try {
+        read_lines(opt, o);
+    } catch (const std::invalid_argument& e) {  // a config channel without snapshot or definition lines
+        throw cli::UsageError{e.what()};
+    }
     o.tail_cycles = static_cast<std::uint32_t>(opt.integer("--tail-cycles", o.tail_cycles, 0, 1000));
     try {
         o.validate();

@@ -88,6 +88,18 @@ void SimOptions::validate() const {
     if (tail_cycles > 1000) fail("tail cycles: expected 0..1000");
 }
 
+void SimOptions::use_channel(const ChannelConfig& ch) {
+    if (!ch.snapshot_a || !ch.definition_a)
+        throw std::invalid_argument(fmt::format(
+            "channel {} has no snapshot_a/snapshot_b or definition_a/definition_b: the simulator publishes both", ch.id));
+    const auto line = [](const LineConfig& l) { return SimLine{l.group, l.port, l.interface}; };
+    feed.channel = ch.id;
+    feed.group_a = ch.a.group, feed.port_a = ch.a.port, feed.interface_a = ch.a.interface;
+    feed.group_b = ch.b.group, feed.port_b = ch.b.port, feed.interface_b = ch.b.interface;
+    snapshot_a = line(*ch.snapshot_a), snapshot_b = line(*ch.snapshot_b);
+    definition_a = line(*ch.definition_a), definition_b = line(*ch.definition_b);
+}
+
 // ------------------------------------------------------------------ generator
 
 struct Simulator::Impl {

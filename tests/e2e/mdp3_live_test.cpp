@@ -18,6 +18,8 @@
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
 
+#include "../support/mdp3_channel.hpp"
+
 namespace tickgate {
 namespace {
 
@@ -29,30 +31,14 @@ using Mdp3InlineFeedHandler = BasicInlineFeedHandler<mdp3::Protocol>;
 Config mdp3_config(PipelineMode pipeline) {
     Config cfg;
     cfg.threading.pipeline = pipeline;
-    ChannelConfig ch;
-    ch.id = 310;
-    ch.protocol = "mdp3";
-    ch.a = {"239.255.21.1", 24310, "127.0.0.1"};
-    ch.b = {"239.255.21.2", 25310, "127.0.0.1"};
-    ch.snapshot_a = LineConfig{"239.255.21.3", 24311, "127.0.0.1"};
-    ch.snapshot_b = LineConfig{"239.255.21.4", 25311, "127.0.0.1"};
-    ch.definition_a = LineConfig{"239.255.21.5", 24312, "127.0.0.1"};
-    ch.definition_b = LineConfig{"239.255.21.6", 25312, "127.0.0.1"};
-    ch.sources = {"127.0.0.1"};
-    cfg.channels.push_back(ch);
+    cfg.channels.push_back(test::mdp3_loopback_channel("239.255.21.", 24310));
+    cfg.channels.back().sources = {"127.0.0.1"};
     return cfg;
 }
 
 mdp3::SimOptions sim_for(const Config& cfg) {
-    const ChannelConfig& ch = cfg.channels.front();
     mdp3::SimOptions o;
-    o.feed.channel = ch.id;
-    o.feed.group_a = ch.a.group, o.feed.port_a = ch.a.port;
-    o.feed.group_b = ch.b.group, o.feed.port_b = ch.b.port;
-    o.snapshot_a = {ch.snapshot_a->group, ch.snapshot_a->port};
-    o.snapshot_b = {ch.snapshot_b->group, ch.snapshot_b->port};
-    o.definition_a = {ch.definition_a->group, ch.definition_a->port};
-    o.definition_b = {ch.definition_b->group, ch.definition_b->port};
+    o.use_channel(cfg.channels.front());
     o.feed.duration_s = 1.2;
     o.tail_cycles = 4;  // 400 ms of snapshots after the last incremental packet
     return o;

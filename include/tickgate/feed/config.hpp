@@ -3,6 +3,7 @@
 // what was expected.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <stdexcept>
@@ -34,6 +35,13 @@ struct ChannelConfig {
     // instrument-definition feed's, joined always. Each pair both or neither.
     std::optional<LineConfig> snapshot_a, snapshot_b;
     std::optional<LineConfig> definition_a, definition_b;
+
+    // Every line by its line number (kLineA .. kDefinitionLineB below):
+    // nullptr for a line the channel does not have.
+    [[nodiscard]] std::array<const LineConfig*, 6> lines() const noexcept {
+        const auto opt = [](const std::optional<LineConfig>& l) { return l ? &*l : nullptr; };
+        return {&a, &b, opt(snapshot_a), opt(snapshot_b), opt(definition_a), opt(definition_b)};
+    }
 };
 
 // Line numbers of a channel's sockets (RawDatagram::line, LineStats::line):

@@ -17,26 +17,13 @@
 #include "tickgate/feed/mdp3/protocol.hpp"
 #include "tickgate/feed/replay.hpp"
 
+#include "../../support/mdp3_channel.hpp"
+
 namespace tickgate {
 namespace {
 
 namespace fs = std::filesystem;
 using Mdp3Handler = BasicHandler<mdp3::Protocol>;
-
-Config mdp3_config(const mdp3::SimOptions& o) {
-    Config cfg;
-    ChannelConfig ch;
-    ch.id = o.feed.channel;
-    ch.protocol = "mdp3";
-    ch.a = {o.feed.group_a, o.feed.port_a, "127.0.0.1"};
-    ch.b = {o.feed.group_b, o.feed.port_b, "127.0.0.1"};
-    ch.snapshot_a = LineConfig{o.snapshot_a.group, o.snapshot_a.port, "127.0.0.1"};
-    ch.snapshot_b = LineConfig{o.snapshot_b.group, o.snapshot_b.port, "127.0.0.1"};
-    ch.definition_a = LineConfig{o.definition_a.group, o.definition_a.port, "127.0.0.1"};
-    ch.definition_b = LineConfig{o.definition_b.group, o.definition_b.port, "127.0.0.1"};
-    cfg.channels.push_back(ch);
-    return cfg;
-}
 
 struct Scenario {
     const char* name;
@@ -46,14 +33,16 @@ struct Scenario {
 class Mdp3SimulatorVsReplay : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(Mdp3SimulatorVsReplay, LostLastRptSeqAndBooksAreTheGroundTruthsAndAllEndClean) {
+    Config cfg;
+    cfg.channels.push_back(test::mdp3_loopback_channel("239.255.23.", 28310));
     mdp3::SimOptions o;
+    o.use_channel(cfg.channels.front());
     o.feed.duration_s = 1;
     GetParam().faults(o.feed);
     const fs::path pcap = fs::temp_directory_path() / (std::string("tickgate-mdp3-sim-") + GetParam().name + ".pcap");
     const GroundTruth t = mdp3::simulate_to_capture(o, pcap.string());
     ASSERT_TRUE(t.exact_lost);
 
-    const Config cfg = mdp3_config(o);
     Mdp3Handler h(cfg.capacity, cfg.gate);
     apply_config(h, cfg);
     const ReplayResult r = replay_capture(pcap.string(), cfg, h);

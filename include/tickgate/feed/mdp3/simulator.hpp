@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/qfb1/simulator.hpp"
 
 namespace tickgate::mdp3 {
@@ -49,6 +50,10 @@ struct SimOptions {
     [[nodiscard]] static tickgate::SimOptions defaults();
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
+    // Publishes `ch`'s lines (a config's MDP3 channel): its id, incremental,
+    // snapshot and definition lines. Throws std::invalid_argument if it has
+    // no snapshot or no definition lines.
+    void use_channel(const ChannelConfig& ch);
 };
 
 // Which feed a datagram belongs to.
