@@ -84,6 +84,13 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
                 if (::setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0 ||
                     ::setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) != 0)
                     throw std::runtime_error(std::string("setsockopt timestamps/drop counter: ") + std::strerror(errno));
+                // Only this socket's own memberships: by default Linux hands a
+                // socket bound to a group the group's datagrams whenever any
+                // socket of the host joined it, which would make leaving the
+                // snapshot feed (or never joining it) a no-op next to a capture.
+                const int zero = 0;
+                if (::setsockopt(s->fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero) != 0)
+                    throw std::runtime_error(std::string("setsockopt IP_MULTICAST_ALL: ") + std::strerror(errno));
                 for (const std::string& src : ch.sources) {
                     const auto src_ip = parse_ipv4(src);
                     if (!src_ip) throw std::runtime_error("bad source address " + src);
