@@ -6,8 +6,8 @@
 // engine thread of the two-thread pipeline, the handler thread inline):
 // on_update() per sequencer update is a compare and a store; refresh()
 // after a batch rescans the channels' instruments only when an update may
-// have changed the answer, at most once per kRescanNs while a feed is
-// joined. The answer is one atomic flag per channel with snapshot lines,
+// have changed the answer, at most once per kRescanNs (checked on one
+// call in kClockEvery) while a feed is joined. The answer is one atomic flag per channel with snapshot lines,
 // which the receiving thread reads once per loop iteration
 // (Receiver::follow_snapshot_wants) to join or leave — the membership
 // syscall is made on a change, never per message. No allocation after
@@ -32,6 +32,8 @@ class SnapshotFeedControl {
 public:
     // While a feed is joined, the instruments are rescanned at most this often.
     static constexpr std::int64_t kRescanNs = 1'000'000;
+    // ... and the clock read on one refresh() in this many.
+    static constexpr std::uint32_t kClockEvery = 16;
 
     // The channels of `cfg` with snapshot lines, in config order (the order
     // of Receiver::follow_snapshot_wants' flags); `lines`: the receiver's,
@@ -72,6 +74,7 @@ private:
     bool any_wanted_ = false;
     bool snapshot_of_suspect_ = false;
     std::int64_t last_scan_ns_ = 0;
+    std::uint32_t calls_since_clock_ = 0;
 };
 
 }  // namespace tickgate
