@@ -125,6 +125,11 @@ std::optional<std::pair<std::uint32_t, std::uint16_t>> parse_host_port(std::stri
 }
 // Metrics name every instrument and line: they stay on the host (127.0.0.0/8),
 // as MetricsServer insists unless told otherwise in code.
+// A re-request server: a unicast IPv4 host (not 0.0.0.0, not multicast) and a port 1..65535.
+bool valid_rerequest_server(std::string_view s) {
+    const auto hp = parse_host_port(s);
+    return hp && hp->first != 0 && is_host_range(hp->first) && hp->second != 0;
+}
 bool valid_metrics_listen(std::string_view s) {
     const auto hp = parse_host_port(s);
     return hp && (hp->first >> 24) == 127;
@@ -323,8 +328,8 @@ void read_channels(const Table& root, Config& c) {
     std::map<std::uint16_t, std::string> ids;        // id -> path of first use
     std::map<std::uint64_t, std::string> endpoints;
     root.tables("channel",
-                {"id", "protocol", "clock_offset_ns", "sources", "a", "b", "snapshot_a", "snapshot_b", "definition_a",
-                 "definition_b"},
+                {"id", "protocol", "clock_offset_ns", "sources", "a", "b", "rerequest", "snapshot_a", "snapshot_b",
+                 "definition_a", "definition_b"},
                 [&](const Table& t) {
         ChannelConfig ch;
         const auto* id = t.integer("id", ch.id, 0, 65535, kRequired);
@@ -338,6 +343,15 @@ void read_channels(const Table& root, Config& c) {
         t.integer("clock_offset_ns", ch.clock_offset_ns, std::numeric_limits<std::int64_t>::min(),
                   std::numeric_limits<std::int64_t>::max());
         t.strings("sources", ch.sources, "IPv4 unicast address", valid_source);
+        if (const auto* n = t.string("rerequest", ch.rerequest, "unicast IPv4 HOST:PORT (port 1..65535)",
+                                     valid_rerequest_server)) {
+            if (ch.protocol != "itch50")  // only MoldUDP64 has a re-request server
+                t.expected(n, "rerequest", "no re-request server on a " + ch.protocol + " channel (itch50 only)",
+                           quoted(ch.rerequest));
+            const auto hp = parse_host_port(ch.rerequest);
+            ch.rerequest_ip = hp->first;
+            ch.rerequest_port = hp->second;
+        }
         ch.a = read_line(t, "a", endpoints);
         ch.b = read_line(t, "b", endpoints);
         read_line_pair(t, ch, "snapshot_a", "snapshot_b", ch.snapshot_a, ch.snapshot_b, endpoints);
@@ -469,9 +483,17 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
             c.metrics.port = parse_host_port(listen)->second;
         }
     }
-    if (const auto t = root.table("moldudp64", {"gap_timeout_ms", "max_held_packets"})) {
+    if (const auto t = root.table("moldudp64", {"gap_timeout_ms", "max_held_packets", "max_request_messages",
+                                                "request_timeout_ms", "max_requests", "max_requests_per_s",
+                                                "recover_from_start"})) {
         t->integer("gap_timeout_ms", c.moldudp64.gap_timeout_ms, 1, 3'600'000);
         t->integer("max_held_packets", c.moldudp64.max_held_packets, 1, 1'048'576);
+        // A request's MessageCount is a u16 and 0xFFFF means end of session.
+        t->integer("max_request_messages", c.moldudp64.max_request_messages, 1, 65'534);
+        t->integer("request_timeout_ms", c.moldudp64.request_timeout_ms, 1, 60'000);
+        t->integer("max_requests", c.moldudp64.max_requests, 1, 1'000);
+        t->integer("max_requests_per_s", c.moldudp64.max_requests_per_s, 1, 1'000'000);
+        t->boolean("recover_from_start", c.moldudp64.recover_from_start);
     }
     if (const auto t = root.table("itch", {"max_orders", "max_levels", "utc_offset_minutes"})) {
         t->integer("max_orders", c.itch.max_orders, 1, 1'073'741'824);

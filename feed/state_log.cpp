@@ -28,6 +28,8 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kLineDown: return "line_down";
         case StateChangeKind::kLineUp: return "line_up";
         case StateChangeKind::kOverload: return "overload";
+        case StateChangeKind::kHoleGivenUp: return "hole_given_up";
+        case StateChangeKind::kRerequested: return "rerequested";
         case StateChangeKind::kSnapshotJoin: return "snapshot_join";
         case StateChangeKind::kSnapshotLeave: return "snapshot_leave";
     }
@@ -54,6 +56,7 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kGapOpened:
         case StateChangeKind::kSuspect:
         case StateChangeKind::kSessionChange:
+        case StateChangeKind::kHoleGivenUp:
             return level_enum::warn;
         case StateChangeKind::kLineDown:
         case StateChangeKind::kOverload:
@@ -61,6 +64,7 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kRecovered:
         case StateChangeKind::kStaleSnapshot:
         case StateChangeKind::kLineUp:
+        case StateChangeKind::kRerequested:
         case StateChangeKind::kSnapshotJoin:
         case StateChangeKind::kSnapshotLeave:
             return level_enum::info;
@@ -110,6 +114,10 @@ std::string describe(const StateChange& c) {
             if (c.instrument_id == StateChange::kNoInstrument)
                 return fmt::format("overload: {}: the socket buffer dropped {} datagram(s)", who, c.value);
             return fmt::format("overload: {}: the transport dropped its data (ring full); suspect", who);
+        case StateChangeKind::kHoleGivenUp:
+            return fmt::format("hole given up: {}: {} message(s) lost, its instruments suspect", who, c.value);
+        case StateChangeKind::kRerequested:
+            return fmt::format("re-requested: {}: {} message(s) recovered from the re-request server", who, c.value);
         case StateChangeKind::kSnapshotJoin:
             return fmt::format("snapshot join: {}: joined (an instrument is suspect or unconfirmed), join {}", who,
                                c.value);

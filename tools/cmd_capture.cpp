@@ -25,8 +25,9 @@ and a crash loses at most the last second.
 
 options:
   --config FILE        TOML config (required)
-  --protocol NAME      must match the config's channels' protocol (qfb1); its header tells a
-                       datagram naming another channel than its line's, which is not recorded
+  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50); a header
+                       that names its channel (QFB/1's) tells a datagram naming another channel
+                       than its line's, which is not recorded; itch50: every datagram of the lines
   --out FILE           output capture (required)
   --format F           pcap (nanosecond, default) or pcapng
   --duration S         stop after S seconds, a decimal number (default: until SIGINT/SIGTERM)
@@ -73,7 +74,8 @@ int cmd_capture(const std::vector<std::string_view>& args) {
     auto next_flush = t0 + kFlushEvery;
     // The protocol's key, read once per datagram: one naming another channel
     // than its line's is not recorded (rule 7). Chosen once, outside the loop.
-    with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+    // P = void (ITCH: MoldUDP64 names no channel): every datagram of the lines.
+    const auto record = [&]<class P>() {
         while (!g_stop.load(std::memory_order_relaxed)) {
             const auto now = std::chrono::steady_clock::now();
             if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
@@ -81,12 +83,14 @@ int cmd_capture(const std::vector<std::string_view>& args) {
                 writer.flush();
                 next_flush = now + kFlushEvery;
             }
-            receiver.poll_once<P>(50'000'000, [&](const RawDatagram& d, const typename P::Key&) {
+            receiver.poll_once<P>(50'000'000, [&](const RawDatagram& d, const auto&...) {
                 writer.write_udp(d.recv_ns, d.src_ip, d.src_port, d.dst_ip, d.dst_port, d.payload);
                 ++written;
             });
         }
-    });
+    };
+    if (cfg.protocol() == kItch50Name) record.operator()<void>();
+    else with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { record.operator()<P>(); });
     writer.flush();
     fmt::print(stderr, "capture: {} datagrams written to {}\n", written, *out);
     return kExitOk;

@@ -1,8 +1,15 @@
 // `tickgate config check FILE`: validation and the memory a config needs.
+// `tickgate config import-cme CONFIG.XML --channels ...`: channels from CME's config.xml.
 #include <fmt/format.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "feed/mdp3/cme_config.hpp"
+#include "tickgate/feed/capture.hpp"  // parse_ipv4
+#include "tickgate/text.hpp"
 
 #include "command.hpp"
 
@@ -11,6 +18,9 @@ namespace tickgate::cli {
 namespace {
 
 constexpr std::string_view kConfigHelp = R"(usage: tickgate config check FILE
+       tickgate config import-cme CONFIG.XML --channels ID[,ID...] [--interface ADDR] [--any-source] [--output FILE]
+
+check:
 
 Reads and validates FILE as `tickgate run` would, then prints the memory it
 makes the live handler allocate at start-up, part by part (books, recovery
@@ -19,21 +29,68 @@ capacity.max_memory_mb (default: half of this machine's physical memory).
 Exit 0 if the config is valid and within the limit, 2 if not (one line on
 stderr: FILE:LINE: KEY: expected ..., got ...).
 
+import-cme:
+Writes a tickgate [[channel]] table (protocol "mdp3") for each CME channel
+named, from CME Globex's published config.xml: incremental feeds as lines
+a/b, snapshot feeds as snapshot_a/b, instrument replay as definition_a/b,
+the feeds' host-ip as `sources`. TCP historical replay and MBO snapshot
+feeds are left out (not implemented). Exit 2 with FILE:LINE: ... for a file
+that is not CME's layout or a channel it lacks.
+
 options:
-  -h, --help           this text
+  --channels ID[,ID...]  CME channel ids, e.g. 310,344 (required)
+  --interface ADDR       local IPv4 address that joins every line (default 127.0.0.1)
+  --any-source           leave `sources` out (accept the groups from any sender)
+  --output FILE          write the TOML there instead of stdout
+  -h, --help             this text
 )";
+
+int import_cme(const cli::Options& a) {
+    const std::string& path = a.positional()[1];
+    const auto channels = a.text("--channels");
+    if (!channels) throw UsageError{"config import-cme: --channels ID[,ID...] is required"};
+    mdp3::CmeImportOptions options;
+    for (std::size_t from = 0; from <= channels->size();) {
+        const std::size_t comma = std::min(channels->find(',', from), channels->size());
+        const auto id = parse_integer("--channels", std::string_view(*channels).substr(from, comma - from), 0, 65535);
+        options.channels.push_back(static_cast<std::uint16_t>(id));
+        from = comma + 1;
+    }
+    if (const auto interface = a.text("--interface")) {
+        if (const auto ip = parse_ipv4(*interface); !ip || is_multicast(*ip))
+            throw UsageError{fmt::format("--interface: expected an IPv4 unicast address, got '{}'", printable(*interface))};
+        options.interface = *interface;
+    }
+    options.sources = !a.has("--any-source");
+
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(fmt::format("{}:1: config.xml: expected a readable file, got none", printable(path)));
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string toml = mdp3::import_cme_channels(text.str(), path, options);
+    if (const auto output = a.text("--output")) {
+        std::ofstream out(*output, std::ios::binary | std::ios::trunc);
+        if (!(out << toml)) throw ConfigError(fmt::format("{}:1: --output: expected a writable file", printable(*output)));
+    } else {
+        fmt::print("{}", toml);
+    }
+    return kExitOk;
+}
 
 
 }  // namespace
 
 int cmd_config(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {}, {}, "config");
+    const cli::Options a(args, {"--any-source"}, {"--channels", "--interface", "--output"}, "config");
     if (a.help()) {
         fmt::print("{}", kConfigHelp);
         return kExitOk;
     }
-    if (a.positional().size() != 2 || a.positional()[0] != "check")
-        throw UsageError{"expected `config check FILE` (see tickgate config --help)"};
+    if (a.positional().size() == 2 && a.positional()[0] == "import-cme") return import_cme(a);
+    if (a.positional().size() != 2 || a.positional()[0] != "check" || a.has("--channels") || a.has("--interface") ||
+        a.has("--output") || a.has("--any-source"))
+        throw UsageError{"expected `config check FILE` or `config import-cme CONFIG.XML --channels ...` (see tickgate "
+                         "config --help)"};
     const Config cfg = load_config(a.positional()[1]);  // refuses a config above the limit
     const MemoryEstimate e = estimate_memory(cfg);
     fmt::print("{}: ok\n", cfg.source);

@@ -101,7 +101,7 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     }
     if (a.positional().size() != 1) throw UsageError{"replay takes exactly one CAPTURE (see tickgate replay --help)"};
     const std::string& capture = a.positional().front();
-    Config cfg = config_from(a, false, true);  // ITCH 5.0's own pipeline included
+    Config cfg = config_from(a, false);
     cfg.gate.stale_ms = a.integer("--stale-ms", cfg.gate.stale_ms, 1, 86'400'000);
     cfg.gate.source_age_ms = a.integer("--source-age-ms", cfg.gate.source_age_ms, 1, 86'400'000);
 

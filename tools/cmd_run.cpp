@@ -36,7 +36,8 @@ the summary at exit. Stops cleanly on SIGINT/SIGTERM.
 options:
   --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
                        it makes run allocate, refused above capacity.max_memory_mb)
-  --protocol NAME      must match the config's channels' protocol (qfb1)
+  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50; itch50 runs
+                       its own pipeline with the MoldUDP64 re-request client, no metrics yet)
   --duration S         stop after S seconds, a decimal number (default: run until a signal)
   --json               print the JSON summary on stdout at exit, with a "live" object: per line
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
@@ -264,6 +265,10 @@ int cmd_run(const std::vector<std::string_view>& args) {
     o.quiet = a.has("--quiet");
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
+    if (cfg.protocol() == kItch50Name) {  // its own pipeline (tools/cmd_run_itch50.cpp)
+        if (o.metrics_listen) throw UsageError{"metrics: not served for itch50 channels yet"};
+        return run_itch50(cfg, {.duration_s = o.duration, .refresh = o.refresh, .json = o.json, .quiet = o.quiet});
+    }
     return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
         if (cfg.threading.pipeline == PipelineMode::kInline) return LiveRun<BasicInlineFeedHandler<P>>(cfg, o).run();
         return LiveRun<BasicFeedHandler<P>>(cfg, o).run();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tickgate/feed/protocols.hpp"
+#include "tickgate/feed/moldudp64/wire.hpp"
 #include "tickgate/feed/sender.hpp"
 
 #include "command.hpp"
@@ -26,7 +27,7 @@ options:
   --speed X            pacing multiplier, a decimal number (default 1.0: original pacing; 2 = twice as fast)
   --max-speed          as fast as possible
   --interface ADDR     loopback address to send from (default 127.0.0.1; only 127.x allowed)
-  --protocol NAME      the capture's protocol (qfb1, the default): datagrams without a readable
+  --protocol NAME      the capture's protocol (qfb1, the default; mdp3, itch50): datagrams without a readable
                        header are still sent, and counted in the closing line
   -h, --help           this text
 )";
@@ -45,10 +46,13 @@ int cmd_send(const std::vector<std::string_view>& args) {
     const bool max_speed = a.has("--max-speed");
     MulticastSender sender(a.loopback_address("--interface", "127.0.0.1"));
     const Config cfg = config_from(a, false);  // its protocol: what `unreadable` counts against
-    // Chosen once: whether a datagram's header reads as the protocol's.
-    bool (*const readable)(std::span<const std::byte>) = with_protocol(cfg.protocol(), []<VenueProtocol P>() {
-        return +[](std::span<const std::byte> d) { return P::read_key(d, 0).valid(); };
-    });
+    // Chosen once: whether a datagram's header reads as the protocol's (ITCH's: MoldUDP64's).
+    bool (*const readable)(std::span<const std::byte>) =
+        cfg.protocol() == kItch50Name
+            ? +[](std::span<const std::byte> d) { return moldudp64::read_key(d, 0).valid(); }
+            : with_protocol(cfg.protocol(), []<VenueProtocol P>() {
+                  return +[](std::span<const std::byte> d) { return P::read_key(d, 0).valid(); };
+              });
     CaptureReader reader(a.positional().front());
     install_signal_handlers();
     FrameCounters frames;

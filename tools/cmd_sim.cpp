@@ -76,24 +76,6 @@ exit codes: 0 ok, 1 runtime failure, 2 bad usage
                        d.epoch_ns);
 }
 
-}  // namespace
-
-// "A:B" or "A:B:C" split at the colons; `what` names the parts for the message.
-std::vector<std::string_view> cli::parts(std::string_view option, std::string_view value, std::size_t n,
-                                    std::string_view what) {
-    std::vector<std::string_view> out;
-    for (std::size_t from = 0;;) {
-        const auto colon = value.find(':', from);
-        out.push_back(value.substr(from, colon == std::string_view::npos ? colon : colon - from));
-        if (colon == std::string_view::npos) break;
-        from = colon + 1;
-    }
-    if (out.size() != n) throw cli::UsageError{fmt::format("{}: expected {}, got '{}'", option, what, value)};
-    return out;
-}
-
-namespace {
-
 std::uint32_t u32(const cli::Options& opt, std::string_view name, std::uint32_t fallback, std::int64_t lo,
                   std::int64_t hi) {
     return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));
@@ -126,20 +108,20 @@ void cli::read_sim_faults(const cli::Options& opt, SimOptions& o) {
     o.loss_a = opt.decimal("--loss-a", o.loss_a, 0, 1);
     o.loss_b = opt.decimal("--loss-b", o.loss_b, 0, 1);
     if (const auto v = opt.text("--burst-loss")) {
-        const auto p = parts("--burst-loss", *v, 2, "P:LEN");
+        const auto p = cli::parse_parts("--burst-loss", *v, 2, "P:LEN");
         o.burst_p = cli::parse_decimal("--burst-loss", p[0], 0, 1);
         o.burst_len = static_cast<std::uint32_t>(cli::parse_integer("--burst-loss", p[1], 1, 1'000'000));
     }
     for (const std::string_view name : {"--outage-a", "--outage-b"}) {
         for (const std::string& v : opt.all(name)) {
-            const auto p = parts(name, v, 2, "FROM:TO");
+            const auto p = cli::parse_parts(name, v, 2, "FROM:TO");
             const SimOptions::Outage w{cli::parse_decimal(name, p[0], 0, 1), cli::parse_decimal(name, p[1], 0, 1)};
             if (!(w.from < w.to)) throw cli::UsageError{fmt::format("{}: expected FROM < TO, got '{}'", name, v)};
             (name == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
         }
     }
     if (const auto v = opt.text("--surge")) {
-        const auto p = parts("--surge", *v, 3, "FROM:TO:FACTOR");
+        const auto p = cli::parse_parts("--surge", *v, 3, "FROM:TO:FACTOR");
         o.surge = SimOptions::Surge{cli::parse_decimal("--surge", p[0], 0, 1), cli::parse_decimal("--surge", p[1], 0, 1),
                                     cli::parse_decimal("--surge", p[2], 1, 1e6)};
         if (!(o.surge->from < o.surge->to))
@@ -212,7 +194,7 @@ int run(const std::vector<std::string_view>& args) {
         throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
     // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
     if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
-        throw cli::UsageError{fmt::format("--protocol: expected qfb1 or mdp3 (the protocols simulated), got '{}'",
+        throw cli::UsageError{fmt::format("--protocol: expected qfb1, mdp3 or itch50 (the protocols simulated), got '{}'",
                                           printable(*p))};
     SimOptions o;
     cli::read_sim_traffic(opt, o);
@@ -241,10 +223,14 @@ int run(const std::vector<std::string_view>& args) {
 
 // Errors go to main like every command's: a cli::UsageError or ConfigError
 // exits 2, any other failure (sockets, writing --pcap) 1.
-// `--protocol mdp3` has a simulator of its own (cmd_sim_mdp3.cpp).
+// `--protocol mdp3` and `--protocol itch50` have simulators of their own
+// (cmd_sim_mdp3.cpp, cmd_sim_itch50.cpp), with other options.
 int cli::cmd_sim(const std::vector<std::string_view>& args) {
-    for (std::size_t i = 0; i < args.size(); ++i)
-        if (args[i] == "--protocol" && i + 1 < args.size() && args[i + 1] == "mdp3") return sim_mdp3(args);
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+        if (args[i] != "--protocol") continue;
+        if (args[i + 1] == "mdp3") return sim_mdp3(args);
+        if (args[i + 1] == "itch50") return cmd_sim_itch50(args);
+    }
     return run(args);
 }
 

@@ -82,7 +82,7 @@ void read_lines(const cli::Options& opt, mdp3::SimOptions& o) {
                                                                   {"--definition-b", &o.definition_b}};
     for (const auto& [name, line] : lines) {
         if (const auto v = opt.text(name)) {
-            const auto p = cli::parts(name, *v, 2, "GROUP:PORT");
+            const auto p = cli::parse_parts(name, *v, 2, "GROUP:PORT");
             line->group = std::string(p[0]);
             line->port = static_cast<std::uint16_t>(cli::parse_integer(name, p[1], 1, 65535));
         }

@@ -11,15 +11,10 @@
 
 namespace tickgate::cli {
 
-Config config_from(const cli::Options& a, bool required, bool own_pipelines) {
+Config config_from(const cli::Options& a, bool required) {
     const auto name = a.text("--protocol");
     if (name && std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
         throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
-    const auto refuse_own_pipeline = [] {
-        throw UsageError{fmt::format("--protocol {}: only `tickgate replay` speaks it so far (known: {})", kItch50Name,
-                                     protocol_list())};
-    };
-    if (!own_pipelines && name == kItch50Name) refuse_own_pipeline();
     Config cfg;
     if (const auto path = a.text("--config")) cfg = load_config(*path);
     else if (required) throw UsageError{"--config FILE is required"};
@@ -28,7 +23,6 @@ Config config_from(const cli::Options& a, bool required, bool own_pipelines) {
             throw UsageError{fmt::format("--protocol {}: the config's channels speak {}", *name, cfg.protocol())};
         cfg.default_protocol = *name;
     }
-    if (!own_pipelines && cfg.protocol() == kItch50Name) refuse_own_pipeline();
     return cfg;
 }
 

@@ -28,9 +28,9 @@ inline constexpr int kExitCaptureCut = 3;
 
 // The config of --config (or the defaults; `required`: --config must be
 // given), its protocol set by --protocol, which must name a known protocol
-// and agree with the config's channels. Unless `own_pipelines`, a protocol
-// with a pipeline of its own (itch50: replay only so far) is a usage error.
-Config config_from(const Options& a, bool required, bool own_pipelines = false);
+// and agree with the config's channels. A protocol with a pipeline of its
+// own (itch50) is the caller's to dispatch.
+Config config_from(const Options& a, bool required);
 // The one stderr line of a capture cut short mid-record.
 void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done);
 // run and capture receive on the configured lines: a config without any is a
@@ -46,6 +46,15 @@ bool sleep_until_or_signal(std::chrono::steady_clock::time_point due);
 int cmd_replay(const std::vector<std::string_view>& args);
 int cmd_run(const std::vector<std::string_view>& args);
 int cmd_sim(const std::vector<std::string_view>& args);
+int cmd_sim_itch50(const std::vector<std::string_view>& args);  // sim --protocol itch50
+// `run` on an itch50 config (tools/cmd_run_itch50.cpp): what cmd_run read.
+struct ItchRunOptions {
+    double duration_s = 0;  // 0: until a signal
+    std::chrono::milliseconds refresh{250};
+    bool json = false;
+    bool quiet = false;
+};
+int run_itch50(const Config& cfg, const ItchRunOptions& o);
 int cmd_capture(const std::vector<std::string_view>& args);
 int cmd_send(const std::vector<std::string_view>& args);
 int cmd_config(const std::vector<std::string_view>& args);

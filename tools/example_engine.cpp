@@ -27,11 +27,12 @@ struct Traded {
 
 std::vector<Traded> symbols_to_trade(const tickgate::Config& cfg, int argc, char** argv) {
     std::vector<Traded> out;
-    for (int i = 3; i < argc; ++i) out.push_back({argv[i]});
+    const auto add = [&](std::string symbol) { out.emplace_back().symbol = std::move(symbol); };
+    for (int i = 3; i < argc; ++i) add(argv[i]);
     if (out.empty())
-        for (const std::string& s : cfg.subscribe) out.push_back({s});
+        for (const std::string& s : cfg.subscribe) add(s);
     if (out.empty())
-        for (const tickgate::InstrumentConfig& ins : cfg.instruments) out.push_back({ins.symbol});
+        for (const tickgate::InstrumentConfig& ins : cfg.instruments) add(ins.symbol);
     return out;
 }
 

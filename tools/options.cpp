@@ -45,6 +45,19 @@ double parse_decimal(std::string_view option, std::string_view text, double lo, 
     return v;
 }
 
+std::vector<std::string_view> parse_parts(std::string_view option, std::string_view value, std::size_t n,
+                                          std::string_view what) {
+    std::vector<std::string_view> out;
+    for (std::size_t from = 0;;) {
+        const auto colon = value.find(':', from);
+        out.push_back(value.substr(from, colon == std::string_view::npos ? colon : colon - from));
+        if (colon == std::string_view::npos) break;
+        from = colon + 1;
+    }
+    if (out.size() != n) throw UsageError{fmt::format("{}: expected {}, got '{}'", option, what, value)};
+    return out;
+}
+
 Options::Options(std::span<const std::string_view> args, std::initializer_list<std::string_view> flags,
                  std::initializer_list<std::string_view> valued, std::string_view command) {
     for (std::size_t i = 0; i < args.size(); ++i) {

@@ -28,6 +28,11 @@ std::int64_t parse_integer(std::string_view option, std::string_view text, std::
 // exponent, no hex, no inf/nan.
 double parse_decimal(std::string_view option, std::string_view text, double lo, double hi);
 
+// "A:B" or "A:B:C" split at the colons into exactly `n` parts, else a usage
+// error naming `option` and `what` the parts are (e.g. "P:LEN").
+std::vector<std::string_view> parse_parts(std::string_view option, std::string_view value, std::size_t n,
+                                          std::string_view what);
+
 class Options {
 public:
     // `flags` take no value, `valued` take one (given again, a valued option

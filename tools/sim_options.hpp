@@ -14,9 +14,6 @@
 
 namespace tickgate::cli {
 
-// "A:B" or "A:B:C" split at the colons, exactly `n` parts; `what` names them for the message.
-std::vector<std::string_view> parts(std::string_view option, std::string_view value, std::size_t n,
-                                    std::string_view what);
 // Instruments, pacing, message kinds, session, seed: into `o`, over its values.
 void read_sim_traffic(const Options& opt, SimOptions& o);
 // Loss, outages, surges, duplicates, reordering, restarts, lagging snapshots, silenced instruments.

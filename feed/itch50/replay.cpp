@@ -33,12 +33,18 @@ std::string ipv4_text(std::uint32_t ip) {
 
 }  // namespace
 
-Replay::Replay(const Config& cfg)
+Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client)
     : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(kMaxLocates),
       book_(kMaxLocates, cfg.itch.max_orders, cfg.itch.max_levels),
       sequencer_(instruments_, book_, channel_slots(cfg),
                  cfg.itch.utc_offset_minutes),
-      stream_(stream_config(cfg), channel_slots(cfg)), gate_(instruments_, cfg.gate) {
+      stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
+      gate_(instruments_, cfg.gate), client_(live_client) {
+    // Live without a re-request server, a hole waits only for the other line (ITCH50.md "The stream").
+    if (live_client != nullptr)
+        for (std::uint32_t ch = 0; ch < cfg.channels.size(); ++ch)
+            if (!live_client->enabled(ch))
+                stream_.set_gap_timeout(ch, std::int64_t{cfg.receiver.arbitration_hold_us} * 1'000);
     channels_.reserve(channel_slots(cfg));
     for (const ChannelConfig& ch : cfg.channels)
         for (const LineConfig* line : {&ch.a, &ch.b})  // config.cpp has checked the groups
@@ -69,12 +75,17 @@ std::uint32_t Replay::slot_of(std::span<const std::byte> payload, std::uint32_t 
 void Replay::on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
                          std::int64_t ts_ns) {
     stream_.expire(ts_ns, sequencer_);  // before each datagram, whatever its channel
+    deliver(payload, dst_ip, dst_port, ts_ns);
+}
+
+void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
+                     std::int64_t recv_ns) {
     const std::uint32_t slot = slot_of(payload, dst_ip, dst_port);
     if (slot == UINT32_MAX) {
         ++unmatched_;
         return;
     }
-    stream_.on_datagram(slot, payload, moldudp64::read_key(payload, static_cast<std::uint16_t>(slot)), ts_ns, sequencer_);
+    stream_.on_datagram(slot, payload, moldudp64::read_key(payload, static_cast<std::uint16_t>(slot)), recv_ns, sequencer_);
 }
 
 void Replay::finish() { stream_.finish(sequencer_); }
@@ -135,11 +146,24 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
                             {"duplicate_messages", c.duplicate_messages.get()},
                             {"holes_filled", c.holes_filled.get()},
                             {"lost_messages", c.lost_messages.get()},
+                            {"holes_given_up", c.holes_given_up.get()},
                             {"late_join_messages", c.late_join_messages.get()},
                             {"held_max", c.held_max},
                             {"malformed_packets", c.malformed_packets.get()},
                             {"stale_session_packets", c.stale_session_packets.get()},
                             {"unknown_messages", sequencer_.channel_counters(ch).unknown_messages.get()}});
+        if (client_ != nullptr && client_->enabled(ch)) {  // live, with a re-request server
+            const moldudp64::RerequestCounters& r = client_->counters(ch);
+            channels.back()["rerequest"] = {{"server", cfg_.channels[ch].rerequest},
+                                            {"requests_sent", r.requests_sent.get()},
+                                            {"send_errors", r.send_errors.get()},
+                                            {"rate_limited", r.rate_limited.get()},
+                                            {"requests_exhausted", r.requests_exhausted.get()},
+                                            {"answers", r.answers.get()},
+                                            {"messages_recovered", r.messages_recovered.get()},
+                                            {"foreign_answers", r.foreign_answers.get()},
+                                            {"stale_answers", r.stale_answers.get()}};
+        }
     }
     std::vector<std::uint32_t> ids(instruments_.seen_ids().begin(), instruments_.seen_ids().end());
     std::sort(ids.begin(), ids.end());
@@ -170,9 +194,18 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
 std::string Replay::summary_table(const SummaryContext& ctx) const {
     DecoderCounters decoder;
     totals(decoder);
-    SequencerCounters seq;
-    const GateConfig gate_config = cfg_.gate;
-    return tickgate::summary_table(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, gate_config}, ctx);
+    const SequencerCounters seq;  // ITCH's sequencer counters are per channel and instrument, not these
+    return tickgate::summary_table(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate}, ctx);
+}
+
+std::string Replay::live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
+                              std::string_view line_table, bool terminal) const {
+    // The view is the summary table under a title: its sources as summary_table's.
+    DecoderCounters decoder;
+    totals(decoder);
+    const SequencerCounters seq;
+    const SummarySource src{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate};
+    return tickgate::live_view(src, now_ns, config_path, elapsed_s, line_table, terminal);
 }
 
 }  // namespace tickgate::itch50

@@ -27,7 +27,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "../sim_rng.hpp"
+#include "../sim_random.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/clock.hpp"
 #include "tickgate/book/indexed_book.hpp"
@@ -123,7 +123,7 @@ struct Simulator::Impl {
 
     const SimOptions o;
     GroundTruth& truth;
-    sim::Rng content, faults;
+    Rng content, faults;
     std::vector<Instr> ins;
     std::set<std::uint32_t> owed;        // instruments whose loss the next packets must reveal
 

@@ -15,10 +15,10 @@
 #include <thread>
 
 #include "../json_writer.hpp"
+#include "../sim_random.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 #include "tickgate/feed/sender.hpp"
-#include "../sim_rng.hpp"
 
 namespace tickgate {
 
@@ -99,7 +99,7 @@ struct Simulator::Impl {
 
     const SimOptions o;
     GroundTruth& truth;
-    sim::Rng content, faults;
+    Rng content, faults;
     std::vector<Instr> ins;  // [id - 1]
     std::vector<std::uint32_t> ticking;  // indices that may tick now
     std::uint64_t total_ticks, ticks_done = 0, slot = 0, nslots;
@@ -124,7 +124,7 @@ struct Simulator::Impl {
         int copies;
     };
     std::optional<Deferred> deferred;  // reordered on one line: goes out after the next packet
-    std::uint32_t burst_left = 0;
+    LineLoss loss;
     std::uint32_t model_session = 0;
 
     Impl(const SimOptions& opt, GroundTruth& gt)
@@ -399,10 +399,7 @@ struct Simulator::Impl {
 
     // ---- faults: one packet from `raw` to `out`
     [[nodiscard]] bool in_outage(const std::vector<SimOptions::Outage>& ws, std::int64_t t) const {
-        const double f = static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(2 * half_ns, 1));
-        for (const auto& w : ws)
-            if (f >= w.from && f < w.to) return true;
-        return false;
+        return in_window(ws, static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(2 * half_ns, 1)));
     }
     void emit(const RawPacket& p, bool a, bool b) {
         if (a || b) emit_copy({p.bytes, p.t, a, b});
@@ -415,20 +412,10 @@ struct Simulator::Impl {
             ++truth.late_old_session;
             return;
         }
-        double u[7];
-        for (double& x : u) x = faults.uniform();  // fixed draws per packet: a stable stream
-        bool a = true, b = true;
+        const PacketDraws d = loss.next(faults, p.exempt, o.loss_a, o.loss_b, o.burst_p, o.burst_len);
+        const double* u = d.u;
+        bool a = d.a, b = d.b;
         if (!p.exempt) {
-            if (burst_left > 0) {
-                a = b = false;
-                --burst_left;
-            } else if (o.burst_p > 0 && u[0] < o.burst_p) {
-                a = b = false;
-                burst_left = o.burst_len - 1;
-            } else {
-                a = !(u[1] < o.loss_a);
-                b = !(u[2] < o.loss_b);
-            }
             a = a && !in_outage(o.outage_a, p.t);
             b = b && !in_outage(o.outage_b, p.t);
         }

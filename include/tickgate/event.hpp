@@ -65,6 +65,7 @@ struct alignas(64) Event {
             std::int64_t source_ns;
             std::uint8_t n_bids;
             std::uint8_t n_asks;
+            std::int8_t price_exponent;  // MDP3: of the template's prices (v6 -7, v9 -9)
         } snapshot;
         struct {
             std::int64_t price[kLevelsPerEvent];
@@ -79,6 +80,7 @@ struct alignas(64) Event {
             char symbol[16];
             std::int8_t price_exponent;
             std::uint8_t book_depth;  // MDP3: the definition's GBX MarketDepth; 0 = not given
+            bool removed;             // MDP3: SecurityUpdateAction 'D', the venue deleted the instrument
         } definition;
         struct {
             std::uint64_t seq;        // RptSeq
@@ -89,6 +91,7 @@ struct alignas(64) Event {
             std::uint8_t level;       // MDPriceLevel, 1-based
             std::uint8_t action;      // MDUpdateAction 0..5
             char entry_type;          // MDEntryType: '0' bid, '1' offer, 'J' empty book, ...
+            std::int8_t price_exponent;  // of the template's prices (v6 PRICE -7, v9 PRICE9 -9)
         } entry;
         struct {
             std::uint32_t session;

@@ -413,6 +413,31 @@ const BadCase kBadCases[] = {
     {"metrics host is IPv6", "[metrics]\nlisten = \"[::1]:9108\"\n", "metrics.listen", 2},
     {"metrics on every interface", "[metrics]\nlisten = \"0.0.0.0:9108\"\n", "metrics.listen", 2},
     {"metrics on a non-loopback address", "[metrics]\n\nlisten = \"10.0.0.1:9108\"\n", "metrics.listen", 3},
+    // MoldUDP64 re-request server and client limits (ITCH50.md "The stream").
+    {"rerequest on a qfb1 channel", "[[channel]]\nid = 1\nrerequest = \"127.0.0.1:31100\"\n" LINES_AB,
+     "channel[0].rerequest", 3},
+    {"rerequest on an mdp3 channel", "[[channel]]\nid = 1\nprotocol = \"mdp3\"\nrerequest = \"127.0.0.1:31100\"\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"rerequest to a multicast group",
+     "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"239.255.30.1:31100\"\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"rerequest to 0.0.0.0", "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"0.0.0.0:31100\"\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"rerequest port zero", "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1:0\"\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"rerequest without port", "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1\"\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"rerequest host is a name", "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"localhost:31100\"\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"rerequest as an integer", "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = 31100\n" LINES_AB,
+     "channel[0].rerequest", 4},
+    {"max_request_messages zero", "[moldudp64]\nmax_request_messages = 0\n", "moldudp64.max_request_messages", 2},
+    {"max_request_messages the end-of-session count", "[moldudp64]\nmax_request_messages = 65535\n",
+     "moldudp64.max_request_messages", 2},
+    {"request_timeout_ms zero", "[moldudp64]\nrequest_timeout_ms = 0\n", "moldudp64.request_timeout_ms", 2},
+    {"max_requests zero", "[moldudp64]\nmax_requests = 0\n", "moldudp64.max_requests", 2},
+    {"max_requests_per_s zero", "[moldudp64]\nmax_requests_per_s = 0\n", "moldudp64.max_requests_per_s", 2},
+    {"recover_from_start as a string", "[moldudp64]\nrecover_from_start = \"yes\"\n", "moldudp64.recover_from_start", 2},
     // MDP3 channels: snapshot/definition lines only on mdp3, in pairs, unique group:port; [mdp3] book_depth.
     {"snapshot line on a qfb1 channel",
      "[[channel]]\nid = 1\n" LINES_AB "snapshot_a = { group = \"239.255.10.3\", port = 31003 }\n", "channel[0].snapshot_a", 5},
@@ -488,6 +513,41 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
     EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
               "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
               "\"0.0.0.0:9108\"");
+}
+
+TEST(Config, Itch50ChannelTakesAReRequestServerAndTheClientLimits) {
+    const Config d = tickgate::parse_config("", "d.toml");
+    EXPECT_EQ(d.moldudp64.max_request_messages, 1000u);
+    EXPECT_EQ(d.moldudp64.request_timeout_ms, 20u);
+    EXPECT_EQ(d.moldudp64.max_requests, 5u);
+    EXPECT_EQ(d.moldudp64.max_requests_per_s, 200u);
+    EXPECT_FALSE(d.moldudp64.recover_from_start);
+    const Config c = tickgate::parse_config(
+        "[moldudp64]\nmax_request_messages = 65534\nrequest_timeout_ms = 7\nmax_requests = 1\n"
+        "max_requests_per_s = 1000000\nrecover_from_start = true\n"
+        "[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.2:31100\"\n" LINES_AB
+        "[[channel]]\nid = 2\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.30.3\", port = 31001 }\nb = { group = \"239.255.30.4\", port = 31002 }\n",
+        "c.toml");
+    EXPECT_EQ(c.moldudp64.max_request_messages, 65534u);
+    EXPECT_EQ(c.moldudp64.request_timeout_ms, 7u);
+    EXPECT_EQ(c.moldudp64.max_requests, 1u);
+    EXPECT_EQ(c.moldudp64.max_requests_per_s, 1'000'000u);
+    EXPECT_TRUE(c.moldudp64.recover_from_start);
+    ASSERT_EQ(c.channels.size(), 2u);
+    EXPECT_EQ(c.channels[0].rerequest, "127.0.0.2:31100");
+    EXPECT_EQ(c.channels[0].rerequest_ip, 0x7F000002u);
+    EXPECT_EQ(c.channels[0].rerequest_port, 31100);
+    EXPECT_TRUE(c.channels[1].rerequest.empty());  // optional: that channel's holes are filled by its lines only
+}
+
+TEST(Config, ItchDemoFileLoads) {
+    const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/itch-demo.toml");
+    ASSERT_EQ(c.channels.size(), 1u);
+    EXPECT_EQ(c.protocol(), "itch50");
+    EXPECT_EQ(c.channels[0].rerequest_ip, 0x7F000001u);  // loopback: the demo's server is the simulator's
+    EXPECT_EQ(c.channels[0].a.group, "239.255.30.1");
+    EXPECT_TRUE(c.moldudp64.recover_from_start);
 }
 
 // Finding: every capacity key in its own range, but together more memory

@@ -4,6 +4,11 @@
 // inline receive -> decode -> sequence -> book -> callback path.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -21,6 +26,7 @@
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
+#include "tickgate/feed/itch50/live.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
 #include "tickgate/feed/mdp3/simulator.hpp"
@@ -155,6 +161,60 @@ TEST(HotPath, ItchStreamOrderBookGateAllocateNothing) {
     EXPECT_GT(replay.channel(0).counters.held_max, 0u);
     EXPECT_EQ(replay.channel(0).counters.session_changes.get(), 1u);
     (void)ok;
+}
+
+// ITCH live: lines received on loopback multicast, holes asked of a
+// re-request server (the test's socket on 127.0.0.1) and its answers
+// applied: receive -> stream -> request -> answer -> book, no allocation.
+TEST(HotPath, ItchLiveReceiveRerequestAnswerAllocatesNothing) {
+    using namespace tickgate::itch50;
+    const int server = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(0x7F000001);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    const Config cfg = parse_config(
+        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[[channel]]\nid = 3\nprotocol = \"itch50\"\n"
+        "rerequest = \"127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "\"\n"
+        "a = { group = \"239.255.34.1\", port = 31701 }\nb = { group = \"239.255.34.2\", port = 31702 }\n",
+        "hot.toml");
+    LiveHandler handler(cfg);
+    MulticastSender sender("127.0.0.1");
+    // 200 packets of 4 adds; every 5th is the line's loss, kept for the server's answer.
+    std::vector<Bytes> packets;
+    std::uint64_t ref = 1;
+    for (std::uint64_t seq = 1; seq <= 800; seq += 4) {
+        std::vector<Bytes> m;
+        for (int i = 0; i < 4; ++i, ++ref)
+            m.push_back(add_order(static_cast<std::uint16_t>(1 + ref % 40), ref, ref % 2 ? 'B' : 'S', 100,
+                                  static_cast<std::uint32_t>(10'000 + ref % 30)));
+        packets.push_back(mold_packet("SESSION001", seq, m));
+    }
+    std::array<std::byte, 64> request{};
+    const std::uint64_t before = g_allocations.load();
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+        if (i % 5 != 2) (void)sender.send(0xEFFF2201, 31701, packets[i]);
+        handler.poll(0);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (handler.core().channel(0).next_seq < 801 && std::chrono::steady_clock::now() < deadline) {
+        handler.poll(0);
+        sockaddr_in from{};
+        socklen_t from_len = sizeof from;
+        const ssize_t n = ::recvfrom(server, request.data(), request.size(), MSG_DONTWAIT,
+                                     reinterpret_cast<sockaddr*>(&from), &from_len);
+        if (n != 20) continue;
+        const std::uint64_t seq = load_be<std::uint64_t>(request.data() + 10);
+        const Bytes& answer = packets[(seq - 1) / 4];  // each hole is one lost packet
+        (void)::sendto(server, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), sizeof from);
+    }
+    const std::uint64_t after = g_allocations.load();
+    ::close(server);
+    EXPECT_EQ(after - before, 0u) << "allocations on the ITCH live path";
+    EXPECT_EQ(handler.core().channel(0).next_seq, 801u);
+    EXPECT_EQ(handler.client().counters(0).messages_recovered.get(), 160u);
 }
 
 // The engine's calls: subscriptions (books skipped, definitions moving the

@@ -69,7 +69,7 @@ Event heartbeat(std::uint64_t next_seq, std::int64_t t) {
 std::vector<Event> snapshot(std::uint64_t seq, std::int64_t t, std::vector<Px> bids = {{100, 10}},
                             std::vector<Px> asks = {{101, 20}}) {
     std::vector<Event> out{event(EventKind::kSnapshotBegin, t)};
-    out[0].u.snapshot = {seq, t, static_cast<std::uint8_t>(bids.size()), static_cast<std::uint8_t>(asks.size())};
+    out[0].u.snapshot = {seq, t, static_cast<std::uint8_t>(bids.size()), static_cast<std::uint8_t>(asks.size()), 0};
     std::vector<Px> all = bids;
     all.insert(all.end(), asks.begin(), asks.end());
     for (std::size_t i = 0; i < all.size(); i += kLevelsPerEvent) {

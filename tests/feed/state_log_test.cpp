@@ -79,7 +79,7 @@ Event snapshot(std::uint32_t id, std::uint64_t seq) {
     e.instrument_id = id;
     e.channel_id = 1;
     e.recv_ns = kT0;
-    e.u.snapshot = {seq, kT0, 0, 0};
+    e.u.snapshot = {seq, kT0, 0, 0, 0};
     return e;
 }
 Event heartbeat(std::uint32_t id, std::uint64_t next) {

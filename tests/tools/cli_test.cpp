@@ -423,14 +423,21 @@ TEST(Cli, ProtocolOptionChoosesAKnownProtocolOrIsAUsageError) {
     ASSERT_EQ(named.exit, 0) << named.err;
     EXPECT_EQ(named.out, plain.out);
     expect_usage_error(run_cli("replay --protocol fix44 " + quoted(capture)), {"--protocol", "qfb1", "itch50", "fix44"});
-    // itch50 has its own pipeline, which only replay runs so far.
-    for (const std::string& cmd : {std::string("run --duration 0.1"),
-                                  "capture --out " + quoted(tmp.file("c.pcap")), "send " + quoted(capture),
-                                  std::string("sim --duration 0.1")}) {
-        SCOPED_TRACE(cmd);
-        expect_usage_error(run_cli(cmd.substr(0, cmd.find(' ')) + " --protocol itch50" + cmd.substr(cmd.find(' '))),
-                           {"--protocol", "qfb1", "itch50"});
-    }
+}
+
+// send --protocol itch50 re-publishes an ITCH capture and counts, against
+// MoldUDP64's header, what it could not read: none of the simulator's
+// packets (read as QFB/1, every one would be unreadable).
+TEST(Cli, SendReadsAnItchCaptureAsMoldUdp64) {
+    TempDir tmp;
+    const std::string capture = tmp.file("itch.pcap");
+    const CliResult sim = run_cli("sim --protocol itch50 --stocks 5 --messages 200 --pcap " + quoted(capture));
+    ASSERT_EQ(sim.exit, 0) << sim.err;
+    const CliResult sent = run_cli("send --protocol itch50 --max-speed " + quoted(capture));
+    ASSERT_EQ(sent.exit, 0) << sent.err;
+    EXPECT_NE(sent.err.find("(0 without a readable itch50 header)"), std::string::npos) << sent.err;
+    const CliResult as_qfb = run_cli("send --max-speed " + quoted(capture));
+    EXPECT_EQ(as_qfb.err.find("(0 without a readable"), std::string::npos) << as_qfb.err;
 }
 
 TEST(Cli, HelpAndVersion) {
@@ -797,6 +804,57 @@ TEST(Cli, OutputWriteFailureIsARuntimeFailureForCaptureAndSim) {
         EXPECT_EQ(r.exit, 1) << r.err;
         EXPECT_EQ(r.err.rfind("tickgate: /dev/full: write failed: No space left on device\n", 0), 0u) << r.err;
     }
+}
+
+// ------------------------------------------------------- ITCH 5.0 live
+
+// `run` and `capture` on an itch50 config, fed by `sim --protocol itch50`
+// with loss on both lines and its re-request server: run's summary has
+// nothing lost, the recovered messages and the simulator's books; the
+// capture holds both lines whole. Groups and ports of its own.
+TEST(Cli, ItchRunAndCaptureAgainstTheSimulator) {
+    TempDir tmp, tmp_capture;
+    const std::string config = write_channel_config(
+        tmp, "itch.toml", 4, "239.255.94", 39541, "protocol = \"itch50\"\nrerequest = \"127.0.0.1:39540\"\n",
+        "[moldudp64]\nrecover_from_start = true\n[itch]\nmax_orders = 65536\nmax_levels = 16384\n");
+    const std::string pcap = tmp_capture.file("itch.pcap");
+    BackgroundCli run({"run", "--config", config, "--quiet", "--json", "--duration", "4"}, tmp);
+    BackgroundCli capture({"capture", "--config", config, "--out", pcap, "--duration", "4"}, tmp_capture);
+    ASSERT_TRUE(run.started());
+    ASSERT_TRUE(capture.started());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both have joined the lines
+    const CliResult sim = run_cli("sim --protocol itch50 --config " + quoted(config) +
+                                  " --stocks 20 --messages 3000 --loss-a 0.05 --loss-b 0.05 --seed 3 --server-linger-ms 300");
+    ASSERT_EQ(sim.exit, 0) << sim.err;
+    ASSERT_EQ(run.wait_exit(std::chrono::seconds(15)), 0) << run.err();
+    ASSERT_EQ(capture.wait_exit(std::chrono::seconds(15)), 0) << capture.err();
+    const Json truth = Json::parse(sim.out);
+    const Json summary = Json::parse(run.out());
+    const Json& ch = summary["channels"][0];
+    EXPECT_EQ(ch["lost_messages"].as_uint(), 0u);
+    EXPECT_EQ(ch["late_join_messages"].as_uint(), 0u);
+    EXPECT_EQ(ch["next_seq"].as_uint(), truth["sessions"][0]["messages"].as_uint() + 1);
+    EXPECT_GE(ch["rerequest"]["messages_recovered"].as_uint(), truth["sessions"][0]["dropped_both_messages"].as_uint());
+    ASSERT_EQ(summary["instruments"].size(), truth["instruments"].size());
+    for (std::size_t i = 0; i < truth["instruments"].size(); ++i) {
+        const Json& want = truth["instruments"][i];
+        const Json& got = summary["instruments"][i];
+        SCOPED_TRACE(want["symbol"].as_string());
+        EXPECT_EQ(got["id"].as_uint(), want["id"].as_uint());
+        EXPECT_EQ(got["orders"].as_uint(), want["orders"].as_uint());
+        for (const char* side : {"bids", "asks"}) {
+            ASSERT_EQ(got[side].size(), want[side].size());
+            for (std::size_t l = 0; l < want[side].size(); ++l) {
+                EXPECT_EQ(got[side][l][0].as_uint(), want[side][l][0].as_uint());  // price
+                EXPECT_EQ(got[side][l][1].as_uint(), want[side][l][1].as_uint());  // shares
+            }
+        }
+    }
+    // The capture: every datagram both lines carried (the server's unicast answers are the handler's, not in it).
+    const CliResult replayed = run_cli("replay --protocol itch50 --json --config " + quoted(config) + " " + quoted(pcap));
+    ASSERT_EQ(replayed.exit, 0) << replayed.err;
+    EXPECT_EQ(Json::parse(replayed.out)["channels"][0]["packets"].as_uint(),
+              truth["sent_a"].as_uint() + truth["sent_b"].as_uint());
 }
 
 // ------------------------------------------------------- run --json live stats

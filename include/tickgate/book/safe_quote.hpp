@@ -3,7 +3,6 @@
 // the engine thread, so a price is never handed out without its verdict.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 

@@ -30,6 +30,11 @@ struct ChannelConfig {
     std::vector<std::string> sources;   // allowed source addresses; empty = any
     std::int64_t clock_offset_ns = 0;   // our clock minus the provider's (subtracted from source age)
     std::string protocol = "qfb1";      // what the channel speaks (protocols.hpp)
+    // itch50 only: the channel's MoldUDP64 re-request server, "A.B.C.D:PORT"
+    // (unicast IPv4); empty: none (holes are filled by the lines only).
+    std::string rerequest;
+    std::uint32_t rerequest_ip = 0;     // host order, parsed from `rerequest`
+    std::uint16_t rerequest_port = 0;
     // MDP3 only (MDP3.md): the snapshot feed's lines, joined live only while
     // an instrument of the channel is suspect or unconfirmed, and the
     // instrument-definition feed's, joined always. Each pair both or neither.
@@ -115,6 +120,15 @@ struct MetricsConfig {
 struct MoldUdp64Config {
     std::uint32_t gap_timeout_ms = 500;     // a hole open strictly longer is given up
     std::uint32_t max_held_packets = 4096;  // datagrams held ahead of holes, all channels
+    // The re-request client (live, channels with `rerequest`): ITCH50.md's limits.
+    std::uint32_t max_request_messages = 1000;  // messages asked for in one request
+    std::uint32_t request_timeout_ms = 20;      // a request unanswered this long is sent again
+    std::uint32_t max_requests = 5;             // sends of one request, the first included
+    // Requests to one server per second: 200 lets four holes be re-sent on
+    // every 20 ms timeout, yet bounds what a handler stuck in a loss storm
+    // sends a venue's server to 4 KB/s.
+    std::uint32_t max_requests_per_s = 200;
+    bool recover_from_start = false;  // a late join requests the session from 1 instead
 };
 
 // `[itch]`: ITCH 5.0's order books and clock (ITCH50.md).

@@ -272,6 +272,9 @@ template <SequencedBook Book>
     std::uint64_t lost = 0;
     const Verdict v = take_tick(st, ev.u.entry.seq, ev, ev.u.entry.source_ns, lost);
     if (v == Verdict::kDuplicate) return {id, v, false, st.suspect, 0};
+    // Without a definition the instrument's prices still read right (the
+    // live view, the table): the template's exponent, not the default -8.
+    st.price_exponent = ev.u.entry.price_exponent;
     if (st.unconfirmed) [[unlikely]] {
         st.unconfirmed = false;
         if (!lost && st.unconfirmed_clean) st.suspect = false;  // nothing lost: clean again

@@ -183,6 +183,7 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
         return {id, Verdict::kForeignChannel, false, state(id).suspect, 0};
     }
     InstrumentState& st = *touched;
+    if constexpr (kMdp3) st.price_exponent = ev.u.snapshot.price_exponent;
     const std::uint64_t seq = ev.u.snapshot.seq;
     // Stale: older than last_seq on a clean or unconfirmed (and clean before) instrument.
     if (st.known && (!st.suspect || (st.unconfirmed && st.unconfirmed_clean)) && seq < st.last_seq) {
@@ -276,9 +277,12 @@ template <SequencedBook Book>
 Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     if (learn_definitions_) {
+        // A deleted instrument loses its symbol: find() no longer answers
+        // it and handles taken before read `unknown` (its generation moves).
         const char* sym = ev.u.definition.symbol;
-        if (instruments_.set_symbol(id, {sym, strnlen(sym, sizeof ev.u.definition.symbol)}))
-            on_booking_changed(st, id);
+        const std::string_view symbol =
+            ev.u.definition.removed ? std::string_view{} : std::string_view{sym, strnlen(sym, sizeof ev.u.definition.symbol)};
+        if (instruments_.set_symbol(id, symbol)) on_booking_changed(st, id);
         st.price_exponent = ev.u.definition.price_exponent;
         if constexpr (kMdp3) book_.set_depth(id, ev.u.definition.book_depth);
     }

@@ -47,10 +47,12 @@ enum class StateChangeKind : std::uint8_t {
     kLineUp,         // channel, line; value: how long it was silent, ms
     kOverload,       // instrument: the transport dropped its data (ring full);
                      // no instrument: kernel drops on a line (value: datagrams)
+    kHoleGivenUp,    // channel (MoldUDP64): holes given up; value: messages lost
+    kRerequested,    // channel (MoldUDP64): holes filled by the re-request server; value: messages recovered
     kSnapshotJoin,   // MDP3: channel, snapshot line joined; value: its joins so far
     kSnapshotLeave,  // MDP3: channel, snapshot line left; value: its leaves so far
 };
-inline constexpr std::size_t kStateChangeKinds = 10;
+inline constexpr std::size_t kStateChangeKinds = 12;
 
 [[nodiscard]] std::string_view to_string(StateChangeKind k) noexcept;
 

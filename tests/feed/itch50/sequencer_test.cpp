@@ -255,6 +255,23 @@ TEST(ItchEngineApi, FindFollowsTheDirectoryAndANewSessionsLocateRetiresTheOldHan
     EXPECT_EQ(p.instruments.find("ZVZZT")->id, 5u);
 }
 
+TEST(ItchEngineApi, ANewSessionRemovesTheOldDaysSymbolsUntilItsDirectoryNamesThem) {
+    Pipeline p;
+    p.feed(1, {stock_directory(5, "AAPL"), add_order(5, 1, 'B', 100, 1500000)});
+    const InstrumentHandle aapl = *p.instruments.find("AAPL");
+    // The new day's first packet carries no directory yet: locate 5 means
+    // nothing until one comes, so yesterday's AAPL is not found.
+    p.feed(1, {add_order(7, 2, 'B', 100, 1500000)}, 0, "S2");
+    EXPECT_FALSE(p.instruments.find("AAPL"));
+    EXPECT_FALSE(p.instruments.current(aapl));
+    p.feed(2, {stock_directory(5, "AAPL")}, 0, "S2");
+    const InstrumentHandle today = *p.instruments.find("AAPL");
+    EXPECT_EQ(today.id, 5u);
+    EXPECT_NE(today.generation, aapl.generation);
+    EXPECT_FALSE(p.instruments.current(aapl));
+    EXPECT_FALSE(p.instruments.state(5).suspect) << "the session is read from 1: complete";
+}
+
 TEST(ItchEngineApi, UnsubscribedStocksAreSequencedButKeepNoOrders) {
     Pipeline p;
     ASSERT_TRUE(p.instruments.subscribe("AAPL"));

@@ -66,6 +66,7 @@ TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
     EXPECT_EQ(a.u.entry.level, 2);
     EXPECT_EQ(a.u.entry.action, 1);
     EXPECT_EQ(a.u.entry.entry_type, '1');
+    EXPECT_EQ(a.u.entry.price_exponent, -9) << "template 46 is schema 9: PRICENULL9";
     EXPECT_EQ(d.events[1].instrument_id, 1u);
     EXPECT_EQ(d.events[1].u.entry.qty, 0) << "a null MDEntrySize is 0";
     EXPECT_EQ(d.events[1].u.entry.price, -5);
@@ -151,6 +152,7 @@ TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
     EXPECT_EQ(d.events[0].u.snapshot.source_ns, 888);
     EXPECT_EQ(d.events[0].u.snapshot.n_bids, 2);
     EXPECT_EQ(d.events[0].u.snapshot.n_asks, 2);
+    EXPECT_EQ(d.events[0].u.snapshot.price_exponent, -9);
     EXPECT_EQ(d.events[1].u.levels.count, 3);
     EXPECT_EQ(d.events[1].u.levels.price[0], 100);
     EXPECT_EQ(d.events[1].u.levels.price[1], 99);
@@ -161,24 +163,28 @@ TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
 }
 
 TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
-    PacketDecoder dec;
-    Bytes root;
-    root.put<std::uint8_t>(0).put<std::uint32_t>(1).put<char>('A').put<std::uint64_t>(0).put<std::uint8_t>(17)
-        .put<std::int16_t>(310).put<std::uint8_t>(0).put<std::uint8_t>(0).chars("XCME", 4).chars("ES", 6).chars("ES", 6)
-        .chars("ESZ6", 20).put<std::int32_t>(123456).zeros(224 - 59);
-    Bytes groups = test::group_header(9, 0);
-    groups.append(test::group_header(4, 2)).chars("GBX", 3).put<std::int8_t>(10).chars("GBI", 3).put<std::int8_t>(2);
-    groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
-    Bytes p = test::packet(1, 0);
-    p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
-    const Decoded d = decode(dec, p);
-    EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
-    ASSERT_EQ(d.events.size(), 1u);
-    EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
-    EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
-    EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
-    EXPECT_EQ(d.events[0].u.definition.price_exponent, -9);
-    EXPECT_EQ(dec.securities().security_id(d.events[0].instrument_id), 123456);
+    for (const char action : {'A', 'D'}) {  // SecurityUpdateAction: add, delete
+        SCOPED_TRACE(action);
+        PacketDecoder dec;
+        Bytes root;
+        root.put<std::uint8_t>(0).put<std::uint32_t>(1).put<char>(action).put<std::uint64_t>(0).put<std::uint8_t>(17)
+            .put<std::int16_t>(310).put<std::uint8_t>(0).put<std::uint8_t>(0).chars("XCME", 4).chars("ES", 6).chars("ES", 6)
+            .chars("ESZ6", 20).put<std::int32_t>(123456).zeros(224 - 59);
+        Bytes groups = test::group_header(9, 0);
+        groups.append(test::group_header(4, 2)).chars("GBX", 3).put<std::int8_t>(10).chars("GBI", 3).put<std::int8_t>(2);
+        groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
+        Bytes p = test::packet(1, 0);
+        p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
+        const Decoded d = decode(dec, p);
+        EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+        ASSERT_EQ(d.events.size(), 1u);
+        EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
+        EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
+        EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
+        EXPECT_EQ(d.events[0].u.definition.price_exponent, -9);
+        EXPECT_EQ(dec.securities().security_id(d.events[0].instrument_id), 123456);
+        EXPECT_EQ(d.events[0].u.definition.removed, action == 'D');
+    }
 }
 
 TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {

@@ -285,5 +285,36 @@ TEST_F(Mdp3Rules, DefinitionsSetSymbolAndDepthAndCreateNoInstrument) {
     EXPECT_EQ(bids(3), (std::vector<std::int64_t>{102, 101}));
 }
 
+TEST_F(Mdp3Rules, WithoutADefinitionPricesTakeTheTemplatesExponent) {
+    Event ev = base(EventKind::kLevelEntry, 4);
+    ev.u.entry.seq = 1;
+    ev.u.entry.level = 1;
+    ev.u.entry.entry_type = '0';
+    ev.u.entry.price_exponent = -7;  // a schema-6 template (PRICE)
+    seq.apply(ev);
+    EXPECT_EQ(st(4).price_exponent, -7);
+    Event snap = base(EventKind::kSnapshotBegin, 5);
+    snap.u.snapshot.seq = 1;
+    snap.u.snapshot.price_exponent = -9;
+    seq.apply(snap);
+    EXPECT_EQ(st(5).price_exponent, -9);
+}
+
+TEST_F(Mdp3Rules, ADeletingDefinitionRemovesTheSymbolAndRetiresHandles) {
+    Event ev = base(EventKind::kDefinition, 3);
+    std::memcpy(ev.u.definition.symbol, "ESZ6\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+    ev.u.definition.price_exponent = -9;
+    ev.u.definition.book_depth = 0;
+    ev.u.definition.removed = false;
+    seq.apply(ev);
+    const auto handle = table.find("ESZ6");
+    ASSERT_TRUE(handle);
+    ev.u.definition.removed = true;  // SecurityUpdateAction 'D'
+    EXPECT_EQ(seq.apply(ev).verdict, Verdict::kDefinition) << "the engine's cue to resolve again";
+    EXPECT_FALSE(table.find("ESZ6"));
+    EXPECT_FALSE(table.current(*handle));
+    EXPECT_STREQ(st(3).symbol, "");
+}
+
 }  // namespace
 }  // namespace tickgate

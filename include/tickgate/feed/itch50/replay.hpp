@@ -6,6 +6,11 @@
 // before each UDP datagram, holes older than gap_timeout are given up; at
 // the end, all. No requests are sent. Start-up allocates; the per-datagram
 // path does not. One thread.
+//
+// The same core runs live (itch50::LiveHandler, live.hpp): given a
+// re-request client it is the stream's Recovery, datagrams come from the
+// sockets through deliver(), and the live handler calls expire() on its
+// own clock.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,7 @@
 #include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/replay.hpp"
 
@@ -35,8 +41,13 @@ class Replay : public EngineApi<Replay> {
     friend class EngineApi<Replay>;
 
 public:
+    using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
+
     // Sizes everything from `cfg` ([moldudp64], [itch], [gate], channels).
-    explicit Replay(const Config& cfg);
+    // With `live_client` (live: channels in config order), holes are
+    // requested through it, and a channel without a re-request server gives
+    // a hole up after receiver.arbitration_hold_us instead of gap_timeout.
+    explicit Replay(const Config& cfg, moldudp64::RerequestClient* live_client = nullptr);
 
     // Feeds the capture at `path` (see replay_capture in replay.hpp for the
     // errors thrown and the truncation rule) and gives up the holes left open.
@@ -45,18 +56,29 @@ public:
     void on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port, std::int64_t ts_ns);
     // The end of the capture: every open hole given up.
     void finish();
+    // One datagram to dst_ip:dst_port received at `recv_ns`, without the
+    // offline timer (live: expire() follows the sockets' clock).
+    void deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port, std::int64_t recv_ns);
+    // Gives up the holes older than their channel's timeout at `now_ns`.
+    void expire(std::int64_t now_ns) { stream_.expire(now_ns, sequencer_); }
+    // The stream and its sink, for the live re-request client's answers.
+    [[nodiscard]] Stream& stream() noexcept { return stream_; }
+    [[nodiscard]] Sequencer& sink() noexcept { return sequencer_; }
 
     // The summary: the QFB/1 schema, ITCH's per-instrument fields and "channels".
     [[nodiscard]] std::string summary_json(const SummaryContext& ctx) const;
     // The readable table (the shared one).
     [[nodiscard]] std::string summary_table(const SummaryContext& ctx) const;
+    // One refresh of `tickgate run`'s live view (the shared one, see replay.hpp).
+    [[nodiscard]] std::string live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
+                                        std::string_view line_table, bool terminal) const;
 
     struct ChannelInfo {
         std::string name;  // the config's channel id, or "group:port"
         std::uint32_t group;
         std::uint16_t port;
     };
-    [[nodiscard]] moldudp64::Stream<MoldPayload>::ChannelView channel(std::uint32_t slot) const { return stream_.channel(slot); }
+    [[nodiscard]] Stream::ChannelView channel(std::uint32_t slot) const { return stream_.channel(slot); }
     [[nodiscard]] const std::vector<ChannelInfo>& channels() const noexcept { return channels_; }
     [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
     [[nodiscard]] const OrderBook& book() const noexcept { return book_; }
@@ -70,7 +92,6 @@ public:
     void totals(DecoderCounters& t) const;
 
 private:
-    using Stream = moldudp64::Stream<MoldPayload>;
     // The channel slot of a datagram; UINT32_MAX: none.
     std::uint32_t slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port);
 
@@ -88,6 +109,7 @@ private:
     Sequencer sequencer_;
     Stream stream_;
     Gate gate_;
+    const moldudp64::RerequestClient* client_;
     std::uint64_t unmatched_ = 0;
 };
 

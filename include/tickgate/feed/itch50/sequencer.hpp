@@ -218,6 +218,11 @@ inline void Sequencer::session_started(std::uint32_t ch, bool replaces_another) 
         per_instrument_[id].refused = false;
         per_instrument_[id].rebooked = false;
         per_instrument_[id].trading_state = 0;
+        // Stock locates are the day's: until the new session's directory
+        // names it again, the locate has no symbol (find() answers none, the
+        // old handles read `unknown`), so an engine never trades yesterday's
+        // symbol on whatever the locate means today.
+        if (instruments_.set_symbol(id, {})) on_booking_changed(id, false);
         refresh_suspect(ch, id);
     }
 }

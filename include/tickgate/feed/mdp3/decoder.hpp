@@ -312,6 +312,7 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcep
             const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
             const bool book = l.kind == TemplateKind::kBook;
             ev.kind = book ? EventKind::kLevelEntry : EventKind::kSequencedEntry;
+            ev.u.entry.price_exponent = l.price_exponent;
             for (std::size_t i = 0; i < g.count; ++i) {
                 const std::byte* e = g.entry(i);
                 const std::uint32_t id = map_.index_of(load_le<std::int32_t>(e + l.seq.security_id));
@@ -386,6 +387,7 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     ev.u.snapshot.source_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kSnapTransactTime));
     ev.u.snapshot.n_bids = n[0];
     ev.u.snapshot.n_asks = n[1];
+    ev.u.snapshot.price_exponent = c.layout.price_exponent;
     sink(static_cast<const Event&>(ev));
     ev.kind = EventKind::kSnapshotLevels;
     std::uint8_t k = 0;
@@ -409,8 +411,8 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     mdp3_.entries.add();
 }
 
-// A definition into `ev`: Symbol (its first 16 characters) and the GBX
-// feed's MarketDepth. False when its SecurityID does not fit (counted).
+// A definition into `ev`: Symbol (its first 16 characters), the GBX
+// feed's MarketDepth, and whether it deletes the instrument. False when its SecurityID does not fit (counted).
 inline bool PacketDecoder::definition(const Checked& c, Event& ev) noexcept {
     const std::uint32_t id = map_.index_of(load_le<std::int32_t>(c.root + kDefSecurityId));
     if (id == SecurityMap::kNone) [[unlikely]] {
@@ -424,6 +426,7 @@ inline bool PacketDecoder::definition(const Checked& c, Event& ev) noexcept {
     std::memcpy(ev.u.definition.symbol, c.root + kDefSymbol, sizeof ev.u.definition.symbol);
     ev.u.definition.price_exponent = c.layout.price_exponent;
     ev.u.definition.book_depth = 0;
+    ev.u.definition.removed = load_le<char>(c.root + kDefUpdateAction) == 'D';
     const GroupSpan& feeds = c.groups[kDefFeedTypesGroup];
     for (std::size_t i = 0; i < feeds.count; ++i) {
         const std::byte* e = feeds.entry(i);

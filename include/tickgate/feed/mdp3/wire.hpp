@@ -114,6 +114,7 @@ inline constexpr std::size_t kSnapTransactTime = 16;
 // MDSecurityTradingStatus u8 @14, ApplID i16 @15, MarketSegmentID u8 @17,
 // UnderlyingProduct u8 @18, SecurityExchange char[4] @19, SecurityGroup
 // char[6] @23, Asset char[6] @29, Symbol char[20] @35, SecurityID i32 @55.
+inline constexpr std::size_t kDefUpdateAction = 5;  // 'A' add, 'M' modify, 'D' delete
 inline constexpr std::size_t kDefSymbol = 35;
 inline constexpr std::size_t kDefSymbolSize = 20;
 inline constexpr std::size_t kDefSecurityId = 55;

@@ -8,9 +8,12 @@
 // kHoldAndRerequest: positions, not packets, are the unit.
 //
 // Templates: `Payload` gives the smallest length of a message type
-// (itch50::min_length); `Recovery` is told of each hole opened so a live
+// (itch50::min_length); `Recovery` is told of each hole opened and asked
+// whether a late join is to be recovered from position 1, so a live
 // re-request client can be plugged in without a virtual call (NoRecovery
-// offline). What the stage decides reaches a Sink (a template parameter):
+// offline):
+//   recovery.hole_opened(ch, session, first position, count, recv_ns)
+//   recovery.recovers_from_start(ch) -> bool What the stage decides reaches a Sink (a template parameter):
 //   sink.message(ch, std::span<const std::byte> msg, std::uint64_t position, std::int64_t recv_ns)
 //   sink.session_started(ch, bool replaces_another)  the channel's books are to be emptied
 //   sink.late_join(ch, std::uint64_t messages)        positions before the first were never ours
@@ -45,6 +48,7 @@ struct StreamConfig {
 struct NoRecovery {
     static constexpr bool kEnabled = false;
     void hole_opened(std::uint32_t, const Session&, std::uint64_t, std::uint64_t, std::int64_t) noexcept {}
+    [[nodiscard]] bool recovers_from_start(std::uint32_t) const noexcept { return false; }
 };
 
 // Per channel, cumulative over sessions (ITCH50.md "Summary and replay").
@@ -57,6 +61,7 @@ struct StreamCounters {
     RelaxedCounter duplicate_messages;
     RelaxedCounter holes_filled;
     RelaxedCounter lost_messages;
+    RelaxedCounter holes_given_up;         // holes given up (timeout, pool full) or open at a session change
     RelaxedCounter late_join_messages;
     RelaxedCounter session_changes;
     std::uint64_t held_max = 0;            // most packets held at once by this channel
@@ -77,7 +82,13 @@ public:
         free_.reserve(cfg.max_held_packets);
         for (std::uint32_t i = cfg.max_held_packets; i-- > 0;) free_.push_back(i);
         with_holes_.reserve(max_channels);
+        for (Channel& c : channels_) c.gap_timeout_ns = cfg.gap_timeout_ns;
     }
+
+    // Channel `ch` gives up a hole open strictly longer than `ns` (default
+    // the config's gap_timeout; live without a re-request server, the A/B
+    // hold). Start-up only.
+    void set_gap_timeout(std::uint32_t ch, std::int64_t ns) noexcept { channels_[ch].gap_timeout_ns = ns; }
 
     // What the stage knows of channel `ch`.
     struct ChannelView {
@@ -101,6 +112,17 @@ public:
         for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
             if (channels_[ch].has_session && channels_[ch].session == s) return ch;
         return UINT32_MAX;
+    }
+
+    // The first position at or after `from` that channel `ch` has neither
+    // applied nor holds (a re-request client need not ask for held ones).
+    // O(held packets of the channel).
+    [[nodiscard]] std::uint64_t first_missing(std::uint32_t ch, std::uint64_t from) const noexcept {
+        const Channel& c = channels_[ch];
+        std::uint64_t at = std::max(from, c.next_seq);
+        for (std::uint32_t s = c.first_held; s != kNone && slots_[s].begin <= at; s = slots_[s].next)
+            at = std::max(at, slots_[s].end);
+        return at;
     }
 
     // One datagram of channel `ch` (its key read once by read_key), arrived at `recv_ns`.
@@ -129,13 +151,20 @@ public:
         packet(ch, c, d, key.seq, key.seq + w.received, recv_ns, sink);
     }
 
-    // Gives up, oldest first, every hole opened strictly more than
-    // gap_timeout before `now_ns` (offline: before each datagram of the capture).
+    // Gives up, oldest first, every hole opened strictly more than its
+    // channel's gap timeout before `now_ns` (offline: before each datagram
+    // of the capture; live: what the sockets have been drained up to).
     template <class Sink>
     void expire(std::int64_t now_ns, Sink& sink) noexcept {
-        while (const Hole* h = oldest_hole()) {
-            if (now_ns - h->opened_ns <= cfg_.gap_timeout_ns) return;
-            give_up_oldest(h->channel, sink);
+        for (;;) {
+            const Hole* due = nullptr;
+            for (const std::uint32_t ch : with_holes_) {
+                const Hole& h = channels_[ch].holes.front();
+                if (now_ns - h.opened_ns > channels_[ch].gap_timeout_ns && (due == nullptr || h.opened_ns < due->opened_ns))
+                    due = &h;
+            }
+            if (due == nullptr) return;
+            give_up_oldest(due->channel, sink);
         }
     }
     // Gives up every open hole (the end of a capture).
@@ -194,6 +223,7 @@ private:
         HoleRing holes;
         std::uint32_t first_held = kNone;
         std::size_t held = 0;
+        std::int64_t gap_timeout_ns = 0;
         StreamCounters counters;
     };
 
@@ -221,7 +251,10 @@ private:
 
     // The channel's session is replaced: open holes lost, held packets discarded.
     void end_session(std::uint32_t ch, Channel& c) noexcept {
-        c.holes.each([&](const Hole& h) { c.counters.lost_messages.add(unheld_in(c, std::max(h.begin, c.next_seq), h.end)); });
+        c.holes.each([&](const Hole& h) {
+            c.counters.lost_messages.add(unheld_in(c, std::max(h.begin, c.next_seq), h.end));
+            c.counters.holes_given_up.add();
+        });
         c.holes.clear();
         drop_channel_with_holes(ch);
         for (std::uint32_t s = c.first_held; s != kNone;) {
@@ -237,11 +270,13 @@ private:
         c.next_seq = c.seen_end = 1;
     }
 
-    // The first position seen of a session: before it, a late join.
+    // The first position seen of a session: before it, a late join -- or,
+    // when the recovery asks for the session from 1, a hole [1, first) that
+    // the caller opens like any other.
     template <class Sink>
     void position(std::uint32_t ch, Channel& c, std::uint64_t first, Sink& sink) noexcept {
         c.positioned = true;
-        if (first <= 1) return;
+        if (first <= 1 || recovery_.recovers_from_start(ch)) return;
         c.next_seq = c.seen_end = first;
         c.late_joined = true;
         c.counters.late_join_messages.add(first - 1);
@@ -351,6 +386,7 @@ private:
         }
         c.gave_up = true;
         c.counters.lost_messages.add(lost);
+        c.counters.holes_given_up.add();
         sink.gave_up(ch, lost);
         drain(ch, c, sink);
         close_filled_holes(ch, c);

@@ -177,6 +177,8 @@ inline Fault PacketDecoder::message(const std::byte* m, std::size_t length, char
             ev.instrument_id = load_le<std::uint32_t>(m + 4);
             std::memcpy(ev.u.definition.symbol, m + 8, sizeof ev.u.definition.symbol);
             ev.u.definition.price_exponent = load_le<std::int8_t>(m + 24);
+            ev.u.definition.book_depth = 0;
+            ev.u.definition.removed = false;
             break;
         case 'S':
             return snapshot(m, length, ev, sink);

@@ -1,0 +1,82 @@
+// The live ITCH 5.0 handler (`tickgate run` on an itch50 config): the
+// configured lines A and B received on loopback-safe multicast sockets
+// (Receiver), the re-request client (one unicast socket per channel with
+// `rerequest`), and the offline pipeline's core (itch50::Replay: stream ->
+// sequencer -> order book -> gate) fed by both. The datagrams of one
+// receive round (up to a batch per socket) are applied in the order of
+// their kernel timestamps, not socket by socket: the first packet seen of a
+// session decides a late join, and reading line A's burst before line B's
+// earlier packet would make B's first packet look late. Holes are given up
+// on the sockets' clock: only up to the time every socket has been
+// drained, so a fill waiting in the other line's socket is never overtaken.
+//
+// Sockets open at construction (std::runtime_error naming what failed).
+// poll() is the whole duty cycle and runs on one thread; it allocates
+// nothing, takes no lock and does not log.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/moldudp64/rerequest_client.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/state_log.hpp"
+
+namespace tickgate::itch50 {
+
+class LiveHandler {
+public:
+    // How long poll() waits for a datagram at most: the re-request client's
+    // answers and timers, and the A/B hold, are served at least this often.
+    static constexpr std::int64_t kMaxWaitNs = 1'000'000;
+
+    explicit LiveHandler(const Config& cfg);
+
+    // One duty cycle: receives what the lines hold (waiting up to
+    // min(timeout_ns, kMaxWaitNs); 0 = busy-poll), reads the re-request
+    // answers, gives up the holes due, sends the requests due. Returns the
+    // datagrams handled.
+    int poll(std::int64_t timeout_ns);
+
+    [[nodiscard]] const Replay& core() const noexcept { return core_; }
+    [[nodiscard]] const moldudp64::RerequestClient& client() const noexcept { return client_; }
+    [[nodiscard]] const Receiver& receiver() const noexcept { return receiver_; }
+    // The ITCH50.md summary (replay's, with each channel's "rerequest"
+    // counters and a "lines" array of per-line receive counters).
+    [[nodiscard]] std::string summary_json(std::int64_t now_ns) const;
+    // Pushes to `log` what changed per channel since the last call: holes
+    // given up (hole_given_up, messages lost) and holes filled by the
+    // re-request server (rerequested, messages recovered). Same thread as
+    // poll(), every few hundred ms; a few compares per channel.
+    void log_state(StateLog& log, std::int64_t now_ns) noexcept;
+    // One refresh of the live view (the shared table and the lines).
+    [[nodiscard]] std::string live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
+                                        bool terminal) const;
+
+private:
+    // A datagram of the current round, copied out of the receive batch.
+    struct Stashed {
+        std::int64_t recv_ns;
+        std::uint32_t dst_ip;
+        std::uint16_t dst_port;
+        std::uint32_t len;
+        std::uint32_t slot;  // in stash_bytes_
+    };
+
+    moldudp64::RerequestClient client_;  // before core_: the stream points at it
+    Replay core_;
+    Receiver receiver_;
+    std::vector<std::byte> stash_bytes_;  // one receive slot per datagram of a round
+    std::vector<Stashed> stash_;          // capacity fixed at start-up: a round's datagrams
+    struct Logged {
+        std::uint64_t lost = 0, recovered = 0;
+    };
+    std::vector<Logged> logged_;  // per channel: what log_state() has reported
+    std::vector<std::uint16_t> channel_ids_;
+};
+
+}  // namespace tickgate::itch50

@@ -1,0 +1,166 @@
+// ITCH 5.0 live, end to end over loopback (multicast on 127.0.0.1, TTL 0;
+// requests to the simulator's re-request server on 127.0.0.1): the
+// simulator publishes on both lines while its server answers, the
+// LiveHandler receives, requests and books; checked against the
+// simulator's ground truth. Each test has its own groups/ports.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tickgate/book/book.hpp"
+#include "tickgate/feed/itch50/live.hpp"
+#include "tickgate/feed/itch50/simulator.hpp"
+
+namespace {
+
+using namespace tickgate;
+using namespace tickgate::itch50;
+
+struct Lines {
+    const char* group_a;
+    const char* group_b;
+    std::uint16_t port_a, port_b;
+};
+
+SimOptions sim_for(const Lines& l) {
+    SimOptions o;
+    o.stocks = 200;
+    o.messages = 8000;
+    o.rate = 20000;
+    o.group_a = l.group_a, o.group_b = l.group_b;
+    o.port_a = l.port_a, o.port_b = l.port_b;
+    o.server_port = 0;  // a free one: the handler's config is made after the server
+    o.server_linger_ms = 400;
+    return o;
+}
+
+Config handler_config(const Lines& l, std::uint16_t server_port, const std::string& extra = "") {
+    return parse_config("[itch]\nmax_orders = 262144\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 200\n" + extra +
+                            "\n[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1:" +
+                            std::to_string(server_port) + "\"\na = { group = \"" + l.group_a +
+                            "\", port = " + std::to_string(l.port_a) + " }\nb = { group = \"" + l.group_b +
+                            "\", port = " + std::to_string(l.port_b) + " }\n",
+                        "e2e.toml");
+}
+
+// Runs the simulator (its server answering) against a LiveHandler made from
+// `config(server port)`, and returns the ground truth once the handler has
+// seen the server linger out.
+struct LiveRun {
+    SimTruth truth;
+    std::unique_ptr<LiveHandler> handler;
+};
+template <class MakeConfig>
+LiveRun run_live(SimOptions o, MakeConfig&& config) {
+    o.epoch_ns = realtime_ns();
+    const SimSchedule s = simulate(o);
+    RerequestServer server(o, s);
+    LiveRun r;
+    r.handler = std::make_unique<LiveHandler>(config(server.port()));
+    std::atomic<bool> done{false}, polling{false};
+    std::thread publisher([&] {
+        // The first packet decides a late join: the handler must be polling by
+        // then, or line A's later packets could be read before line B's first.
+        while (!polling.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        r.truth = publish(o, s, server);
+        done.store(true);
+    });
+    while (!done.load()) {
+        r.handler->poll(LiveHandler::kMaxWaitNs);
+        polling.store(true);
+    }
+    publisher.join();
+    for (int i = 0; i < 50; ++i) r.handler->poll(LiveHandler::kMaxWaitNs);  // what the sockets still hold
+    return r;
+}
+
+void expect_books_equal(const SimTruth& t, const Replay& core) {
+    for (const SimStockTruth& st : t.stocks) {
+        SCOPED_TRACE(st.symbol);
+        EXPECT_EQ(core.book().open_orders(st.locate), st.open_orders);
+        for (const Side side : {Side::kBid, Side::kAsk}) {
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> got, want;
+            for (const Level l : core.book().side(st.locate, side)) got.emplace_back(l.price, l.qty);
+            for (const SimLevel& l : side == Side::kBid ? st.bids : st.asks) want.emplace_back(l.price, l.shares);
+            EXPECT_EQ(got, want);
+        }
+        EXPECT_FALSE(core.instruments().state(st.locate).suspect);
+    }
+}
+
+TEST(ItchLive, LossOnBothLinesIsFilledByTheServerAndBooksEqualTheSimulators) {
+    const Lines l{"239.255.33.1", "239.255.33.2", 31601, 31602};
+    SimOptions o = sim_for(l);
+    o.loss_a = o.loss_b = 0.08;
+    o.burst_p = 0.01;
+    o.burst_len = 3;
+    o.dup = o.reorder = 0.01;
+    // recover_from_start: should the session's first packets be lost on both
+    // lines, the first packet seen would otherwise be a late join.
+    const LiveRun r = run_live(o, [&](std::uint16_t port) { return handler_config(l, port, "recover_from_start = true"); });
+    const auto ch = r.handler->core().channel(0);
+    ASSERT_GT(r.truth.sessions[0].dropped_both, 0u);  // the lines alone could not have done it
+    EXPECT_EQ(ch.counters.lost_messages.get(), 0u);
+    EXPECT_EQ(ch.counters.late_join_messages.get(), 0u);
+    EXPECT_EQ(ch.counters.holes_given_up.get(), 0u);
+    EXPECT_GT(ch.counters.holes_filled.get(), 0u);
+    EXPECT_EQ(ch.next_seq, r.truth.sessions[0].messages + 1);
+    const auto& rc = r.handler->client().counters(0);
+    EXPECT_GT(rc.requests_sent.get(), 0u);
+    EXPECT_GE(rc.messages_recovered.get(), r.truth.sessions[0].dropped_both);
+    EXPECT_EQ(rc.foreign_answers.get(), 0u);
+    expect_books_equal(r.truth, r.handler->core());
+}
+
+TEST(ItchLive, SilentServerHolesAreGivenUpAsTheGroundTruthSaysAndInstrumentsSuspect) {
+    const Lines l{"239.255.33.3", "239.255.33.4", 31603, 31604};
+    SimOptions o = sim_for(l);
+    o.loss_a = o.loss_b = 0.08;
+    o.server_silent = true;
+    const LiveRun r = run_live(o, [&](std::uint16_t port) { return handler_config(l, port); });
+    const auto ch = r.handler->core().channel(0);
+    ASSERT_GT(r.truth.sessions[0].dropped_both, 0u);
+    EXPECT_EQ(ch.counters.lost_messages.get(), r.truth.sessions[0].dropped_both);
+    EXPECT_GT(ch.counters.holes_given_up.get(), 0u);
+    // Without answers, a start lost on both lines is a late join (the server was asked nothing for it).
+    EXPECT_EQ(ch.counters.late_join_messages.get(), r.truth.sessions[0].late_join);
+    EXPECT_GT(r.truth.requests, 0u);  // asked, never answered
+    EXPECT_EQ(r.handler->client().counters(0).answers.get(), 0u);
+    for (const SimStockTruth& st : r.truth.stocks)
+        EXPECT_TRUE(r.handler->core().instruments().state(st.locate).suspect) << st.symbol;
+}
+
+// Both lines silent for the first 30% of the flow: the handler's first
+// packet starts far beyond 1; with recover_from_start it asks the session
+// from 1 and its books are clean.
+TEST(ItchLive, LateJoinWithRecoverFromStartGivesCleanBooks) {
+    const Lines l{"239.255.33.5", "239.255.33.6", 31605, 31606};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.0, 0.3}};
+    const LiveRun r = run_live(o, [&](std::uint16_t port) { return handler_config(l, port, "recover_from_start = true"); });
+    const auto ch = r.handler->core().channel(0);
+    ASSERT_GT(r.truth.sessions[0].late_join, 1000u);
+    EXPECT_EQ(ch.counters.late_join_messages.get(), 0u);
+    EXPECT_EQ(ch.counters.lost_messages.get(), 0u);
+    EXPECT_EQ(ch.next_seq, r.truth.sessions[0].messages + 1);
+    EXPECT_GE(r.handler->client().counters(0).messages_recovered.get(), r.truth.sessions[0].late_join);
+    expect_books_equal(r.truth, r.handler->core());
+}
+
+// The same join without recover_from_start: counted as a late join, suspect.
+TEST(ItchLive, LateJoinWithoutRecoverFromStartIsCountedAndSuspect) {
+    const Lines l{"239.255.33.7", "239.255.33.8", 31607, 31608};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.0, 0.3}};
+    const LiveRun r = run_live(o, [&](std::uint16_t port) { return handler_config(l, port); });
+    const auto ch = r.handler->core().channel(0);
+    EXPECT_EQ(ch.counters.late_join_messages.get(), r.truth.sessions[0].late_join);
+    EXPECT_EQ(ch.counters.lost_messages.get(), 0u);
+    EXPECT_TRUE(r.handler->core().instruments().state(1).suspect);
+}
+
+}  // namespace
