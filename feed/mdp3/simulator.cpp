@@ -11,7 +11,9 @@
 // that lost entries into the next incremental packets, and (2) sends no
 // snapshot until those have gone out and kRevealGuardNs more (longer than
 // the A/B arbitration hold, receiver.arbitration_hold_us, during which the
-// packet after a hole waits for the other line). Losses that no later
+// packet after a hole waits for the other line) — in the schedule, and in
+// real time when sending (a late sender catching up would squeeze it: the
+// socket sink waits for it before a snapshot). Losses that no later
 // packet of the session can reveal (a restart, the end of the run) are not
 // counted by a handler, nor expected here.
 #include "tickgate/feed/mdp3/simulator.hpp"
@@ -19,12 +21,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "../sim_random.hpp"
@@ -41,7 +45,6 @@ namespace {
 constexpr std::size_t kDepth = 10;                  // MBP-10 (the definitions' GBX MarketDepth)
 constexpr std::int32_t kFirstSecurityId = 100001;
 constexpr std::int64_t kTick = 250'000'000;         // 0.25 at PRICE9's exponent -9
-constexpr std::int64_t kRevealGuardNs = 2'000'000;  // > the default 250 µs A/B hold, with room for scheduling
 constexpr std::size_t kDefinitionsPerPacket = 8;
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
@@ -275,7 +278,7 @@ struct Simulator::Impl {
         if (!book.empty()) p.append(build::book_message(tx, book));
         if (!trades.empty()) p.append(build::trade_summary_message(tx, trades));
         if (!stats.empty()) p.append(build::statistics_message(tx, stats));
-        const bool delivered = send_incremental(std::move(p.bytes()), t);
+        const bool delivered = send_incremental(std::move(p.bytes()), t, reveals);
         for (const auto& [i, rpt] : sent) model(ins[i], delivered);
         if (reveals) snapshots_blocked_until = t + kRevealGuardNs;
     }
@@ -370,11 +373,11 @@ struct Simulator::Impl {
         build::Bytes p = build::packet(++msg_seq, transact(t));
         p.append(build::heartbeat_message());
         ++truth.messages;
-        (void)send_incremental(std::move(p.bytes()), t);
+        (void)send_incremental(std::move(p.bytes()), t, false);
     }
 
     // The faults of the incremental lines; true if a line carried the packet.
-    bool send_incremental(std::vector<std::byte> bytes, std::int64_t t) {
+    bool send_incremental(std::vector<std::byte> bytes, std::int64_t t, bool reveals) {
         const tickgate::SimOptions& f = o.feed;
         const double frac = end_ns > 0 ? static_cast<double>(t) / static_cast<double>(end_ns) : 0;
         const auto out_of = [&](const std::vector<tickgate::SimOptions::Outage>& ws) {
@@ -400,7 +403,7 @@ struct Simulator::Impl {
         for (int l = 0; l < 2; ++l) {
             std::optional<SimPacket> held = std::exchange(deferred[l], std::nullopt);
             if (!lost[l]) {
-                SimPacket copy{bytes, t, SimFeed::kIncremental, l == 0, l == 1};
+                SimPacket copy{bytes, t, SimFeed::kIncremental, l == 0, l == 1, reveals};
                 const int copies = dup_line == l ? 2 : 1;
                 (l == 0 ? truth.duplicated_a : truth.duplicated_b) += copies - 1;
                 (l == 0 ? truth.sent_a : truth.sent_b) += copies;
@@ -527,11 +530,16 @@ GroundTruth simulate_to_sockets(SimOptions options) {
     }
     SendSchedule schedule;
     std::uint64_t errors = 0;
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point snapshots_from{};  // kRevealGuardNs after the last revealing packet went out
     GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
         schedule.wait_until(p.time_ns);
+        if (p.feed == SimFeed::kSnapshot)
+            while (Clock::now() < snapshots_from) std::this_thread::sleep_for(std::chrono::microseconds(50));
         const std::size_t at = static_cast<std::size_t>(p.feed) * 2;
         if (p.line_a && !outs[at].sender->send(outs[at].group, outs[at].port, p.bytes)) ++errors;
         if (p.line_b && !outs[at + 1].sender->send(outs[at + 1].group, outs[at + 1].port, p.bytes)) ++errors;
+        if (p.reveals) snapshots_from = Clock::now() + std::chrono::nanoseconds(kRevealGuardNs);
     });
     gt.output = "sockets";
     gt.send_errors = errors;

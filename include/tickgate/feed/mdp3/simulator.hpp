@@ -67,7 +67,15 @@ struct SimPacket {
     SimFeed feed = SimFeed::kIncremental;
     bool line_a = false;
     bool line_b = false;
+    // An incremental packet carrying the entries that reveal a loss on both
+    // lines: no snapshot follows it within kRevealGuardNs, in real time too
+    // (a late sender catching up must not squeeze the gap; see simulator.cpp).
+    bool reveals = false;
 };
+
+// Longer than the A/B hold (receiver.arbitration_hold_us, 250 µs by default)
+// during which the packet after a hole waits for the other line.
+inline constexpr std::int64_t kRevealGuardNs = 2'000'000;
 
 // The packet schedule and its ground truth (tickgate::GroundTruth with
 // protocol "mdp3": per instrument `id` = SecurityID, `last_seq` = its last
