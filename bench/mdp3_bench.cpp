@@ -3,7 +3,9 @@
 // packet of the real v6.1 capture (lines A and B as one channel, as a config
 // makes them: B's copies are dropped by MsgSeqNum), and decode-only time per
 // entry; the same for the QFB/1 benchmark mix (stages_bench's, 8 messages a
-// datagram). "parsed": the packets not dropped as another line's copy.
+// datagram); and MDP3 again with the live handlers' snapshot-feed decision
+// (SnapshotFeedControl) per event and packet. "parsed": the packets not
+// dropped as another line's copy.
 // Per-packet times are TSC deltas calibrated against
 // steady_clock, minus the measured cost of an empty TSC pair.
 //
@@ -21,6 +23,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
+#include "tickgate/feed/snapshot_feed.hpp"
 
 using namespace tickgate;
 
@@ -126,24 +129,51 @@ int main(int argc, char** argv) {
     cap.book_depth = 10;
     std::int64_t t = 1'700'000'000'000'000'000;
 
+    const auto mdp_decode_only = [&] {  // every datagram (a channel per line: nothing dropped), events counted
+        mdp3::PacketDecoder dec;
+        std::uint64_t entries = 0;
+        for (const Datagram& d : mdp) {
+            const mdp3::Key key = mdp3::read_key(d.bytes, static_cast<std::uint16_t>(1 + d.line));
+            dec.decode(d.bytes, key, SessionMark::kCurrent, t, d.line, [&](const Event& ev) {
+                entries += ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry;
+            });
+        }
+        return entries;
+    };
     const Figures m = measure<BasicHandler<mdp3::Protocol>>(
         rounds, mdp.size(),
         [&](BasicHandler<mdp3::Protocol>& h, std::size_t i) {
             return h.decoder().decode(mdp[i].bytes, ++t, mdp[i].line, [&](const Event& ev) { (void)h.apply(ev); }, 1)
                        .messages != 0;
         },
-        [&] {  // decode only: every datagram (a channel per line: nothing dropped), events counted
-            mdp3::PacketDecoder dec;
-            std::uint64_t entries = 0;
-            for (const Datagram& d : mdp) {
-                const mdp3::Key key = mdp3::read_key(d.bytes, static_cast<std::uint16_t>(1 + d.line));
-                dec.decode(d.bytes, key, SessionMark::kCurrent, t, d.line, [&](const Event& ev) {
-                    entries += ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry;
-                });
-            }
-            return entries;
+        mdp_decode_only, tick_ns, overhead, cap);
+    // The same with the live handlers' snapshot-feed decision (snapshot_feed.hpp)
+    // per event and per packet: the capture joins mid-stream, so every
+    // instrument stays suspect and the feed wanted — the rescan (every 1 ms)
+    // runs all along, its worst case.
+    Config with_snapshot_lines;
+    ChannelConfig channel;
+    channel.id = 1;
+    channel.protocol = "mdp3";
+    channel.snapshot_a = LineConfig{"239.255.20.3", 14311};
+    channel.snapshot_b = LineConfig{"239.255.20.4", 15311};
+    with_snapshot_lines.channels.push_back(channel);
+    SnapshotFeedControl control(with_snapshot_lines, {});
+    const Figures c = measure<BasicHandler<mdp3::Protocol>>(
+        rounds, mdp.size(),
+        [&](BasicHandler<mdp3::Protocol>& h, std::size_t i) {
+            const bool parsed = h.decoder()
+                                    .decode(mdp[i].bytes, ++t, mdp[i].line,
+                                            [&](const Event& ev) {
+                                                control.before(h.instruments(), ev);
+                                                control.on_update(h.apply(ev), ev);
+                                            },
+                                            1)
+                                    .messages != 0;
+            control.refresh(h.instruments());
+            return parsed;
         },
-        tick_ns, overhead, cap);
+        mdp_decode_only, tick_ns, overhead, cap);
     const Figures q = measure<Handler>(
         rounds, qfb.size(), [&](Handler& h, std::size_t i) { return h.on_datagram(qfb.dgram(i), ++t, 0).messages != 0; },
         [&] {
@@ -169,6 +199,7 @@ int main(int argc, char** argv) {
                     f.decode_ns_per_entry);
     };
     row("mdp3 v6.1 capture (A+B as one channel)", m);
+    row("  + snapshot-feed decision, feed wanted", c);
     row("qfb1 benchmark mix (8 msgs/datagram)", q);
     return 0;
 }

@@ -156,6 +156,8 @@ public:
     }
 
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    // The node of `key`, or nullptr when absent.
+    [[nodiscard]] const toml::node* node(std::string_view key) const { return t_->get(key); }
 
     // At the node's line, or the table's own line when n is null (missing
     // key). An empty key names the table itself.
@@ -301,10 +303,34 @@ LineConfig read_line(const Table& channel, std::string_view key, std::map<std::u
     return line;
 }
 
+// An optional pair of lines (MDP3's snapshot or definition feed): both or
+// neither, and only on a channel that speaks mdp3.
+void read_line_pair(const Table& channel, const ChannelConfig& ch, std::string_view key_a, std::string_view key_b,
+                    std::optional<LineConfig>& a, std::optional<LineConfig>& b,
+                    std::map<std::uint64_t, std::string>& used) {
+    const toml::node* na = channel.node(key_a);
+    const toml::node* nb = channel.node(key_b);
+    if (!na && !nb) return;
+    if (ch.protocol != "mdp3")
+        channel.expected(na ? na : nb, na ? key_a : key_b,
+                         "no such key on a channel of protocol " + quoted(ch.protocol) +
+                             " (snapshot and definition lines are MDP3's: protocol = \"mdp3\")",
+                         describe(na ? *na : *nb));
+    if (!na || !nb)
+        channel.expected(nullptr, na ? key_b : key_a,
+                         "table (" + std::string(key_a) + " and " + std::string(key_b) + " go together)",
+                         "nothing (missing)");
+    a = read_line(channel, key_a, used);
+    b = read_line(channel, key_b, used);
+}
+
 void read_channels(const Table& root, Config& c) {
     std::map<std::uint16_t, std::string> ids;        // id -> path of first use
     std::map<std::uint64_t, std::string> endpoints;
-    root.tables("channel", {"id", "protocol", "clock_offset_ns", "sources", "a", "b", "rerequest"}, [&](const Table& t) {
+    root.tables("channel",
+                {"id", "protocol", "clock_offset_ns", "sources", "a", "b", "rerequest", "snapshot_a", "snapshot_b",
+                 "definition_a", "definition_b"},
+                [&](const Table& t) {
         ChannelConfig ch;
         const auto* id = t.integer("id", ch.id, 0, 65535, kRequired);
         if (const auto [it, fresh] = ids.emplace(ch.id, t.path()); !fresh)
@@ -328,6 +354,8 @@ void read_channels(const Table& root, Config& c) {
         }
         ch.a = read_line(t, "a", endpoints);
         ch.b = read_line(t, "b", endpoints);
+        read_line_pair(t, ch, "snapshot_a", "snapshot_b", ch.snapshot_a, ch.snapshot_b, endpoints);
+        read_line_pair(t, ch, "definition_a", "definition_b", ch.definition_a, ch.definition_b, endpoints);
         c.channels.push_back(std::move(ch));
     });
 }
@@ -403,7 +431,7 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     c.source = name;
     const Table root(name, doc, "",
                      {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging",
-                      "metrics", "moldudp64", "itch"});
+                      "metrics", "moldudp64", "itch", "mdp3"});
 
     // Capacity first: instrument ids are checked against it.
     if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments",
@@ -472,6 +500,9 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
         t->integer("max_levels", c.itch.max_levels, 1, 1'073'741'824);
         // Venue time minus UTC, wrapped into ±12 h as the spec's estimate is.
         t->integer_or_word("utc_offset_minutes", c.itch.utc_offset_minutes, -720, 720, "auto");
+    }
+    if (const auto t = root.table("mdp3", {"book_depth"})) {
+        t->integer("book_depth", c.mdp3.book_depth, 1, c.capacity.book_depth, false, " (at most capacity.book_depth)");
     }
     read_instruments(root, c);
     read_channels(root, c);

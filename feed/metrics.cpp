@@ -245,7 +245,7 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     line_labels.reserve(s.line_count);
     for (std::size_t i = 0; i < s.line_count; ++i)
         line_labels.push_back(
-            fmt::format("channel=\"{}\",line=\"{}\"", s.lines[i].channel, s.lines[i].line == 0 ? 'A' : 'B'));
+            fmt::format("channel=\"{}\",line=\"{}\"", s.lines[i].channel, line_name(s.lines[i].line)));
     for (std::size_t row = 0; row < std::size(kLineCounterFields); ++row) {
         const auto& f = kLineCounterFields[row];
         if (f.metric.empty()) continue;

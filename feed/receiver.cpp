@@ -33,7 +33,9 @@ struct Receiver::Socket {
     std::uint8_t line = 0;
     std::uint16_t channel_id = 0;
     std::uint32_t group = 0;
+    std::uint32_t interface = 0;
     std::uint16_t port = 0;
+    bool joined = false;  // a member of its group (snapshot lines: only while wanted)
     std::vector<std::uint32_t> sources;  // allowed, host order; empty = any
     std::uint32_t last_ovfl = 0;
 };
@@ -60,10 +62,12 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     b.control.resize(b.size * kControlBytes);
 
     for (const ChannelConfig& ch : cfg.channels) {
-        const LineConfig* lines[2] = {&ch.a, &ch.b};
-        for (std::uint8_t l = 0; l < 2; ++l) {
+        const auto lines = ch.lines();
+        if (ch.snapshot_a) snapshot_sockets_.push_back({sockets_.size() + 2, sockets_.size() + 3});
+        for (std::uint8_t l = 0; l < std::size(lines); ++l) {
+            if (!lines[l]) continue;
             const LineConfig& lc = *lines[l];
-            const std::string name = "channel " + std::to_string(ch.id) + " line " + (l ? "B" : "A") + " (" +
+            const std::string name = "channel " + std::to_string(ch.id) + " line " + std::string(line_name(l)) + " (" +
                                      lc.group + ":" + std::to_string(lc.port) + " on " + lc.interface + ")";
             try {
                 auto s = std::make_unique<Socket>(b.io);
@@ -80,26 +84,29 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
                 if (::setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0 ||
                     ::setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) != 0)
                     throw std::runtime_error(std::string("setsockopt timestamps/drop counter: ") + std::strerror(errno));
-                if (ch.sources.empty()) {
-                    s->socket.set_option(asio::ip::multicast::join_group(group, iface));
-                } else {
-                    // Source-specific membership: the kernel delivers only these senders.
-                    for (const std::string& src : ch.sources) {
-                        const auto src_ip = parse_ipv4(src);
-                        if (!src_ip) throw std::runtime_error("bad source address " + src);
-                        s->sources.push_back(*src_ip);
-                        ip_mreq_source m{};
-                        m.imr_multiaddr.s_addr = htonl(group.to_uint());
-                        m.imr_interface.s_addr = htonl(iface.to_uint());
-                        m.imr_sourceaddr.s_addr = htonl(*src_ip);
-                        if (::setsockopt(s->fd, IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP, &m, sizeof m) != 0)
-                            throw std::runtime_error(std::string("IP_ADD_SOURCE_MEMBERSHIP: ") + std::strerror(errno));
-                    }
+                // Only this socket's own memberships: by default Linux hands a
+                // socket bound to a group the group's datagrams whenever any
+                // socket of the host joined it, which would make leaving the
+                // snapshot feed (or never joining it) a no-op next to a capture.
+                const int zero = 0;
+                if (::setsockopt(s->fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero) != 0)
+                    throw std::runtime_error(std::string("setsockopt IP_MULTICAST_ALL: ") + std::strerror(errno));
+                for (const std::string& src : ch.sources) {
+                    const auto src_ip = parse_ipv4(src);
+                    if (!src_ip) throw std::runtime_error("bad source address " + src);
+                    s->sources.push_back(*src_ip);
                 }
                 s->line = l;
                 s->channel_id = ch.id;
                 s->group = group.to_uint();
+                s->interface = iface.to_uint();
                 s->port = lc.port;
+                // The snapshot feed is joined only while wanted (follow_snapshot_wants).
+                if (!is_snapshot_line(l)) {
+                    if (const char* failed = set_membership(*s, true))
+                        throw std::runtime_error(std::string(failed) + ": " + std::strerror(errno));
+                    s->joined = true;
+                }
                 auto st = std::make_unique<LineStats>();
                 st->channel_id = ch.id;
                 st->line = l;
@@ -114,6 +121,47 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     }
     pollfds_ = std::make_unique<pollfd[]>(sockets_.size());
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
+}
+
+// Joins (IP_ADD_MEMBERSHIP, or source-specific for each allowed source) or
+// leaves the socket's group on its interface. nullptr, or what failed.
+const char* Receiver::set_membership(Socket& s, bool join) noexcept {
+    if (s.sources.empty()) {
+        ip_mreq m{};
+        m.imr_multiaddr.s_addr = htonl(s.group);
+        m.imr_interface.s_addr = htonl(s.interface);
+        if (::setsockopt(s.fd, IPPROTO_IP, join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP, &m, sizeof m) != 0)
+            return join ? "IP_ADD_MEMBERSHIP failed" : "IP_DROP_MEMBERSHIP failed";
+        return nullptr;
+    }
+    // Source-specific membership: the kernel delivers only these senders.
+    for (const std::uint32_t src : s.sources) {
+        ip_mreq_source m{};
+        m.imr_multiaddr.s_addr = htonl(s.group);
+        m.imr_interface.s_addr = htonl(s.interface);
+        m.imr_sourceaddr.s_addr = htonl(src);
+        if (::setsockopt(s.fd, IPPROTO_IP, join ? IP_ADD_SOURCE_MEMBERSHIP : IP_DROP_SOURCE_MEMBERSHIP, &m, sizeof m) != 0)
+            return join ? "IP_ADD_SOURCE_MEMBERSHIP failed" : "IP_DROP_SOURCE_MEMBERSHIP failed";
+    }
+    return nullptr;
+}
+
+void Receiver::follow_snapshot_wants(std::span<const std::atomic<bool>> wanted) noexcept {
+    const std::size_t n = std::min(wanted.size(), snapshot_sockets_.size());
+    for (std::size_t slot = 0; slot < n; ++slot) {
+        const bool want = wanted[slot].load(std::memory_order_relaxed);
+        for (const std::size_t si : snapshot_sockets_[slot]) {
+            Socket& s = *sockets_[si];
+            if (s.joined == want) continue;
+            LineStats& st = *stats_[si];
+            if (set_membership(s, want) != nullptr) {  // retried on the next call
+                st.membership_errors.add();
+                continue;
+            }
+            s.joined = want;
+            (want ? st.snapshot_joins : st.snapshot_leaves).add();
+        }
+    }
 }
 
 std::size_t Receiver::batch_bytes(std::uint32_t batch) noexcept {

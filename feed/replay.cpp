@@ -22,9 +22,10 @@ namespace detail {
 std::vector<ReplayLine> replay_lines(const Config& cfg) {
     std::vector<ReplayLine> keys;
     for (const auto& ch : cfg.channels) {
-        const LineConfig* lines[2] = {&ch.a, &ch.b};
-        for (std::uint8_t l = 0; l < 2; ++l)
-            if (auto g = parse_ipv4(lines[l]->group)) keys.push_back({*g, lines[l]->port, l, ch.id});
+        const auto lines = ch.lines();
+        for (std::uint8_t l = 0; l < std::size(lines); ++l)
+            if (lines[l])
+                if (auto g = parse_ipv4(lines[l]->group)) keys.push_back({*g, lines[l]->port, l, ch.id});
     }
     return keys;
 }
@@ -73,7 +74,7 @@ json::Value live_json(const FeedStats& h) {
     for (const auto& l : h.lines) {
         if (channels.empty() || channels.back()["id"] != l->channel_id)
             channels.push_back({{"id", l->channel_id}, {"lines", json::Value::array()}});
-        json::Value line = {{"line", l->line ? "B" : "A"}, {"group", l->group}, {"port", l->port}};
+        json::Value line = {{"line", line_name(l->line)}, {"group", l->group}, {"port", l->port}};
         json::put_counters(line, *l, kLineCounterFields);
         channels.back()["lines"].push_back(std::move(line));
     }

@@ -5,7 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <stdexcept>
 
@@ -54,6 +57,24 @@ bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<co
     to.sin_port = htons(port);
     return ::sendto(fd_, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
            static_cast<ssize_t>(payload.size());
+}
+
+namespace {
+std::int64_t steady_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+}  // namespace
+
+SendSchedule::SendSchedule() noexcept : start_ns_(steady_ns()) {}
+
+void SendSchedule::wait_until(std::int64_t offset_ns) noexcept {
+    const std::int64_t due = start_ns_ + offset_ns;
+    std::int64_t now;
+    while ((now = steady_ns()) < due) {
+        if (due - now > 200'000) std::this_thread::sleep_for(std::chrono::nanoseconds(due - now - 100'000));
+    }
+    max_late_ns_ = std::max(max_late_ns_, now - due);
 }
 
 }  // namespace tickgate

@@ -30,6 +30,8 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kOverload: return "overload";
         case StateChangeKind::kHoleGivenUp: return "hole_given_up";
         case StateChangeKind::kRerequested: return "rerequested";
+        case StateChangeKind::kSnapshotJoin: return "snapshot_join";
+        case StateChangeKind::kSnapshotLeave: return "snapshot_leave";
     }
     return "unknown";
 }
@@ -63,12 +65,12 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kStaleSnapshot:
         case StateChangeKind::kLineUp:
         case StateChangeKind::kRerequested:
+        case StateChangeKind::kSnapshotJoin:
+        case StateChangeKind::kSnapshotLeave:
             return level_enum::info;
     }
     return level_enum::info;
 }
-
-char line_name(std::uint8_t line) noexcept { return line == 0 ? 'A' : line == 1 ? 'B' : '?'; }
 
 // "instrument 7 ESZ5 channel 1" / "channel 1 line B" / "channel 1".
 std::string subject(const StateChange& c) {
@@ -105,7 +107,7 @@ std::string describe(const StateChange& c) {
             return fmt::format("stale snapshot: {}: snapshot seq {} is behind the book, ignored", who, c.value);
         case StateChangeKind::kLineDown:
             return fmt::format("line down: {}: no packets for {} ms while line {} has traffic", who, c.value,
-                               line_name(c.line ^ 1u));
+                               line_name(static_cast<std::uint8_t>(c.line ^ 1u)));
         case StateChangeKind::kLineUp:
             return fmt::format("line up: {}: packets again after {} ms of silence", who, c.value);
         case StateChangeKind::kOverload:
@@ -116,6 +118,11 @@ std::string describe(const StateChange& c) {
             return fmt::format("hole given up: {}: {} message(s) lost, its instruments suspect", who, c.value);
         case StateChangeKind::kRerequested:
             return fmt::format("re-requested: {}: {} message(s) recovered from the re-request server", who, c.value);
+        case StateChangeKind::kSnapshotJoin:
+            return fmt::format("snapshot join: {}: joined (an instrument is suspect or unconfirmed), join {}", who,
+                               c.value);
+        case StateChangeKind::kSnapshotLeave:
+            return fmt::format("snapshot leave: {}: left (every instrument clean), leave {}", who, c.value);
     }
     return fmt::format("{}: {}: {}", to_string(c.kind), who, c.value);
 }
@@ -395,8 +402,15 @@ void StateLog::on_line_activity(std::span<const std::unique_ptr<LineStats>> line
         LineTrack& t = lines_[i];
         const std::uint64_t packets = ls.packets.get();
         const std::uint64_t drops = ls.kernel_drops.get();
+        const std::uint64_t joins = ls.snapshot_joins.get(), leaves = ls.snapshot_leaves.get();
+        // Joins and leaves since the last call (from the start on the first:
+        // a join is logged however early it came); a join before its leave.
+        if (joins > t.snapshot_joins) line_event(StateChangeKind::kSnapshotJoin, ls, joins);
+        if (leaves > t.snapshot_leaves) line_event(StateChangeKind::kSnapshotLeave, ls, leaves);
+        t.snapshot_joins = joins;
+        t.snapshot_leaves = leaves;
         if (!t.init) {
-            t = {packets, drops, now_ns, true, false};
+            t = {packets, drops, joins, leaves, now_ns, true, false};
             continue;
         }
         if (drops > t.kernel_drops) line_event(StateChangeKind::kOverload, ls, drops - t.kernel_drops);
@@ -416,7 +430,7 @@ void StateLog::on_line_activity(std::span<const std::unique_ptr<LineStats>> line
         if (!t.init || t.down || now_ns - t.last_change_ns <= line_silence_ns_) continue;
         const LineStats& ls = *lines[i];
         for (std::size_t j = 0; j < n; ++j) {
-            if (j == i || lines[j]->channel_id != ls.channel_id || lines[j]->line == ls.line) continue;
+            if (j == i || lines[j]->channel_id != ls.channel_id || lines[j]->line != (ls.line ^ 1u)) continue;
             if (lines_[j].init && now_ns - lines_[j].last_change_ns <= line_silence_ns_) {
                 t.down = true;
                 line_event(StateChangeKind::kLineDown, ls, static_cast<std::uint64_t>((now_ns - t.last_change_ns) / 1'000'000));

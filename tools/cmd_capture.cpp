@@ -1,7 +1,9 @@
 // `tickgate capture`: the configured lines' datagrams, kernel-timestamped, to pcap/pcapng.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,11 @@ int cmd_capture(const std::vector<std::string_view>& args) {
     const double duration = a.decimal("--duration", 0, 0, 1e9);
 
     Receiver receiver(cfg);
+    // A capture records the venue as it is, MDP3's snapshot feed included
+    // (the live handler joins it only while an instrument needs it).
+    const auto every_snapshot_feed = std::make_unique<std::atomic<bool>[]>(cfg.channels.size());
+    for (std::size_t i = 0; i < cfg.channels.size(); ++i) every_snapshot_feed[i].store(true);
+    receiver.follow_snapshot_wants({every_snapshot_feed.get(), cfg.channels.size()});
     CaptureWriter writer(*out, format);
     install_signal_handlers();
     std::uint64_t written = 0;

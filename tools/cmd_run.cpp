@@ -75,12 +75,15 @@ std::string titled_counters(const S& s, const CounterField<S> (&table)[N]) {
 // The live view's per-line statistics (a column per titled line counter of
 // counter_fields.hpp), then the titled A/B and ring counters.
 std::string line_table(const FeedStats& h) {
-    std::string out = fmt::format("{:<4} {:<4} {:>21}", "ch", "line", "group:port");
+    std::size_t width = 4;  // "line"; MDP3's "snapshot A", "definition B" are wider
+    for (const auto& l : h.lines) width = std::max(width, line_name(l->line).size());
+    std::string out = fmt::format("{:<4} {:<{}} {:>21}", "ch", "line", width, "group:port");
     for (const auto& f : kLineCounterFields)
         if (!f.title.empty()) out += fmt::format(" {:>10}", f.title);
     out += '\n';
     for (const auto& l : h.lines) {
-        out += fmt::format("{:<4} {:<4} {:>21}", l->channel_id, l->line ? "B" : "A", fmt::format("{}:{}", l->group, l->port));
+        out += fmt::format("{:<4} {:<{}} {:>21}", l->channel_id, line_name(l->line), width,
+                           fmt::format("{}:{}", l->group, l->port));
         for (const auto& f : kLineCounterFields)
             if (!f.title.empty()) out += fmt::format(" {:>10}", f.get(*l));
         out += '\n';

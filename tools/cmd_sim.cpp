@@ -13,6 +13,7 @@
 #include "tickgate/text.hpp"
 
 #include "command.hpp"
+#include "sim_options.hpp"
 
 namespace tickgate {
 
@@ -29,7 +30,8 @@ stdout. Odd ids send full quotes (Q), even ids depth deltas (D) with
 snapshots (S); all get definitions (I) and heartbeats (H).
 
 channel:
-  --protocol NAME        qfb1, the protocol it simulates (the default)
+  --protocol NAME        qfb1, the protocol it simulates (the default); mdp3: see
+                         `tickgate sim --protocol mdp3 --help`
   --config FILE          take the lines from a tickgate TOML config (default: none)
   --channel ID           channel id; with --config, the channel to use (default {} / the first)
   --group-a ADDR         line A group (default {})
@@ -79,8 +81,10 @@ std::uint32_t u32(const cli::Options& opt, std::string_view name, std::uint32_t 
     return static_cast<std::uint32_t>(opt.integer(name, fallback, lo, hi));
 }
 
+}  // namespace
+
 // Instruments, pacing, message kinds, session, seed.
-void read_traffic(const cli::Options& opt, SimOptions& o) {
+void cli::read_sim_traffic(const cli::Options& opt, SimOptions& o) {
     o.instruments = u32(opt, "--instruments", o.instruments, 1, 65535);
     o.rate = opt.decimal("--rate", o.rate, 1e-3, 1e8);
     o.duration_s = opt.decimal("--duration", o.duration_s, 1e-3, 86400);
@@ -95,7 +99,7 @@ void read_traffic(const cli::Options& opt, SimOptions& o) {
 }
 
 // Loss, outages, surges, duplicates, reordering, restarts, lagging snapshots, silenced instruments.
-void read_faults(const cli::Options& opt, SimOptions& o) {
+void cli::read_sim_faults(const cli::Options& opt, SimOptions& o) {
     const auto ids = [&](std::string_view name) {
         std::vector<std::uint32_t> out;
         for (const std::string& v : opt.all(name)) out.push_back(static_cast<std::uint32_t>(cli::parse_integer(name, v, 1, 65535)));
@@ -135,35 +139,43 @@ void read_faults(const cli::Options& opt, SimOptions& o) {
     o.silence = ids("--silence");
 }
 
-// The channel and its lines: --config's channel (--channel, else the
-// first), then each line option given on top of it.
-void read_lines(const cli::Options& opt, SimOptions& o) {
+std::optional<ChannelConfig> cli::sim_config_channel(const cli::Options& opt, std::string_view protocol) {
+    const std::optional<std::string> config_path = opt.text("--config");
+    if (!config_path) return std::nullopt;
     std::optional<std::uint16_t> channel;
     if (opt.has("--channel")) channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
-    if (const std::optional<std::string> config_path = opt.text("--config")) {
-        const Config cfg = load_config(*config_path);
-        const ChannelConfig* ch = nullptr;
-        for (const auto& c : cfg.channels)
-            if (!channel || c.id == *channel) {
-                ch = &c;
-                break;
-            }
-        if (!ch)
-            throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
-                                   : fmt::format("{}: no [[channel]]", *config_path)};
-        if (ch->protocol != qfb1::Protocol::kName)
-            throw cli::UsageError{fmt::format("{}: channel {} speaks {}; this simulator speaks qfb1", *config_path,
-                                              ch->id, ch->protocol)};
-        o.channel = ch->id;
-        o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
-        o.group_b = ch->b.group, o.port_b = ch->b.port, o.interface_b = ch->b.interface;
+    const Config cfg = load_config(*config_path);
+    for (const ChannelConfig& c : cfg.channels) {
+        if (channel && c.id != *channel) continue;
+        if (c.protocol != protocol)
+            throw cli::UsageError{fmt::format("{}: channel {} speaks {}; this simulator speaks {}", *config_path, c.id,
+                                              c.protocol, protocol)};
+        return c;
     }
-    if (channel) o.channel = *channel;
+    throw cli::UsageError{channel ? fmt::format("{}: no channel {}", *config_path, *channel)
+                                  : fmt::format("{}: no [[channel]]", *config_path)};
+}
+
+void cli::read_sim_line_options(const cli::Options& opt, SimOptions& o) {
+    if (opt.has("--channel")) o.channel = static_cast<std::uint16_t>(opt.integer("--channel", 0, 0, 65535));
     if (const auto g = opt.text("--group-a")) o.group_a = *g;
     if (const auto g = opt.text("--group-b")) o.group_b = *g;
     if (opt.has("--port-a")) o.port_a = static_cast<std::uint16_t>(opt.integer("--port-a", 0, 1, 65535));
     if (opt.has("--port-b")) o.port_b = static_cast<std::uint16_t>(opt.integer("--port-b", 0, 1, 65535));
     if (opt.has("--interface")) o.interface_a = o.interface_b = opt.loopback_address("--interface", "");
+}
+
+namespace {
+
+// The channel and its lines: --config's channel (--channel, else the
+// first), then each line option given on top of it.
+void read_lines(const cli::Options& opt, SimOptions& o) {
+    if (const std::optional<ChannelConfig> ch = cli::sim_config_channel(opt, qfb1::Protocol::kName)) {
+        o.channel = ch->id;
+        o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
+        o.group_b = ch->b.group, o.port_b = ch->b.port, o.interface_b = ch->b.interface;
+    }
+    cli::read_sim_line_options(opt, o);
 }
 
 int run(const std::vector<std::string_view>& args) {
@@ -182,11 +194,11 @@ int run(const std::vector<std::string_view>& args) {
         throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
     // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
     if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
-        throw cli::UsageError{fmt::format("--protocol: expected qfb1 (the protocol this simulator speaks), got '{}'",
+        throw cli::UsageError{fmt::format("--protocol: expected qfb1, mdp3 or itch50 (the protocols simulated), got '{}'",
                                           printable(*p))};
     SimOptions o;
-    read_traffic(opt, o);
-    read_faults(opt, o);
+    cli::read_sim_traffic(opt, o);
+    cli::read_sim_faults(opt, o);
     read_lines(opt, o);
     try {
         o.validate();
@@ -211,17 +223,22 @@ int run(const std::vector<std::string_view>& args) {
 
 // Errors go to main like every command's: a cli::UsageError or ConfigError
 // exits 2, any other failure (sockets, writing --pcap) 1.
+// `--protocol mdp3` and `--protocol itch50` have simulators of their own
+// (cmd_sim_mdp3.cpp, cmd_sim_itch50.cpp), with other options.
 int cli::cmd_sim(const std::vector<std::string_view>& args) {
-    // ITCH 5.0 has a simulator of its own (tools/cmd_sim_itch50.cpp), with
-    // other options: chosen by --protocol itch50, or without --protocol by a
-    // --config whose channels speak it.
+    // Chosen by --protocol, or without it by a --config whose channels speak one.
     std::optional<std::string_view> protocol, config;
     for (std::size_t i = 0; i + 1 < args.size(); ++i) {
         if (args[i] == "--protocol") protocol = args[i + 1];
         if (args[i] == "--config") config = args[i + 1];
     }
-    if (protocol == "itch50" || (!protocol && config && load_config(std::string(*config)).protocol() == "itch50"))
-        return cmd_sim_itch50(args);
+    if (!protocol && config) {
+        const std::string configured(load_config(std::string(*config)).protocol());
+        if (configured == "itch50") return cmd_sim_itch50(args);
+        if (configured == "mdp3") return sim_mdp3(args);
+    }
+    if (protocol == "mdp3") return sim_mdp3(args);
+    if (protocol == "itch50") return cmd_sim_itch50(args);
     return run(args);
 }
 

@@ -525,6 +525,7 @@ std::string GroundTruth::to_json() const {
                       {"silence", o.silence},
                       {"outage_a", outage_list(o.outage_a)},
                       {"outage_b", outage_list(o.outage_b)}};
+    doc["protocol"] = protocol;
     doc["final_session"] = final_session;
     doc["exact_lost"] = exact_lost;
     doc["duration_ns"] = duration_ns;
@@ -535,7 +536,8 @@ std::string GroundTruth::to_json() const {
                       {"dropped_b", dropped_b},       {"dropped_both", dropped_both},
                       {"duplicated_a", duplicated_a}, {"duplicated_b", duplicated_b},
                       {"reordered_a", reordered_a},   {"reordered_b", reordered_b},
-                      {"late_old_session", late_old_session}};
+                      {"late_old_session", late_old_session},
+                      {"snapshot", snapshot_packets},         {"definition", definition_packets}};
     doc["output"] = output;
     doc["send"] = {{"errors", send_errors}, {"max_late_ns", max_late_ns}};
     json::Value& list = doc["instruments"] = json::Value::array();
@@ -569,18 +571,10 @@ GroundTruth simulate_to_sockets(SimOptions options) {
     MulticastSender a(options.interface_a), b(options.interface_b);
     const std::uint32_t ga = *parse_ipv4(options.group_a), gb = *parse_ipv4(options.group_b);
     options.epoch_ns = realtime_ns();
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point start = Clock::now();
+    SendSchedule schedule;
     std::uint64_t errors = 0;
-    std::int64_t max_late = 0;
     GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
-        // Fixed schedule: sleep while far ahead, spin when close, never skip when late.
-        const Clock::time_point due = start + std::chrono::nanoseconds(p.time_ns);
-        Clock::time_point now;
-        while ((now = Clock::now()) < due) {
-            if (due - now > std::chrono::microseconds(200)) std::this_thread::sleep_for(due - now - std::chrono::microseconds(100));
-        }
-        max_late = std::max<std::int64_t>(max_late, std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count());
+        schedule.wait_until(p.time_ns);
         // send_time_ns stays the packet's scheduled time (epoch + its slot),
         // set when it was built: every copy of a packet (lines A and B, a
         // duplicate, one held back by reordering) is byte-identical, as the
@@ -590,7 +584,7 @@ GroundTruth simulate_to_sockets(SimOptions options) {
     });
     gt.output = "sockets";
     gt.send_errors = errors;
-    gt.max_late_ns = max_late;
+    gt.max_late_ns = schedule.max_late_ns();
     return gt;
 }
 

@@ -31,6 +31,7 @@
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/snapshot_feed.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/protocol.hpp"
 #include "tickgate/spsc_ring.hpp"
@@ -92,8 +93,10 @@ public:
           instruments_(cfg_.capacity.max_instruments),
           book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
           sequencer_(instruments_, book_, cfg_.capacity),
-          gate_(instruments_, cfg_.gate) {
+          gate_(instruments_, cfg_.gate),
+          snapshot_feed_(cfg_, receiver_.lines()) {
         apply_config(instruments_, sequencer_, cfg_);
+        configure_book(book_, cfg_);
     }
     ~BasicFeedHandler() { stop(); }
     BasicFeedHandler(const BasicFeedHandler&) = delete;
@@ -137,12 +140,16 @@ public:
     template <class F>
         requires std::invocable<F&, const Update&, const Event&>
     std::size_t poll(F&& on_update, std::size_t limit = 256) noexcept {
-        return ring_.consume(
+        const std::size_t n = ring_.consume(
             [&](const Event& ev) {
+                if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.before(instruments_, ev);
                 const Update u = sequencer_.apply(ev);
+                if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.on_update(u, ev);
                 if (sequencer_.delivers(u)) on_update(u, ev);
             },
             limit);
+        if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.refresh(instruments_);
+        return n;
     }
     std::size_t poll(std::size_t limit = 256) noexcept {
         return poll([](const Update&, const Event&) {}, limit);
@@ -157,6 +164,8 @@ public:
     [[nodiscard]] const Config& config() const noexcept { return cfg_; }
 
     // Any thread.
+    // MDP3: which channels' snapshot feeds are wanted (joined by the network thread).
+    [[nodiscard]] const SnapshotFeedControl& snapshot_feed() const noexcept { return snapshot_feed_; }
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), publisher_.decoder_counters(), publisher_.arbiter_counters(),
                 publisher_.counters(), instruments_, sequencer_.counters(), &ring_,   cfg_.receiver.arbitration};
@@ -172,6 +181,7 @@ private:
     void run_network(Idle idle) noexcept {
         while (!stop_.load(std::memory_order_relaxed)) {
             const std::int64_t wait_ns = detail::wait_budget_ns(idle.max_block_ns(), publisher_.next_deadline());
+            if constexpr (HasUnarbitratedLines<P>) receiver_.follow_snapshot_wants(snapshot_feed_.wanted());
             const int got = receiver_.template poll_once<P>(wait_ns, publisher_);
             // Give up on a hole only once every copy that arrived in time has been read.
             if (const std::int64_t t = receiver_.drained_until(); t != 0) publisher_.expire(t);
@@ -187,6 +197,7 @@ private:
     Book book_;
     BasicSequencer<Book> sequencer_;
     Gate gate_;
+    SnapshotFeedControl snapshot_feed_;  // decided on the engine thread, followed by the network thread
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };

@@ -37,6 +37,7 @@
 #include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/snapshot_feed.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/protocol.hpp"
@@ -67,8 +68,10 @@ public:
           instruments_(cfg_.capacity.max_instruments),
           book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
           sequencer_(instruments_, book_, cfg_.capacity),
-          gate_(instruments_, cfg_.gate) {
+          gate_(instruments_, cfg_.gate),
+          snapshot_feed_(cfg_, receiver_.lines()) {
         apply_config(instruments_, sequencer_, cfg_);
+        configure_book(book_, cfg_);
     }
     BasicInlineFeedHandler(const BasicInlineFeedHandler&) = delete;
     BasicInlineFeedHandler& operator=(const BasicInlineFeedHandler&) = delete;
@@ -84,9 +87,11 @@ public:
     int poll(F&& on_update, std::int64_t max_wait_ns = 0, Probe&& probe = {}) noexcept {
         Apply<F, Probe> apply{*this, on_update, probe};
         const std::int64_t wait_ns = detail::wait_budget_ns(max_wait_ns, front_.next_deadline());
+        if constexpr (HasUnarbitratedLines<P>) receiver_.follow_snapshot_wants(snapshot_feed_.wanted());
         const int got = receiver_.template poll_once<P>(wait_ns, Receive<F, Probe>{*this, apply});
         // Give up on a hole only once every copy that arrived in time has been read.
         if (const std::int64_t t = receiver_.drained_until(); t != 0) front_.expire(t, apply);
+        if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.refresh(instruments_);
         return got;
     }
 
@@ -116,6 +121,8 @@ public:
     [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
     [[nodiscard]] const Config& config() const noexcept { return cfg_; }
 
+    // MDP3: which channels' snapshot feeds are wanted (joined by poll()). Any thread.
+    [[nodiscard]] const SnapshotFeedControl& snapshot_feed() const noexcept { return snapshot_feed_; }
     // Any thread. No ring: stats().ring is nullptr and its counters stay 0.
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), front_.decoder_counters(), front_.arbiter_counters(), no_ring_,
@@ -135,7 +142,9 @@ private:
         Probe& probe;
         void on_event(const Event& ev) noexcept {
             probe.decoded(ev);
+            if constexpr (HasUnarbitratedLines<P>) self.snapshot_feed_.before(self.instruments_, ev);
             const Update u = self.sequencer_.apply(ev);
+            if constexpr (HasUnarbitratedLines<P>) self.snapshot_feed_.on_update(u, ev);
             if (self.sequencer_.delivers(u)) on_update(u, ev);
         }
         static void on_packet_end() noexcept {}
@@ -159,6 +168,7 @@ private:
     Book book_;
     BasicSequencer<Book> sequencer_;
     Gate gate_;
+    SnapshotFeedControl snapshot_feed_;
     const PublisherCounters no_ring_{};  // FeedStats' ring counters: nothing overflows without a ring
 };
 

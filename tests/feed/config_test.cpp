@@ -12,6 +12,7 @@
 #include <iterator>
 #include <string>
 
+#include "tickgate/book/indexed_book.hpp"
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -102,6 +103,40 @@ TEST(Config, DemoFileLoads) {
     EXPECT_FALSE(c.metrics.enabled);
     EXPECT_EQ(c.metrics.address, "127.0.0.1");
     EXPECT_EQ(c.metrics.port, 9108);
+}
+
+// MDP3 channels (MDP3.md): snapshot and definition lines, [mdp3] book_depth.
+TEST(Config, Mdp3DemoFileHasSnapshotAndDefinitionLines) {
+    const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/mdp3-demo.toml");
+    ASSERT_EQ(c.channels.size(), 1u);
+    const auto& ch = c.channels[0];
+    EXPECT_EQ(ch.protocol, "mdp3");
+    EXPECT_EQ(ch.id, 310);
+    ASSERT_TRUE(ch.snapshot_a && ch.snapshot_b && ch.definition_a && ch.definition_b);
+    EXPECT_EQ(ch.snapshot_a->group, "239.255.20.3");
+    EXPECT_EQ(ch.snapshot_b->port, 15311);
+    EXPECT_EQ(ch.definition_a->group, "239.255.20.5");
+    EXPECT_EQ(ch.definition_b->interface, "127.0.0.1");
+    EXPECT_EQ(c.mdp3.book_depth, 10u);
+}
+
+TEST(Config, Mdp3LinesAreOptionalAndBookDepthDefaultsToTen) {
+    const Config c = tickgate::parse_config("[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB, "m.toml");
+    EXPECT_FALSE(c.channels[0].snapshot_a || c.channels[0].snapshot_b);
+    EXPECT_FALSE(c.channels[0].definition_a || c.channels[0].definition_b);
+    EXPECT_EQ(c.mdp3.book_depth, 10u);
+    const Config deep = tickgate::parse_config("[capacity]\nbook_depth = 40\n[mdp3]\nbook_depth = 40\n", "m.toml");
+    EXPECT_EQ(deep.mdp3.book_depth, 40u);
+}
+
+TEST(Config, Mdp3BookDepthIsTheIndexedBooksDefaultDepth) {
+    const Config c = tickgate::parse_config("[mdp3]\nbook_depth = 3\n", "m.toml");
+    tickgate::IndexedBook book(4, c.capacity.book_depth);
+    tickgate::configure_book(book, c);
+    EXPECT_EQ(book.depth_of(0), 3u);
+    EXPECT_EQ(book.depth_of(3), 3u);
+    book.set_depth(1, 0);  // a definition without a GBX depth: the configured default
+    EXPECT_EQ(book.depth_of(1), 3u);
 }
 
 TEST(Config, ChannelProtocolDefaultsToQfb1AndIsTheConfigsProtocol) {
@@ -405,6 +440,26 @@ const BadCase kBadCases[] = {
     {"max_requests zero", "[moldudp64]\nmax_requests = 0\n", "moldudp64.max_requests", 2},
     {"max_requests_per_s zero", "[moldudp64]\nmax_requests_per_s = 0\n", "moldudp64.max_requests_per_s", 2},
     {"recover_from_start as a string", "[moldudp64]\nrecover_from_start = \"yes\"\n", "moldudp64.recover_from_start", 2},
+    // MDP3 channels: snapshot/definition lines only on mdp3, in pairs, unique group:port; [mdp3] book_depth.
+    {"snapshot line on a qfb1 channel",
+     "[[channel]]\nid = 1\n" LINES_AB "snapshot_a = { group = \"239.255.10.3\", port = 31003 }\n", "channel[0].snapshot_a", 5},
+    {"snapshot_a without snapshot_b",
+     "[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB "snapshot_a = { group = \"239.255.10.3\", port = 31003 }\n",
+     "channel[0].snapshot_b", 1},
+    {"definition_b without definition_a",
+     "[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB "definition_b = { group = \"239.255.10.3\", port = 31003 }\n",
+     "channel[0].definition_a", 1},
+    {"snapshot line sharing line A's group:port",
+     "[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB
+     "snapshot_a = { group = \"239.255.10.1\", port = 31001 }\nsnapshot_b = { group = \"239.255.10.4\", port = 31004 }\n",
+     "channel[0].snapshot_a", 6},
+    {"definition line that is not multicast",
+     "[[channel]]\nid = 1\nprotocol = \"mdp3\"\n" LINES_AB
+     "definition_a = { group = \"10.0.0.1\", port = 31003 }\ndefinition_b = { group = \"239.255.10.4\", port = 31004 }\n",
+     "channel[0].definition_a.group", 6},
+    {"mdp3 book depth zero", "[mdp3]\nbook_depth = 0\n", "mdp3.book_depth", 2},
+    {"mdp3 book depth past capacity", "[capacity]\nbook_depth = 8\n[mdp3]\nbook_depth = 9\n", "mdp3.book_depth", 4},
+    {"unknown key in mdp3", "[mdp3]\ndepth = 5\n", "mdp3.depth", 2},
     // TOML syntax.
     {"unterminated table header", "[gate]\nstale_ms = 1\n[capacity\n", "TOML syntax error", 3},
     {"key defined twice", "[gate]\nstale_ms = 1\nstale_ms = 2\n", "TOML syntax error", 3},
@@ -452,6 +507,11 @@ TEST(Config, MessagesSayWhatWasExpectedAndWhatWasFound) {
               "m.toml:5: instrument[1].id: expected a unique instrument id, got 3 (also instrument[0])");
     EXPECT_EQ(message("[[channel]]\nid = 1\nprotocol = \"fix44\"\n" LINES_AB),
               "m.toml:3: channel[0].protocol: expected one of \"qfb1\", \"mdp3\", \"itch50\", got string \"fix44\"");
+    EXPECT_EQ(message("[[channel]]\nid = 1\n" LINES_AB "definition_a = { group = \"239.255.10.3\", port = 1 }\n"),
+              "m.toml:5: channel[0].definition_a: expected no such key on a channel of protocol \"qfb1\" (snapshot "
+              "and definition lines are MDP3's: protocol = \"mdp3\"), got table");
+    EXPECT_EQ(message("[mdp3]\nbook_depth = 33\n"),
+              "m.toml:2: mdp3.book_depth: expected integer in 1..32 (at most capacity.book_depth), got 33");
     EXPECT_EQ(message("[metrics]\nlisten = \"0.0.0.0:9108\"\n"),
               "m.toml:2: metrics.listen: expected IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535), got "
               "\"0.0.0.0:9108\"");

@@ -352,5 +352,37 @@ TEST_F(StateLogTest, LineDownWhileTheOtherLineHasTrafficThenLineUp) {
     EXPECT_TRUE(contains(l[2], "[error] overload: channel 4 line A: the socket buffer dropped 3 datagram(s)")) << l[2];
 }
 
+// MDP3.md "Snapshot": joins and leaves of the snapshot feed are logged
+// (the receiving thread counts them per snapshot line; the engine thread's
+// periodic on_line_activity turns a rise into a line), and a snapshot line
+// silent while it is left is not "down" because the incremental lines have
+// traffic: a line's partner is the other line of its pair.
+TEST_F(StateLogTest, SnapshotFeedJoinsAndLeavesAreLoggedAndALeftSnapshotLineIsNotDown) {
+    std::vector<std::unique_ptr<LineStats>> stats;
+    for (const std::uint8_t line : {kLineA, kLineB, kSnapshotLineA, kSnapshotLineB}) {
+        auto s = std::make_unique<LineStats>();
+        s->channel_id = 310;
+        s->line = line;
+        stats.push_back(std::move(s));
+    }
+    StateLog log(config());
+    constexpr std::int64_t ms = 1'000'000;
+    stats[2]->snapshot_joins.add();  // joined before the first look: still logged
+    log.on_line_activity(stats, kT0);
+    stats[2]->snapshot_leaves.add();
+    for (int step = 1; step <= 4; ++step) {  // A and B busy for 2 s, the snapshot lines silent
+        stats[0]->packets.add(10);
+        stats[1]->packets.add(10);
+        log.on_line_activity(stats, kT0 + step * 500 * ms);
+    }
+    ASSERT_TRUE(log.flush());
+    log.stop();
+    const auto l = lines();
+    ASSERT_EQ(l.size(), 2u) << text();
+    EXPECT_TRUE(contains(l[0], "[info] snapshot join: channel 310 line snapshot A: joined")) << l[0];
+    EXPECT_TRUE(contains(l[1], "[info] snapshot leave: channel 310 line snapshot A: left (every instrument clean)"))
+        << l[1];
+}
+
 }  // namespace
 }  // namespace tickgate

@@ -5,7 +5,8 @@
 // Input format (see README.md): records of a u16 LE header, then the
 // datagram bytes:
 //   header bits 0..10   length (values > 1500 wrap: len % 1501; cut short by the end of the input)
-//   header bits 11..12  channel (1..4)
+//   header bits 11..12  channel (1..3; 4: channel 3's snapshot line, decoded outside
+//                       A/B arbitration and the channel's MsgSeqNum, as live)
 //   header bits 13..14  arrival-time step (0, 1 µs, 1 ms, 1 s)
 //   header bit  15      line (0 = A, 1 = B)
 //
@@ -19,6 +20,7 @@
 #include <span>
 
 #include "fuzz_common.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
 
@@ -71,10 +73,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::span<const std::byte> d(reinterpret_cast<const std::byte*>(data + pos), len);
         pos += len;
         std::size_t events = 0;
-        h.decoder().decode(d, now, line, [&](const Event& ev) {
+        const auto apply = [&](const Event& ev) {
             ++events;
             (void)h.apply(ev);
-        }, channel);
+        };
+        if (channel == 4)
+            h.decoder().decode_unarbitrated(d, mdp3::Protocol::read_key(d, 3), now,
+                                            static_cast<std::uint8_t>(kSnapshotLineA + line), apply);
+        else
+            h.decoder().decode(d, now, line, apply, channel);
         FUZZ_CHECK(events <= mdp3::max_events_for(len));
         check(h, now);
     }

@@ -752,6 +752,29 @@ TEST(Cli, OptionValuesAreTakenExactlyOrRefused) {
     expect_usage_error(run_cli("sim --duration 0.01 --quiet 1.5"), {"--quiet: expected an integer"});
 }
 
+// sim --protocol mdp3: QFB/1-only options, a config channel of another
+// protocol or without snapshot and definition lines, and bad GROUP:PORT
+// values are bad usage; a run writes its capture and says "mdp3".
+TEST(Cli, SimMdp3RefusesWhatItCannotSimulate) {
+    const std::string sim = "sim --protocol mdp3 --messages 50 ";
+    expect_usage_error(run_cli(sim + "--quiet 3"), {"--quiet/--silence: QFB/1's"});
+    expect_usage_error(run_cli(sim + "--lagging-snapshots"), {"--lagging-snapshots: QFB/1's"});
+    expect_usage_error(run_cli(sim + "--config " + quoted(TICKGATE_SOURCE_DIR "/configs/demo.toml")),
+                       {"channel 1 speaks qfb1; this simulator speaks mdp3"});
+    TempDir tmp;
+    const std::string bare = tmp.path() + "/bare.toml";
+    std::ofstream(bare) << "[[channel]]\nid = 7\nprotocol = \"mdp3\"\n"
+                           "a = { group = \"239.255.20.1\", port = 14310 }\nb = { group = \"239.255.20.2\", port = 15310 }\n";
+    expect_usage_error(run_cli(sim + "--config " + quoted(bare)), {"channel 7 has no snapshot_a/snapshot_b"});
+    expect_usage_error(run_cli(sim + "--snapshot-a 239.255.20.3"), {"--snapshot-a: expected GROUP:PORT"});
+    expect_usage_error(run_cli(sim + "--definition-b 10.0.0.1:1"), {"is not a 239.x.x.x multicast address"});
+    const std::string pcap = tmp.path() + "/m.pcap";
+    const CliResult ok = run_cli(sim + "--pcap " + quoted(pcap));
+    EXPECT_EQ(ok.exit, 0) << ok.err;
+    EXPECT_NE(ok.out.find("\"mdp3\""), std::string::npos) << ok.out;
+    EXPECT_TRUE(std::filesystem::exists(pcap));
+}
+
 // A non-loopback --interface is bad usage for send as for sim (it used to
 // fail at socket set-up in send: exit 1).
 TEST(Cli, NonLoopbackInterfaceIsAUsageErrorForSendAndSim) {

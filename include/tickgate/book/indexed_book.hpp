@@ -7,6 +7,7 @@
 // it like any book. Capacity fixed at start-up; engine thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -108,6 +109,12 @@ public:
         depth_[id] = depth == 0 ? default_depth_ : (depth < max_depth_ ? depth : max_depth_);
     }
     [[nodiscard]] std::uint32_t depth_of(std::uint32_t id) const noexcept { return depth_[id]; }
+    // Start-up only ([mdp3] book_depth): the depth of every instrument whose
+    // definition gives none, capped at depth().
+    void set_default_depth(std::uint32_t depth) noexcept {
+        default_depth_ = depth == 0 ? default_depth_ : (depth < max_depth_ ? depth : max_depth_);
+        std::fill(depth_.begin(), depth_.end(), default_depth_);
+    }
     // Entries counted against MDP3.md's table (book_errors).
     [[nodiscard]] std::uint64_t book_errors(std::uint32_t id) const noexcept { return errors_[id]; }
     void reset_book_errors(std::uint32_t id) noexcept { errors_[id] = 0; }

@@ -50,6 +50,14 @@ public:
     // and those of every held packet it releases, in order, go to `sink`.
     template <PacketEventSink Sink>
     void offer(const RawDatagram& d, const Key& key, Sink& sink) noexcept {
+        if constexpr (HasUnarbitratedLines<P>) {
+            if (is_unarbitrated_line(d.line)) {  // a snapshot or definition line: its own MsgSeqNum, no A/B
+                decoder_.decode_unarbitrated(d.payload, key, d.recv_ns, d.line,
+                                             [&](const Event& ev) { sink.on_event(ev); });
+                sink.on_packet_end();
+                return;
+            }
+        }
         const auto seen = streams_.observe(key, d.line, &d.stats->seq_gaps);
         if (!arbitrate_) return decode(d.payload, key, seen.mark, d.recv_ns, d.line, sink);
         arbiter_.offer(d.payload, key, seen, d.recv_ns, d.line, Decode<Sink>{*this, sink});

@@ -93,6 +93,15 @@ private:
     bool fixed_;
 };
 
+// A protocol whose channels have lines outside A/B arbitration (MDP3's
+// snapshot and definition lines, config.hpp is_unarbitrated_line): its
+// decoder takes their datagrams as they come, outside the channel's session.
+template <class P>
+concept HasUnarbitratedLines =
+    requires(typename P::Decoder& d, std::span<const std::byte> b, const typename P::Key& k) {
+        d.decode_unarbitrated(b, k, std::int64_t{}, std::uint8_t{}, detail::EventSinkArchetype{});
+    };
+
 // Decodes datagrams of any channel, keeping each channel's session: the
 // key read once, observed by a ChannelStreams, then P's decoder. What the
 // offline handler and tests use; the live path splits the same steps
@@ -113,6 +122,14 @@ public:
     DecodeResult decode(std::span<const std::byte> d, const typename P::Key& key, SessionMark mark,
                         std::int64_t recv_ns, std::uint8_t line, Sink&& sink) noexcept {
         return decoder_.decode(d, key, mark, recv_ns, line, sink);
+    }
+
+    // A datagram of a line outside arbitration (HasUnarbitratedLines).
+    template <class Sink>
+        requires HasUnarbitratedLines<P>
+    DecodeResult decode_unarbitrated(std::span<const std::byte> d, const typename P::Key& key, std::int64_t recv_ns,
+                                     std::uint8_t line, Sink&& sink) noexcept {
+        return decoder_.decode_unarbitrated(d, key, recv_ns, line, sink);
     }
 
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return decoder_.counters(); }

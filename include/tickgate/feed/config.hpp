@@ -3,7 +3,9 @@
 // what was expected.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <optional>
 #include <string>
@@ -33,7 +35,41 @@ struct ChannelConfig {
     std::string rerequest;
     std::uint32_t rerequest_ip = 0;     // host order, parsed from `rerequest`
     std::uint16_t rerequest_port = 0;
+    // MDP3 only (MDP3.md): the snapshot feed's lines, joined live only while
+    // an instrument of the channel is suspect or unconfirmed, and the
+    // instrument-definition feed's, joined always. Each pair both or neither.
+    std::optional<LineConfig> snapshot_a, snapshot_b;
+    std::optional<LineConfig> definition_a, definition_b;
+
+    // Every line by its line number (kLineA .. kDefinitionLineB below):
+    // nullptr for a line the channel does not have.
+    [[nodiscard]] std::array<const LineConfig*, 6> lines() const noexcept {
+        const auto opt = [](const std::optional<LineConfig>& l) { return l ? &*l : nullptr; };
+        return {&a, &b, opt(snapshot_a), opt(snapshot_b), opt(definition_a), opt(definition_b)};
+    }
 };
+
+// Line numbers of a channel's sockets (RawDatagram::line, LineStats::line):
+// the incremental lines A and B, merged by the A/B arbiter, then MDP3's
+// snapshot and definition lines, whose datagrams each carry their own
+// MsgSeqNum and are decoded as they come, outside arbitration.
+inline constexpr std::uint8_t kLineA = 0;
+inline constexpr std::uint8_t kLineB = 1;
+inline constexpr std::uint8_t kSnapshotLineA = 2;
+inline constexpr std::uint8_t kSnapshotLineB = 3;
+inline constexpr std::uint8_t kDefinitionLineA = 4;
+inline constexpr std::uint8_t kDefinitionLineB = 5;
+[[nodiscard]] constexpr bool is_unarbitrated_line(std::uint8_t line) noexcept {
+    return line >= kSnapshotLineA && line <= kDefinitionLineB;
+}
+[[nodiscard]] constexpr bool is_snapshot_line(std::uint8_t line) noexcept {
+    return line == kSnapshotLineA || line == kSnapshotLineB;
+}
+// "A", "B", "snapshot A", "snapshot B", "definition A", "definition B" (else "?").
+[[nodiscard]] constexpr std::string_view line_name(std::uint8_t line) noexcept {
+    constexpr std::string_view kNames[] = {"A", "B", "snapshot A", "snapshot B", "definition A", "definition B"};
+    return line < std::size(kNames) ? kNames[line] : std::string_view("?");
+}
 
 struct InstrumentConfig {
     std::uint32_t id = 0;
@@ -103,6 +139,13 @@ struct ItchBookConfig {
     std::optional<std::int32_t> utc_offset_minutes;
 };
 
+// `[mdp3]`: CME MDP 3.0 (MDP3.md).
+struct Mdp3Config {
+    // Levels per side of an instrument whose definition gives no depth;
+    // 1..capacity.book_depth.
+    std::uint32_t book_depth = 10;
+};
+
 // The default of capacity.max_memory_mb: half of this machine's physical
 // memory (sysconf), read when called — the handler shares the host with the
 // engine that embeds it; 4096 if the figure cannot be read.
@@ -126,6 +169,7 @@ struct Config {
     MetricsConfig metrics;
     MoldUdp64Config moldudp64;
     ItchBookConfig itch;
+    Mdp3Config mdp3;
 
     // The configured channels' ids, in config order.
     // The protocol of every channel (one per config: a handler speaks one);
@@ -155,6 +199,14 @@ void apply_config(InstrumentTable& instruments, Sequencer& sequencer, const Conf
     for (const ChannelConfig& ch : cfg.channels) instruments.set_clock_offset(ch.id, ch.clock_offset_ns);
     for (const std::string& symbol : cfg.subscribe) (void)instruments.subscribe(symbol);  // validated: fits
     sequencer.apply_subscriptions();
+}
+
+// Applies the config's book keys to a handler's book at start-up: MDP3's
+// level-indexed book takes [mdp3] book_depth as its default depth; other
+// books have none. Start-up only.
+template <class Book>
+void configure_book(Book& book, const Config& cfg) {
+    if constexpr (requires { book.set_default_depth(cfg.mdp3.book_depth); }) book.set_default_depth(cfg.mdp3.book_depth);
 }
 
 class ConfigError : public std::runtime_error {

@@ -132,6 +132,15 @@ inline constexpr CounterField<LineStats> kLineCounterFields[] = {
      "Datagrams larger than the receive slot (malformed), dropped whole.", "oversized"},
     {&LineStats::recv_errors, "recv_errors", "tickgate_line_recv_errors_total",
      "Receive calls on the line's socket that failed (not EAGAIN/EINTR).", "rcv-errors"},
+    // MDP3's snapshot lines (MDP3.md "Snapshot"); 0 on every other line.
+    {&LineStats::snapshot_joins, "snapshot_joins", "tickgate_line_snapshot_joins_total",
+     "Joins of an MDP3 snapshot line's group (some instrument of the channel suspect or unconfirmed)."},
+    {&LineStats::snapshot_leaves, "snapshot_leaves", "tickgate_line_snapshot_leaves_total",
+     "Leaves of an MDP3 snapshot line's group (every instrument of the channel clean)."},
+    {&LineStats::snapshot_recoveries, "snapshot_recoveries", "tickgate_line_snapshot_recoveries_total",
+     "Suspect or unconfirmed instruments made clean by a snapshot from the line."},
+    {&LineStats::membership_errors, "membership_errors", "tickgate_line_membership_errors_total",
+     "Failed joins or leaves of the line's group (retried)."},
 };
 
 // ---------------------------------------------------------------- A/B arbitration (live)

@@ -56,6 +56,15 @@ public:
         return decoder_.decode(datagram, key, mark, recv_ns, line, [&](const Event& ev) { (void)sequencer_.apply(ev); });
     }
 
+    // The same for a datagram of a line outside arbitration (HasUnarbitratedLines: MDP3's snapshot and definition lines).
+    DecodeResult on_unarbitrated_packet(std::span<const std::byte> datagram, const Key& key, std::int64_t recv_ns,
+                                        std::uint8_t line) noexcept
+        requires HasUnarbitratedLines<P>
+    {
+        return decoder_.decode_unarbitrated(datagram, key, recv_ns, line,
+                                            [&](const Event& ev) { (void)sequencer_.apply(ev); });
+    }
+
     [[nodiscard]] SessionDecoder<P>& decoder() noexcept { return decoder_; }
     [[nodiscard]] const SessionDecoder<P>& decoder() const noexcept { return decoder_; }
     [[nodiscard]] ChannelStreams<P>& streams() noexcept { return decoder_.streams(); }
@@ -64,6 +73,8 @@ public:
     [[nodiscard]] InstrumentTable& instruments() noexcept { return instruments_; }
     [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
     [[nodiscard]] const Book& book() const noexcept { return book_; }
+    // Start-up only (configure_book in config.hpp).
+    [[nodiscard]] Book& book() noexcept { return book_; }
     [[nodiscard]] const Gate& gate() const noexcept { return gate_; }
     [[nodiscard]] const GateConfig& gate_config() const noexcept { return gate_config_; }
 

@@ -5,6 +5,7 @@
 // datagram's key is read here, once. One network thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,7 +26,7 @@ namespace tickgate {
 
 struct LineStats {
     std::uint16_t channel_id = 0;
-    std::uint8_t line = 0;  // 0 = A, 1 = B
+    std::uint8_t line = 0;  // kLineA, kLineB, MDP3's snapshot and definition lines (config.hpp)
     std::string group;
     std::uint16_t port = 0;
     RelaxedCounter packets;
@@ -36,6 +37,14 @@ struct LineStats {
     RelaxedCounter foreign_channel_packets;  // header names another channel: dropped (QFB1.md rule 7)
     RelaxedCounter oversized;        // malformed: larger than the 2,048-byte receive slot, dropped whole
     RelaxedCounter recv_errors;      // recvmmsg failures other than EAGAIN/EWOULDBLOCK/EINTR
+    // MDP3's snapshot lines (MDP3.md "Snapshot"): joins and leaves of the
+    // line's group (receiving thread), the suspect or unconfirmed
+    // instruments its snapshots made clean (the sequencer's thread), and
+    // failed joins/leaves (retried).
+    RelaxedCounter snapshot_joins;
+    RelaxedCounter snapshot_leaves;
+    RelaxedCounter snapshot_recoveries;
+    RelaxedCounter membership_errors;
 };
 
 struct RawDatagram {
@@ -50,7 +59,8 @@ struct RawDatagram {
     LineStats* stats;          // the line's statistics (network thread writes)
 };
 
-// Opens, binds and joins every line's socket at construction (throws
+// Opens, binds and joins every line's socket at construction (MDP3's
+// snapshot lines: opened and bound, joined only while wanted) (throws
 // std::runtime_error naming the line on failure). poll_once() then runs on
 // the network thread only; statistics are readable from any thread.
 // With a protocol P whose header names its channel, a datagram naming
@@ -78,6 +88,11 @@ public:
     int poll_once(std::int64_t timeout_ns, Sink&& sink);
 
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> lines() const noexcept { return stats_; }
+    // Receiving thread, once per loop iteration: joins the snapshot lines of
+    // the channels whose flag is set and leaves those of the others
+    // (`wanted`: per channel with snapshot lines, in config order; see
+    // SnapshotFeedControl). A syscall only on a change; counted per line.
+    void follow_snapshot_wants(std::span<const std::atomic<bool>> wanted) noexcept;
     // After poll_once(): a time (realtime ns) before which every datagram
     // that reached the sockets has been handed on (all sockets came back
     // short of a full batch), or 0 if some socket may hold more. Holds
@@ -87,6 +102,7 @@ public:
 private:
     struct Socket;
     struct Batch;
+    static const char* set_membership(Socket& s, bool join) noexcept;
     int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
     int receive(std::size_t socket_index) noexcept;          // recvmmsg into the batch
     // The i-th datagram of the batch, or nullptr: rejected source, or
@@ -94,6 +110,7 @@ private:
     const RawDatagram* datagram(std::size_t socket_index, int i, bool& oversized) noexcept;
 
     std::vector<std::unique_ptr<Socket>> sockets_;
+    std::vector<std::array<std::size_t, 2>> snapshot_sockets_;  // per channel with snapshot lines: A's and B's index
     std::size_t batch_size_ = 1;
     std::vector<std::unique_ptr<LineStats>> stats_;
     std::unique_ptr<Batch> batch_;

@@ -27,6 +27,7 @@ namespace tickgate {
 template <class Handler>
 void apply_config(Handler& handler, const Config& cfg) {
     apply_config(handler.instruments(), handler.sequencer(), cfg);
+    configure_book(handler.book(), cfg);
 }
 
 struct ChannelPacketCount {
@@ -198,6 +199,7 @@ public:
         : handler_(handler), arbitrate_(arbitrate), arbiter_(make_arbiter(cfg, arbitrate)) {}
 
     void operator()(std::span<const std::byte> payload, const Key& key, std::int64_t ts_ns, std::uint8_t line) {
+        if (!arbitrate_ && is_unarbitrated_line(line)) return deliver_unarbitrated(payload, key, ts_ns, line);
         if (!arbitrate_) {
             const auto seen = handler_.streams().observe(key, line, nullptr);
             handler_.on_packet(payload, key, seen.mark, ts_ns, line);
@@ -237,9 +239,20 @@ private:
             handler.on_packet(p, k, m, t, l);
         }
     };
+    // MDP3's snapshot and definition lines: decoded as they come (the live
+    // receiver's order), never arbitrated.
+    void deliver_unarbitrated(std::span<const std::byte> payload, const Key& key, std::int64_t ts_ns,
+                              std::uint8_t line) {
+        if constexpr (HasUnarbitratedLines<P>) handler_.on_unarbitrated_packet(payload, key, ts_ns, line);
+    }
     void offer_oldest() {
         const Pending& p = window_.top();
         arbiter_.expire(p.ts, Deliver{handler_});  // everything before p.ts has been offered
+        if (is_unarbitrated_line(p.line)) {
+            deliver_unarbitrated(p.bytes, p.key, p.ts, p.line);
+            window_.pop();
+            return;
+        }
         const auto seen = handler_.streams().observe(p.key, p.line, nullptr);
         arbiter_.offer(p.bytes, p.key, seen, p.ts, p.line, Deliver{handler_});
         window_.pop();

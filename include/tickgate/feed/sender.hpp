@@ -25,4 +25,18 @@ private:
     int fd_ = -1;
 };
 
+// A fixed send schedule (the simulators' pacing): wait_until(offset) sleeps
+// while far ahead of start + offset, spins when close, returns at once when
+// late (never skips) and keeps the worst lateness. One thread.
+class SendSchedule {
+public:
+    SendSchedule() noexcept;
+    void wait_until(std::int64_t offset_ns) noexcept;
+    [[nodiscard]] std::int64_t max_late_ns() const noexcept { return max_late_ns_; }
+
+private:
+    std::int64_t start_ns_;  // steady clock
+    std::int64_t max_late_ns_ = 0;
+};
+
 }  // namespace tickgate

@@ -49,8 +49,10 @@ enum class StateChangeKind : std::uint8_t {
                      // no instrument: kernel drops on a line (value: datagrams)
     kHoleGivenUp,    // channel (MoldUDP64): holes given up; value: messages lost
     kRerequested,    // channel (MoldUDP64): holes filled by the re-request server; value: messages recovered
+    kSnapshotJoin,   // MDP3: channel, snapshot line joined; value: its joins so far
+    kSnapshotLeave,  // MDP3: channel, snapshot line left; value: its leaves so far
 };
-inline constexpr std::size_t kStateChangeKinds = 10;
+inline constexpr std::size_t kStateChangeKinds = 12;
 
 [[nodiscard]] std::string_view to_string(StateChangeKind k) noexcept;
 
@@ -61,7 +63,7 @@ struct StateChange {
     std::uint32_t instrument_id = kNoInstrument;
     std::uint16_t channel = 0;
     StateChangeKind kind = StateChangeKind::kGapOpened;
-    std::uint8_t line = 0xFF;  // 0 = A, 1 = B, 0xFF = n/a
+    std::uint8_t line = 0xFF;  // kLineA, kLineB, ... (config.hpp line_name), 0xFF = n/a
     char symbol[16] = {};      // not NUL-terminated when all 16 are used
 };
 static_assert(std::is_trivially_copyable_v<StateChange>);
@@ -127,7 +129,10 @@ public:
     // Optional, engine thread, every ~100 ms-1 s: a line with no packets
     // for more than line_silence_ms while the other line of its channel had
     // traffic in that time -> line_down; its first packets after that ->
-    // line_up. A rise of a line's kernel drops -> overload. Allocation-free.
+    // line_up. A rise of a line's kernel drops -> overload; of an MDP3
+    // snapshot line's joins or leaves -> snapshot_join / snapshot_leave
+    // (the partner of a line is the other line of its pair: A/B, snapshot
+    // A/B, definition A/B). Allocation-free.
     void on_line_activity(std::span<const std::unique_ptr<LineStats>> lines, std::int64_t now_ns) noexcept;
 
     // ---- any thread ----
@@ -143,6 +148,7 @@ private:
     struct LineTrack {
         std::uint64_t packets = 0;
         std::uint64_t kernel_drops = 0;
+        std::uint64_t snapshot_joins = 0, snapshot_leaves = 0;
         std::int64_t last_change_ns = 0;
         bool init = false;
         bool down = false;

@@ -117,6 +117,15 @@ public:
     DecodeResult decode(std::span<const std::byte> d, const Key& key, SessionMark session, std::int64_t recv_ns,
                         std::uint8_t line, Sink&& sink) noexcept;
 
+    // A datagram of the channel's snapshot or definition lines (config.hpp
+    // is_unarbitrated_line): their MsgSeqNum is their own feed's, so it is
+    // neither arbitrated nor checked against the incremental feed's, and
+    // every copy is decoded (a snapshot applies by RptSeq, a definition
+    // again is harmless). Counted in the channel's packets.
+    template <class Sink>
+    DecodeResult decode_unarbitrated(std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
+                                     std::uint8_t line, Sink&& sink) noexcept;
+
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
     [[nodiscard]] const Mdp3Counters& mdp3_counters() const noexcept { return mdp3_; }
     [[nodiscard]] const SecurityMap& securities() const noexcept { return map_; }
@@ -144,6 +153,20 @@ private:
         return {PacketVerdict::kMalformed, f, messages};
     }
     static Fault check(const std::byte* m, std::size_t size, Checked& out) noexcept;
+    // The fields every event of a packet shares.
+    static Event packet_event(const Key& key, std::int64_t recv_ns, std::uint8_t line) noexcept {
+        Event ev;
+        ev.recv_ns = recv_ns;
+        ev.send_ns = key.send_ns;
+        ev.channel_id = key.channel;
+        ev.line = line;
+        ev.instrument_id = 0;
+        return ev;
+    }
+    struct Channel;
+    // The messages after the packet header, each checked whole, into `sink`.
+    template <class Sink>
+    DecodeResult decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, Sink& sink) noexcept;
     template <class Sink>
     void emit(const Checked& c, Event& ev, Sink& sink) noexcept;
     template <class Sink>
@@ -220,12 +243,7 @@ DecodeResult PacketDecoder::decode(std::span<const std::byte> d, const Key& key,
         ch.counters.duplicate_packets.add();
         return {PacketVerdict::kDecoded, Fault::kNone, 0};
     }
-    Event ev;
-    ev.recv_ns = recv_ns;
-    ev.send_ns = key.send_ns;
-    ev.channel_id = key.channel;
-    ev.line = line;
-    ev.instrument_id = 0;
+    Event ev = packet_event(key, recv_ns, line);
     if (session == SessionMark::kNewer) {
         counters_.session_changes.add();
         ev.kind = EventKind::kSessionChange;
@@ -240,6 +258,22 @@ DecodeResult PacketDecoder::decode(std::span<const std::byte> d, const Key& key,
     }
     ch.started = true;
     ch.last_seq = key.seq;
+    return decode_messages(d, ch, ev, sink);
+}
+
+template <class Sink>
+DecodeResult PacketDecoder::decode_unarbitrated(std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
+                                                std::uint8_t line, Sink&& sink) noexcept {
+    counters_.packets.add();
+    Channel& ch = channel(key.channel);
+    ch.counters.packets.add();
+    if (!key.valid()) return malformed(key.fault, 0);
+    Event ev = packet_event(key, recv_ns, line);
+    return decode_messages(d, ch, ev, sink);
+}
+
+template <class Sink>
+DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, Sink& sink) noexcept {
     const std::byte* const base = d.data();
     const std::size_t size = d.size();
     std::size_t off = kPacketHeaderSize;

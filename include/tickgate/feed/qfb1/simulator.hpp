@@ -90,6 +90,7 @@ struct InstrumentTruth {
 };
 
 struct GroundTruth {
+    std::string protocol = "qfb1";      // the simulated venue protocol ("mdp3": feed/mdp3/simulator.hpp)
     SimOptions options;
     std::uint32_t final_session = 0;
     bool exact_lost = true;             // false with reordering (the model assumes order)
@@ -100,6 +101,7 @@ struct GroundTruth {
     std::uint64_t dropped_both = 0;
     std::uint64_t duplicated_a = 0, duplicated_b = 0, reordered_a = 0, reordered_b = 0;
     std::uint64_t late_old_session = 0;
+    std::uint64_t snapshot_packets = 0, definition_packets = 0;  // MDP3: datagrams of those feeds (per line)
     std::uint64_t messages = 0, sequenced = 0;
     std::string output;                 // "sockets", "pcap:FILE" or "" (run_simulator)
     // Socket sink only.

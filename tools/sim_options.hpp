@@ -1,0 +1,29 @@
+// `tickgate sim`'s option readers shared by its two simulators: QFB/1's
+// (cmd_sim.cpp) and MDP3's (cmd_sim_mdp3.cpp).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/qfb1/simulator.hpp"
+
+#include "options.hpp"
+
+namespace tickgate::cli {
+
+// Instruments, pacing, message kinds, session, seed: into `o`, over its values.
+void read_sim_traffic(const Options& opt, SimOptions& o);
+// Loss, outages, surges, duplicates, reordering, restarts, lagging snapshots, silenced instruments.
+void read_sim_faults(const Options& opt, SimOptions& o);
+// --config's channel (--channel's, else the first), which must speak
+// `protocol`; nullopt without --config. UsageError if there is none.
+std::optional<ChannelConfig> sim_config_channel(const Options& opt, std::string_view protocol);
+// --channel, --group-a/-b, --port-a/-b, --interface on top of `o`.
+void read_sim_line_options(const Options& opt, SimOptions& o);
+// `tickgate sim --protocol mdp3 ...` (cmd_sim_mdp3.cpp).
+int sim_mdp3(const std::vector<std::string_view>& args);
+
+}  // namespace tickgate::cli
