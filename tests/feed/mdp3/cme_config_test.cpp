@@ -81,6 +81,21 @@ TEST(CmeConfigImport, ChannelsBecomeIncrementalSnapshotAndDefinitionLinesInTheOr
                                              "205.209.222.85", "205.209.222.73", "205.209.214.48", "205.209.213.48"}));
 }
 
+// What it writes is a config tickgate loads as it is: the same lines.
+TEST(CmeConfigImport, TheOutputIsAValidConfig) {
+    const Config c = parse_config(import(sample_text(), {310, 311}), "cme.toml");
+    ASSERT_EQ(c.channels.size(), 2u);
+    EXPECT_EQ(c.protocol(), "mdp3");
+    const ChannelConfig& ch = c.channels[0];
+    EXPECT_EQ(ch.id, 310);
+    EXPECT_EQ(ch.a.group, "224.0.31.1");
+    ASSERT_TRUE(ch.snapshot_a && ch.snapshot_b && ch.definition_a && ch.definition_b);
+    EXPECT_EQ(ch.snapshot_b->group, "224.0.32.22");
+    EXPECT_EQ(ch.snapshot_b->port, 15310);
+    EXPECT_EQ(ch.definition_a->group, "224.0.31.43");
+    EXPECT_EQ(ch.sources.size(), 12u);
+}
+
 TEST(CmeConfigImport, AnySourceLeavesSourcesOut) {
     const toml::table doc = toml::parse(import(sample_text(), {310}, false));
     EXPECT_FALSE((*doc["channel"].as_array())[0].as_table()->contains("sources"));
