@@ -87,7 +87,8 @@ bool InstrumentTable::set_symbol(std::uint32_t id, std::string_view symbol) noex
     const std::string_view old(st.symbol);
     if (old != symbol) {
         symbols_.erase(old, id);  // only if the old symbol still names this id
-        std::memcpy(st.symbol, symbol.data(), symbol.size());
+        // An empty symbol (an instrument removed) may have no data pointer at all.
+        if (!symbol.empty()) std::memcpy(st.symbol, symbol.data(), symbol.size());
         st.symbol[symbol.size()] = '\0';
         ++st.generation;
         // The index holds as many symbols as there are ids; each id holds at most one.
