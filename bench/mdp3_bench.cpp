@@ -9,7 +9,7 @@
 // Per-packet times are TSC deltas calibrated against
 // steady_clock, minus the measured cost of an empty TSC pair.
 //
-// usage: mdp3_bench [CAPTURE] [ROUNDS]   (default: ../shared/captures/cme-mdp3-v6.1-ab.pcapng, 30)
+// usage: mdp3_bench [CAPTURE] [ROUNDS]   (default: tests/data/captures/cme-mdp3-v6.1-ab.pcapng, 30)
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -119,7 +119,7 @@ Figures measure(int rounds, std::size_t packets, Feed&& feed, Decode&& decode_ro
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string path = argc > 1 ? argv[1] : "../shared/captures/cme-mdp3-v6.1-ab.pcapng";
+    const std::string path = argc > 1 ? argv[1] : "tests/data/captures/cme-mdp3-v6.1-ab.pcapng";
     const int rounds = argc > 2 ? std::max(1, std::atoi(argv[2])) : 30;
     const std::vector<Datagram> mdp = load(path);
     const bench::Stream& qfb = *new bench::Stream(bench::build_stream(bench::MixSpec{}));

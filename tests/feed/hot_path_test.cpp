@@ -369,7 +369,7 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
 TEST(HotPath, Mdp3DecodeSequenceBookGateAllocateNothing) {
     std::vector<std::vector<std::byte>> stream;
     {
-        CaptureReader reader(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
+        CaptureReader reader(TICKGATE_TEST_DATA_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
         FrameCounters fc;
         while (auto rec = reader.next())
             if (auto d = extract_udp(reader.link_type(), rec->frame, fc)) stream.emplace_back(d->payload.begin(), d->payload.end());

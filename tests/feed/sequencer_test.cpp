@@ -567,10 +567,29 @@ TEST_F(SequencerRule, ImplausibleHeartbeatIsDroppedWithoutGapOrLiveness) {
 
 TEST_F(SequencerRule, SnapshotOrColdStartMayStartAnywhere) {
     EXPECT_EQ(apply(quote(std::uint64_t{1} << 62, 100)).verdict, Verdict::kAccepted);  // nothing known yet
-    apply(on(5, quote(1, 100)));
     const auto [first, last] = apply(on(5, snapshot(std::uint64_t{1} << 62, 200)));
-    EXPECT_EQ(last.verdict, Verdict::kSnapshotApplied);
+    EXPECT_EQ(last.verdict, Verdict::kSnapshotApplied) << "nothing known of instrument 5 yet";
     EXPECT_EQ(st(5).last_seq, std::uint64_t{1} << 62);
+}
+
+// Rule 6 covers snapshots: one far ahead of a known last_seq is dropped,
+// counted, and changes nothing (issue 21 item 4: it froze the book).
+TEST_F(SequencerRule, ImplausibleSnapshotIsDroppedCountedAndChangesNothing) {
+    apply(quote(10, 100));
+    const InstrumentState before = st();
+    const auto [first, last] = apply(snapshot(10 + kImplausibleSeqJump + 1, 200, {{999, 1}}));
+    EXPECT_EQ(first.verdict, Verdict::kImplausible);
+    EXPECT_EQ(st().counters.implausible_seq, 1u);
+    EXPECT_EQ(st().counters.snapshots_applied, 0u);
+    EXPECT_EQ(st().last_seq, 10u);
+    EXPECT_EQ(st().last_alive_ns, before.last_alive_ns);
+    EXPECT_EQ(bids(), (Book{{100, 10}}));
+    EXPECT_EQ(apply(delta(11, 300)).verdict, Verdict::kAccepted) << "the genuine stream goes on";
+    // Suspect, the same bound holds; at the bound it applies.
+    apply(delta(20, 400));
+    ASSERT_TRUE(st().suspect);
+    EXPECT_EQ(apply(snapshot(20 + kImplausibleSeqJump + 1, 500)).first.verdict, Verdict::kImplausible);
+    EXPECT_EQ(apply(snapshot(20 + kImplausibleSeqJump, 600)).second.verdict, Verdict::kSnapshotApplied);
 }
 
 // ------------------------------------------------------------ rule 7: an instrument's channel
@@ -592,6 +611,30 @@ TEST_F(SequencerRule, MessageForAnInstrumentOnAnotherChannelIsDroppedAndCounted)
     apply(session_change(kCh, 2));
     EXPECT_FALSE(st().known) << "channel 1's restart still resets it";
     EXPECT_TRUE(bids().empty());
+}
+
+// Rule 7 and rule 3 together (shared/cert/cert_two_channels): a snapshot
+// that another channel carries for an instrument never moves it. One that
+// lags the instrument's own stream repairs a suspect instrument (its own
+// buffered deltas must continue it) or is stale on a clean one; ahead of
+// last_seq, or at it on a clean book, it is dropped as foreign.
+TEST_F(SequencerRule, SnapshotOnAnotherChannelRepairsALaggingInstrumentButNeverMovesIt) {
+    apply(quote(1, 100));
+    apply(delta(2, 110));
+    apply(delta(5, 120, kBid, {130, 5}));  // lost 3..4: suspect, kept
+    ASSERT_TRUE(st().suspect);
+    EXPECT_EQ(apply(on(kId, snapshot(6, 200), 7)).first.verdict, Verdict::kForeignChannel) << "ahead: would move it";
+    const auto [first, last] = apply(on(kId, snapshot(4, 210, {{120, 10}}), 7));
+    EXPECT_EQ(last.verdict, Verdict::kSnapshotApplied) << "lagging: the repair of rule 3";
+    EXPECT_FALSE(st().suspect);
+    EXPECT_EQ(st().last_seq, 5u);
+    EXPECT_EQ(st().channel_id, kCh) << "still channel 1's";
+    EXPECT_EQ(apply(on(kId, snapshot(3, 220), 7)).first.verdict, Verdict::kSnapshotStale);
+    EXPECT_EQ(apply(on(kId, snapshot(5, 230, {{1, 1}}), 7)).first.verdict, Verdict::kForeignChannel)
+        << "at last_seq on a clean book: would replace it";
+    EXPECT_EQ(st().counters.foreign_channel, 2u);
+    EXPECT_EQ(st().counters.snapshots_applied, 1u);
+    EXPECT_EQ(st().counters.stale_snapshots, 1u);
 }
 
 TEST_F(SequencerRule, AfterItsChannelsSessionChangeAnInstrumentBelongsToTheNextCarrier) {

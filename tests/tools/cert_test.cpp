@@ -28,7 +28,7 @@ using test::Json;
 
 // ------------------------------------------------------------------ helpers
 
-const std::string kCertDir = TICKGATE_SHARED_DIR "/cert/";
+const std::string kCertDir = TICKGATE_TEST_DATA_DIR "/cert/";  // a copy of shared/cert (tests/data/README.md)
 constexpr std::int64_t kStaleMs = 250;
 constexpr std::int64_t kSourceAgeMs = 2000;
 
@@ -51,8 +51,9 @@ std::string read_file(const std::string& path) {
 
 // The summary of an in-process replay: Handler + config + replay_capture,
 // gate evaluated at the last record, as `tickgate replay` does.
-Json replay_in_process(const std::string& capture) {
+Json replay_in_process(const std::string& capture, const std::string& config = {}) {
     Config cfg;
+    if (!config.empty()) cfg = load_config(config);
     cfg.gate.stale_ms = kStaleMs;
     cfg.gate.source_age_ms = kSourceAgeMs;
     Handler handler(cfg.capacity, cfg.gate);
@@ -88,9 +89,10 @@ CliResult run_cli(const std::string& args) {
     return r;
 }
 
-Json replay_cli(const std::string& capture) {
+Json replay_cli(const std::string& capture, const std::string& config = {}) {
+    const std::string config_arg = config.empty() ? "" : " --config '" + config + "'";
     const CliResult r = run_cli("replay --json --stale-ms " + std::to_string(kStaleMs) + " --source-age-ms " +
-                                std::to_string(kSourceAgeMs) + " '" + capture + "'");
+                                std::to_string(kSourceAgeMs) + config_arg + " '" + capture + "'");
     EXPECT_EQ(r.exit, 0) << "tickgate replay " << capture << " failed: " << r.err;
     return Json::parse(r.out);
 }
@@ -137,12 +139,14 @@ void expect_matches_reference(const Json& got, const Json& want, const std::stri
     }
 }
 
-void check_cert(const std::string& name) {
+// `config`: a TOML file of the cert set to replay with (empty: none).
+void check_cert(const std::string& name, const std::string& config = {}) {
     ASSERT_TRUE(cert_files_present(name));
     const std::string capture = kCertDir + name + ".pcap";
     const Json want = Json::parse(read_file(kCertDir + name + ".expected.json"));
-    expect_matches_reference(replay_in_process(capture), want, name + " in-process");
-    expect_matches_reference(replay_cli(capture), want, name + " via tickgate replay --json");
+    const std::string how = config.empty() ? " without a config" : " with " + config;
+    expect_matches_reference(replay_in_process(capture, config), want, name + how + " in-process");
+    expect_matches_reference(replay_cli(capture, config), want, name + how + " via tickgate replay --json");
 }
 
 // ------------------------------------------------------------------- tests
@@ -151,8 +155,19 @@ TEST(Cert, BasicMatchesReference) { check_cert("cert_basic"); }
 
 TEST(Cert, RecoveryMatchesReference) { check_cert("cert_recovery"); }
 
+// Two channels, each on its own lines: the summary is the reference's with
+// the config (the line decides the channel, rule 7) and without (the header
+// does). Channel 8's lagging snapshots of instruments 14, 16 and 18 are
+// published on channel 7's lines: a snapshot is sequenced on its instrument
+// by seq whatever channel carried it, so they apply (and count stale) alike.
+TEST(Cert, TwoChannelsMatchesReferenceWithoutConfig) { check_cert("cert_two_channels"); }
+
+TEST(Cert, TwoChannelsMatchesReferenceWithItsConfig) {
+    check_cert("cert_two_channels", kCertDir + "cert_two_channels.toml");
+}
+
 TEST(Cert, CliMatchesInProcess) {
-    for (const std::string name : {"cert_basic", "cert_recovery"}) {
+    for (const std::string name : {"cert_basic", "cert_recovery", "cert_two_channels"}) {
         SCOPED_TRACE(name);
         ASSERT_TRUE(cert_files_present(name));
         const std::string capture = kCertDir + name + ".pcap";

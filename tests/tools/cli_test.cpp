@@ -550,7 +550,7 @@ TEST(Cli, RunBadMetricsOptionIsAUsageError) {
 // Real venues' captures: foreign traffic to a QFB/1 handler. Every datagram
 // is a malformed packet, counted; no instrument; exit 0.
 TEST(Cli, RealExchangeCapturesAreForeignTraffic) {
-    const std::string dir = TICKGATE_SHARED_DIR "/captures/";
+    const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
     const char* files[] = {"nasdaq-totalview-itch50-moldudp64-vlan.pcap", "asx-itch-moldudp64-heartbeat.pcap",
                            "cme-mdp3-v9.1-ab-example.pcap", "cme-mdp3-v6.1-ab.pcapng", "deribit-sbe-loopback.pcapng"};
     for (const char* name : files) {

@@ -107,7 +107,7 @@ void expect_totals(const Json& s, const Totals& t) {
 }
 
 TEST(Mdp3Replay, Version6CaptureLinesAAndB) {
-    const Json s = replay_mdp3(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
+    const Json s = replay_mdp3(TICKGATE_TEST_DATA_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
     // B is another channel without a config: each of its entries is an RptSeq duplicate.
     expect_totals(s, {10000, 127, 15731, 15731, 0, 4});
     for (const char* line : {"224.0.31.64:14340", "224.0.32.64:15340"}) {
@@ -136,7 +136,7 @@ TEST(Mdp3Replay, Version6CaptureWithAConfigIsOneChannel) {
     std::ofstream(path) << "[[channel]]\nid = 310\nprotocol = \"mdp3\"\n"
                            "a = { group = \"224.0.31.64\", port = 14340 }\n"
                            "b = { group = \"224.0.32.64\", port = 15340 }\n";
-    const Json s = replay_mdp3(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng", std::string("--config ") + path);
+    const Json s = replay_mdp3(TICKGATE_TEST_DATA_DIR "/captures/cme-mdp3-v6.1-ab.pcapng", std::string("--config ") + path);
     std::remove(path);
     expect_totals(s, {10000, 127, 15731, 0, 0, 4});
     ASSERT_EQ(s["channels"].size(), 1u);
@@ -149,7 +149,7 @@ TEST(Mdp3Replay, Version6CaptureWithAConfigIsOneChannel) {
 }
 
 TEST(Mdp3Replay, Version9ExampleNineChannelsAB) {
-    const Json s = replay_mdp3(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v9.1-ab-example.pcap");
+    const Json s = replay_mdp3(TICKGATE_TEST_DATA_DIR "/captures/cme-mdp3-v9.1-ab-example.pcap");
     expect_totals(s, {99, 242, 457, 419, 0, 139});
     EXPECT_EQ(s["channels"].size(), 18u);
     const Json& a = channel(s, "224.0.28.19:14360");

@@ -127,6 +127,7 @@ private:
     Update apply_other(const Event& ev) noexcept;  // everything but in-range Q and D
     InstrumentState* touch(const Event& ev) noexcept;
     InstrumentState* bind(InstrumentState& st, const Event& ev) noexcept;
+    [[nodiscard]] bool foreign_snapshot_moves(const InstrumentState& st, const Event& ev) const noexcept;
     void recover_on_quote(InstrumentState& st) noexcept;
     Verdict take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev, std::int64_t source_ns,
                       std::uint64_t& lost) noexcept;
@@ -215,7 +216,7 @@ template <SequencedBook Book>
         ++st.counters.duplicates;
         return Verdict::kDuplicate;
     }
-    if (!kMdp3 && st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
+    if (st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {  // MDP3.md: RptSeq too
         ++st.counters.implausible_seq;
         return Verdict::kImplausible;
     }
@@ -271,7 +272,7 @@ template <SequencedBook Book>
     const std::uint32_t id = ev.instrument_id;
     std::uint64_t lost = 0;
     const Verdict v = take_tick(st, ev.u.entry.seq, ev, ev.u.entry.source_ns, lost);
-    if (v == Verdict::kDuplicate) return {id, v, false, st.suspect, 0};
+    if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
     // Without a definition the instrument's prices still read right (the
     // live view, the table): the template's exponent, not the default -8.
     st.price_exponent = ev.u.entry.price_exponent;

@@ -176,15 +176,22 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
         return {id, Verdict::kOutOfRange, false, false, 0};
     }
-    InstrumentState* const touched = touch(ev);
-    if (!touched) [[unlikely]] {  // another channel's instrument: its levels are skipped
+    InstrumentState& st = state(id);
+    const std::uint64_t seq = ev.u.snapshot.seq;
+    if (foreign_snapshot_moves(st, ev)) [[unlikely]] {  // rule 7: counted, levels skipped
+        (void)bind(st, ev);
         pending_.apply = false;
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
-        return {id, Verdict::kForeignChannel, false, state(id).suspect, 0};
+        return {id, Verdict::kForeignChannel, false, st.suspect, 0};
     }
-    InstrumentState& st = *touched;
+    if (!st.bound) [[unlikely]] (void)bind(st, ev);
+    if (st.known && seq > st.last_seq && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
+        ++st.counters.implausible_seq;  // rule 6: only a session change moves an instrument that far
+        pending_.apply = false;
+        if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
+        return {id, Verdict::kImplausible, false, st.suspect, 0};
+    }
     if constexpr (kMdp3) st.price_exponent = ev.u.snapshot.price_exponent;
-    const std::uint64_t seq = ev.u.snapshot.seq;
     // Stale: older than last_seq on a clean or unconfirmed (and clean before) instrument.
     if (st.known && (!st.suspect || (st.unconfirmed && st.unconfirmed_clean)) && seq < st.last_seq) {
         ++st.counters.stale_snapshots;
@@ -204,6 +211,22 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
     if (st.booked) book_.clear(id);
     if (pending_.bids_left + pending_.asks_left == 0) return finish_snapshot();
     return {id, Verdict::kSnapshotLevels, false, st.suspect, 0};
+}
+
+// Rule 7 for a snapshot carried by a channel other than its instrument's:
+// it must not move the instrument. One that lags the instrument's own
+// stream (seq <= last_seq) moves nothing: on a clean instrument it is stale,
+// on a suspect one it is the repair rule 3 describes, valid only if the
+// instrument's own buffered deltas continue it. shared/cert/cert_two_channels
+// publishes channel 8's lagging snapshots on channel 7's lines, and the
+// reference applies them. Any other (ahead, or at last_seq on a clean book)
+// would replace the book with another channel's word: dropped.
+template <SequencedBook Book>
+bool BasicSequencer<Book>::foreign_snapshot_moves(const InstrumentState& st, const Event& ev) const noexcept {
+    if (kMdp3 || !bind_instruments_ || !st.bound || st.channel_id == ev.channel_id) return false;
+    const std::uint64_t seq = ev.u.snapshot.seq;
+    if (!st.known) return true;
+    return st.suspect ? seq > st.last_seq : seq >= st.last_seq;
 }
 
 template <SequencedBook Book>

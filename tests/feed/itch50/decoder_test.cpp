@@ -138,7 +138,7 @@ TEST(Itch50PacketDecoder, CountsPacketsMessagesAndMalformedOnce) {
 //   F 14757764 locate 1738: ref 18923125 S 100 CASY at 2555200
 //   S 14757772: event code Q at 34200000070384 ns (09:30:00.000070384)
 TEST(Itch50RealCapture, NasdaqCaptureDecodesEveryMessageWithoutFault) {
-    CaptureReader reader(TICKGATE_SHARED_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
+    CaptureReader reader(TICKGATE_TEST_DATA_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
     FrameCounters frames;
     PacketDecoder dec;
     std::map<char, int> by_type;
@@ -187,7 +187,7 @@ TEST(Itch50RealCapture, NasdaqCaptureDecodesEveryMessageWithoutFault) {
 
 TEST(Itch50RealCapture, AsxHeartbeatIsAHeartbeat) {
     // tcpdump -X: one 20-byte payload, session "1567326030", sequence 3466217, count 0.
-    CaptureReader reader(TICKGATE_SHARED_DIR "/captures/asx-itch-moldudp64-heartbeat.pcap");
+    CaptureReader reader(TICKGATE_TEST_DATA_DIR "/captures/asx-itch-moldudp64-heartbeat.pcap");
     FrameCounters frames;
     int datagrams = 0;
     while (auto rec = reader.next()) {

@@ -40,7 +40,7 @@ void feed(Replay& r, const Bytes& d, std::uint32_t group, std::uint16_t port, st
 // Figures derived from the bytes (decoder_test.cpp and sequencer_test.cpp say how).
 TEST(ItchReplay, NasdaqCaptureSummary) {
     Replay replay(small_config());
-    const ReplayResult r = replay.run(TICKGATE_SHARED_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
+    const ReplayResult r = replay.run(TICKGATE_TEST_DATA_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
     const Json s = Json::parse(replay.summary_json({.now_ns = r.last_ts_ns, .frames = &r.frames}));
     EXPECT_EQ(s["packets"].as_int(), 100);
     EXPECT_EQ(s["messages"].as_int(), 269);
@@ -74,7 +74,7 @@ TEST(ItchReplay, NasdaqCaptureSummary) {
 
 TEST(ItchReplay, AsxHeartbeatCaptureReplays) {
     Replay replay(small_config());
-    const ReplayResult r = replay.run(TICKGATE_SHARED_DIR "/captures/asx-itch-moldudp64-heartbeat.pcap");
+    const ReplayResult r = replay.run(TICKGATE_TEST_DATA_DIR "/captures/asx-itch-moldudp64-heartbeat.pcap");
     const Json s = Json::parse(replay.summary_json({.now_ns = r.last_ts_ns, .frames = &r.frames}));
     EXPECT_EQ(s["malformed_packets"].as_int(), 0);
     EXPECT_EQ(s["channels"][0]["session"].as_string(), "1567326030");

@@ -190,7 +190,7 @@ TEST(ItchSequencer, SourceAgeIsVenueNowMinusTheTimestampWrappedAroundMidnight) {
 // time) arrived at 13:30:00 UTC: offset -240.
 TEST(ItchSequencer, NasdaqCaptureLateJoinBooksAndUnknownOrders) {
     Pipeline p(1 << 16);
-    CaptureReader reader(TICKGATE_SHARED_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
+    CaptureReader reader(TICKGATE_TEST_DATA_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap");
     FrameCounters frames;
     while (auto rec = reader.next()) {
         const auto d = extract_udp(reader.link_type(), rec->frame, frames);

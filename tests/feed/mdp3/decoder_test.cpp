@@ -333,7 +333,7 @@ std::uint64_t dest(const char* group, std::uint16_t port) {
 }
 
 TEST(Mdp3Captures, Version9ExampleDecodesWhole) {
-    const CaptureFigures f = decode_capture(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v9.1-ab-example.pcap");
+    const CaptureFigures f = decode_capture(TICKGATE_TEST_DATA_DIR "/captures/cme-mdp3-v9.1-ab-example.pcap");
     EXPECT_EQ(f.datagrams, 99u);
     EXPECT_EQ(f.malformed, 0u);
     EXPECT_EQ(f.unknown, 0u);
@@ -354,7 +354,7 @@ TEST(Mdp3Captures, Version9ExampleDecodesWhole) {
 }
 
 TEST(Mdp3Captures, Version6DecodesWhole) {
-    const CaptureFigures f = decode_capture(TICKGATE_SHARED_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
+    const CaptureFigures f = decode_capture(TICKGATE_TEST_DATA_DIR "/captures/cme-mdp3-v6.1-ab.pcapng");
     EXPECT_EQ(f.datagrams, 10000u);
     EXPECT_EQ(f.malformed, 0u);
     EXPECT_EQ(f.unknown, 0u);

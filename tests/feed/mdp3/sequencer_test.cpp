@@ -59,7 +59,7 @@ protected:
         b.u.snapshot.n_bids = static_cast<std::uint8_t>(bids.size());
         b.u.snapshot.n_asks = 0;
         const Update begin = seq.apply(b);
-        if (begin.verdict == Verdict::kSnapshotStale) return begin;
+        if (begin.verdict == Verdict::kSnapshotStale || begin.verdict == Verdict::kImplausible) return begin;
         Update u = begin;
         for (std::size_t i = 0; i < bids.size(); i += kLevelsPerEvent) {
             Event l = base(EventKind::kSnapshotLevels, id);
@@ -107,11 +107,42 @@ TEST_F(Mdp3Rules, RptSeqDuplicateDroppedGapCountedSuspect) {
     EXPECT_EQ(st(1).counters.lost, 3u);
 }
 
-TEST_F(Mdp3Rules, RptSeqHasNoPlausibilityBound) {
+// MDP3.md: QFB1.md rule 6 with RptSeq as seq, entries and snapshots alike.
+// Issue 21 item 4: one forged entry left the instrument suspect for the
+// session; a forged snapshot froze the book on its price with the gate ok.
+TEST_F(Mdp3Rules, Rule6EntryWithRptSeqFarAheadIsImplausibleAndChangesNothing) {
     clean(1, 10);
-    const Update u = entry(1, 10 + 2'000'000'000ull, 99);
-    EXPECT_EQ(u.verdict, Verdict::kGap) << "QFB1.md rule 6 does not apply to RptSeq";
-    EXPECT_EQ(st(1).counters.implausible_seq, 0u);
+    const InstrumentState before = st(1);
+    for (const std::uint64_t forged : {std::uint64_t{0xFFFFFFFF}, 10 + kImplausibleSeqJump + 1}) {
+        const Update u = entry(1, forged, 99);
+        EXPECT_EQ(u.verdict, Verdict::kImplausible);
+        EXPECT_FALSE(u.book_changed);
+    }
+    EXPECT_EQ(st(1).counters.implausible_seq, 2u);
+    EXPECT_EQ(st(1).counters.lost, 0u);
+    EXPECT_EQ(st(1).last_seq, 10u);
+    EXPECT_EQ(st(1).last_alive_ns, before.last_alive_ns);
+    EXPECT_FALSE(st(1).suspect) << "not suspect for the session";
+    EXPECT_EQ(bids(1), (std::vector<std::int64_t>{100}));
+    EXPECT_EQ(entry(1, 11, 101, 1, '0', 1).verdict, Verdict::kAccepted) << "the real stream goes on";
+    EXPECT_EQ(entry(1, 11 + kImplausibleSeqJump, 102, 1, '0', 1).verdict, Verdict::kGap) << "at the bound: a gap";
+}
+
+TEST_F(Mdp3Rules, Rule6SnapshotWithRptSeqFarAheadIsImplausibleAndTheBookStays) {
+    clean(1, 10);
+    const Update u = snapshot(1, 0xFFFFFFFF, {999});
+    EXPECT_EQ(u.verdict, Verdict::kImplausible);
+    EXPECT_EQ(st(1).counters.implausible_seq, 1u);
+    EXPECT_EQ(st(1).counters.snapshots_applied, 1u) << "only clean()'s";
+    EXPECT_EQ(st(1).last_seq, 10u);
+    EXPECT_EQ(bids(1), (std::vector<std::int64_t>{100})) << "not frozen on the forged price";
+    EXPECT_EQ(entry(1, 11, 101, 1, '0', 1).verdict, Verdict::kAccepted) << "not a duplicate";
+    EXPECT_EQ(bids(1), (std::vector<std::int64_t>{101}));
+    // On a suspect instrument too: only a new session moves it that far.
+    entry(1, 20, 102);
+    ASSERT_TRUE(st(1).suspect);
+    EXPECT_EQ(snapshot(1, 20 + kImplausibleSeqJump + 1, {999}).verdict, Verdict::kImplausible);
+    EXPECT_EQ(st(1).last_seq, 20u);
 }
 
 TEST_F(Mdp3Rules, ChannelGapMakesCleanInstrumentsUnconfirmedThenNextRptSeqConfirms) {
