@@ -11,10 +11,16 @@
 #     handler and the replay of the capture (snapshot feed included) both end
 #     with the simulator's ground truth, the handler having joined the
 #     snapshot feed and left it once clean.
+#  4. the certification capture cert_two_channels (tests/data/cert) sent
+#     with `tickgate send` into `tickgate run --config cert_two_channels.toml`
+#     (each channel on its own lines): the live summary is the replay's with
+#     the config, which is the venue reference's (issue 21 item 1: channel
+#     8's instruments stayed suspect live too).
 # usage: cli_live_test.sh TICKGATE_BINARY CONFIG
 set -euo pipefail
 bin=$(realpath "$1")
 cfg=$(realpath "$2")
+cfg_dir=$(dirname "$cfg")
 if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tcpreplay >/dev/null; then
   echo "SKIP: needs root, iproute2 and tcpreplay (scripts/setup.sh installs them)"
   exit 77
@@ -36,8 +42,8 @@ inns sysctl -qw net.ipv4.conf.all.route_localnet=1 net.ipv4.conf.lo.route_localn
   net.ipv4.conf.all.accept_local=1 net.ipv4.conf.lo.accept_local=1 \
   net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.lo.rp_filter=0
 
-compare() {  # compare LIVE.json REPLAY.json: every field but the gate (evaluated at different times)
-  python3 - "$1" "$2" <<'PY'
+compare() {  # compare LIVE.json REPLAY.json [MIN_PACKETS]: every field but the gate (evaluated at different times)
+  python3 - "$@" <<'PY'
 import json, sys
 live, replay = (json.load(open(p)) for p in sys.argv[1:3])
 errors = []
@@ -58,7 +64,7 @@ for iid in sorted(set(a) & set(b)):
     for k in a[iid]:
         if k != "gate" and a[iid][k] != b[iid][k]:
             errors.append(f"instrument {iid} {k}: live {a[iid][k]} replay {b[iid][k]}")
-if live["packets"] < 1000:
+if live["packets"] < int(sys.argv[3] if len(sys.argv) > 3 else 1000):
     errors.append(f"too few packets received: {live['packets']}")
 print("\n".join(errors) or f"same summary: {live['packets']} packets, {len(a)} instruments")
 sys.exit(1 if errors else 0)
@@ -127,5 +133,27 @@ for l in snapshot:
     if l["snapshot_joins"] < 1 or l["snapshot_leaves"] != l["snapshot_joins"]:
         errors.append(f"line {l['line']}: joins {l['snapshot_joins']} leaves {l['snapshot_leaves']} (left once clean?)")
 print("\n".join(errors) or f"MDP3: {len(truth['instruments'])} instruments as the simulator's, snapshot feed left once clean")
+sys.exit(1 if errors else 0)
+PY
+
+echo "== 4. cert_two_channels sent into the live handler with its config"
+cert=$(dirname "$cfg_dir")/tests/data/cert
+sed "s|^level = .*|level = \"off\"|" "$cert/cert_two_channels.toml" > "$work/two.toml"
+ip netns exec "$ns" "$bin" run --config "$work/two.toml" --json --quiet > "$work/two-live.json" &
+run_pid=$!
+sleep 1
+inns "$bin" send "$cert/cert_two_channels.pcap" > /dev/null 2>&1
+stop "$run_pid"
+"$bin" replay --config "$work/two.toml" --json "$cert/cert_two_channels.pcap" > "$work/two-replay.json"
+compare "$work/two-live.json" "$work/two-replay.json" 1800
+python3 - "$work/two-live.json" "$cert/cert_two_channels.expected.json" <<'PY'
+import json, sys
+live, want = (json.load(open(p)) for p in sys.argv[1:3])
+got = {i["id"]: i for i in live["instruments"]}
+errors = [f"instrument {w['id']} {k}: live {got.get(w['id'], {}).get(k)} reference {w[k]}"
+          for w in want["instruments"]
+          for k in ("last_seq", "lost", "suspect", "snapshots_applied", "stale_snapshots")
+          if got.get(w["id"], {}).get(k) != w[k]]
+print("\n".join(errors) or "live cert_two_channels: every instrument as the reference's (gate aside)")
 sys.exit(1 if errors else 0)
 PY
