@@ -427,7 +427,9 @@ ItchStream make_itch_stream(bool skewed) {
         };
         // The day's directory first: locate L is stock "S<L>" (what a subscription names).
         for (std::uint16_t locate = 1; locate <= 5000; ++locate) {
-            batch.push_back(itch50::stock_directory(locate, "S" + std::to_string(locate)));
+            std::string symbol = "S";  // not "S" + to_string: GCC 12 -Wrestrict false positive
+            symbol += std::to_string(locate);
+            batch.push_back(itch50::stock_directory(locate, symbol));
             if (batch.size() == kItchPerDatagram) flush(out.warm);
         }
         for (std::uint32_t i = 0; i < kItchOpen; ++i) add(out.warm);

@@ -37,6 +37,10 @@ namespace {
 std::atomic<std::uint64_t> g_allocations{0};
 }  // namespace
 
+// These replacements pair malloc/aligned_alloc with free on purpose (they
+// count every allocation); GCC 12 flags each inlined pairing of a
+// replaced new with a replaced delete as mismatched, a false positive here.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
     if (void* p = std::malloc(n ? n : 1)) return p;
