@@ -28,7 +28,7 @@ says where, and the exit code is 3.
 options:
   --config FILE        TOML config (instruments, channels to filter on, capacities, gate);
                        default: built-in defaults, every UDP/IPv4 datagram taken
-  --protocol NAME      the capture's protocol (qfb1, the default; itch50); with --config, its
+  --protocol NAME      the capture's protocol (qfb1, the default; mdp3, itch50); with --config, its
                        channels' protocol, which this must match
   --json               print the JSON summary on stdout (default: a readable table)
   --stale-ms N         gate: max silence in ms (default 250, or the config's)

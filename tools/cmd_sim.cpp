@@ -30,8 +30,8 @@ stdout. Odd ids send full quotes (Q), even ids depth deltas (D) with
 snapshots (S); all get definitions (I) and heartbeats (H).
 
 channel:
-  --protocol NAME        qfb1, the protocol it simulates (the default); mdp3: see
-                         `tickgate sim --protocol mdp3 --help`
+  --protocol NAME        qfb1, the protocol it simulates (the default); mdp3, itch50: see
+                         `tickgate sim --protocol mdp3 --help`, `tickgate sim --protocol itch50 --help`
   --config FILE          take the lines from a tickgate TOML config (default: none)
   --channel ID           channel id; with --config, the channel to use (default {} / the first)
   --group-a ADDR         line A group (default {})

@@ -20,13 +20,13 @@ using namespace tickgate::cli;
 
 constexpr std::string_view kVersion = "0.1.0";
 
-constexpr std::string_view kTopHelp = R"(tickgate — market-data feed handler (protocols: qfb1)
+constexpr std::string_view kTopHelp = R"(tickgate — market-data feed handler (protocols: qfb1, mdp3, itch50)
 
 usage: tickgate <command> [options]
 
 commands:
   run      the live handler: join the configured lines, show the live book and gate
-  sim      a venue simulator publishing QFB/1 on loopback multicast (A and B lines)
+  sim      a venue simulator (qfb1, mdp3, itch50) publishing on loopback multicast (A and B lines)
   replay   replay a pcap/pcapng capture through the handler and print the summary
   capture  write the live datagrams with kernel timestamps to a pcap/pcapng file
   send     re-publish a capture's multicast datagrams on loopback

@@ -38,6 +38,7 @@
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
 
 namespace tickgate {
@@ -462,6 +463,19 @@ TEST(Cli, HelpAndVersion) {
     EXPECT_NE(run_cli("--help").out.find("replay"), std::string::npos);
     EXPECT_NE(run_cli("replay --help").out.find("--stale-ms"), std::string::npos);
     EXPECT_EQ(run_cli("--version").out.rfind("tickgate ", 0), 0u);
+}
+
+// Every help text that speaks of protocols names each one the code knows
+// (kProtocolNames): a protocol added to the list and not to the help, or a
+// help that still describes a one-protocol handler, fails here.
+TEST(Cli, HelpNamesEveryKnownProtocol) {
+    for (const char* args : {"--help", "replay --help", "run --help", "capture --help", "send --help", "sim --help"}) {
+        SCOPED_TRACE(args);
+        const CliResult r = run_cli(args);
+        ASSERT_EQ(r.exit, 0) << r.err;
+        for (const std::string_view name : kProtocolNames)
+            EXPECT_NE(r.out.find(name), std::string::npos) << "no mention of " << name << " in:\n" << r.out;
+    }
 }
 
 TEST(Cli, RunServesMetricsWhenTheConfigEnablesThem) {
