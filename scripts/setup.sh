@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs tickgate's Debian build dependencies (idempotent) and builds it.
-# usage: [SETUP_EXTRA_PACKAGES="pkg ..."] scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+# usage: [SETUP_EXTRA_PACKAGES="pkg ..."] [SETUP_TARGETS="target ..."] scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+#        SETUP_TARGETS: build only these (the demo builds the CLI alone); default: everything
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,4 +28,5 @@ fi
 build_dir=${1:-build}
 shift || true
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+read -r -a targets <<< "${SETUP_TARGETS:-}"
+cmake --build "$build_dir" -j"$(nproc)" ${targets[@]+--target "${targets[@]}"}
