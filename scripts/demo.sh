@@ -41,7 +41,8 @@ import collections, json, sys
 summary, log = json.load(open(sys.argv[1])), sys.argv[2]
 inst = summary["instruments"]
 gates = collections.Counter(i["gate"].split(":")[0] for i in inst)
-lost = sum(i.get("lost", 0) for i in inst)
+# Per instrument (QFB/1, MDP3), or per stream where loss belongs to it (ITCH).
+lost = sum(i.get("lost", 0) for i in inst) + sum(c.get("lost_messages", 0) for c in summary.get("channels", []))
 print(f"\n{len(inst)} instruments; gate at the end: " + ", ".join(f"{n} {g}" for g, n in gates.most_common()))
 print(f"messages lost on both lines and counted: {lost}" if lost else "no message was lost on both lines")
 if gates.get("stale"):
