@@ -190,9 +190,22 @@ private:
 
     // ---- the order flow: adds (with and without MPID), executions (with and
     // without price), cancels, deletes, replaces; a mid that wanders.
+    // A new order never crosses or locks the stock's book: a venue would have
+    // matched it. The mid wanders while resting orders stay, so a bid is kept
+    // a tick below the best ask and an ask a tick above the best bid (issue
+    // 26: after 2 M messages every book was crossed).
     std::uint32_t price_for(const Stock& st, char side) {
         const std::uint32_t away = static_cast<std::uint32_t>(1 + flow_.below(10)) * kTick;
-        return side == 'B' ? st.mid - away : st.mid + away;
+        if (side == 'B') {
+            std::uint32_t price = st.mid - away;
+            for (const Order& o : st.orders)
+                if (o.side == 'S' && o.price <= price) price = o.price - kTick;
+            return price;
+        }
+        std::uint32_t price = st.mid + away;
+        for (const Order& o : st.orders)
+            if (o.side == 'B' && o.price >= price) price = o.price + kTick;
+        return price;
     }
     void flow_message(std::int64_t t) {
         const auto locate = static_cast<std::uint16_t>(1 + flow_.below(o_.stocks));

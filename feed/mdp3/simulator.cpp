@@ -333,12 +333,37 @@ struct Simulator::Impl {
                            static_cast<std::uint8_t>(action), type, orders};
         switch (action) {
             case UpdateAction::kNew: {
-                // Bids stay below base_px, offers above: the book never crosses.
+                // Bids stay below base_px, offers above: the book never crosses;
+                // and a new level's price lies strictly between its neighbours
+                // (issue 26: levels repeated and out of order). Where there is no
+                // tick between them, the level goes after the last one instead,
+                // or, with the book full, becomes a Change.
                 const std::int64_t inside = in.base_px + away;
-                const std::int64_t px = level > 1 ? lv[level - 2].px + away
-                                        : n == 0  ? inside
-                                        : s == 0  ? std::min(lv.front().px + kTick, inside)
-                                                  : std::max(lv.front().px - kTick, inside);
+                const auto beyond = [&](std::int64_t a, std::int64_t b) { return s == 0 ? a < b : a > b; };
+                std::int64_t px = 0;
+                bool room = true;
+                if (n == 0) {
+                    px = inside;
+                } else if (level == 1) {
+                    px = lv.front().px - away;  // one tick nearer the touch
+                    room = !beyond(inside, px);
+                } else if (level <= n) {
+                    px = lv[level - 2].px + away;
+                    room = beyond(lv[level - 1].px, px);
+                } else {
+                    px = lv[n - 1].px + away;
+                }
+                if (!room && n < kDepth) {
+                    level = n + 1;
+                    px = lv[n - 1].px + away;
+                } else if (!room) {
+                    e.action = static_cast<std::uint8_t>(UpdateAction::kChange);
+                    lv[level - 1].qty = qty;
+                    lv[level - 1].orders = orders;
+                    e.px = lv[level - 1].px;
+                    break;
+                }
+                e.level = static_cast<std::uint8_t>(level);
                 lv.insert(lv.begin() + (level - 1), Level{px, qty, orders});
                 if (lv.size() > kDepth) lv.pop_back();
                 e.px = px;

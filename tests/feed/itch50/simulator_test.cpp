@@ -251,3 +251,28 @@ TEST(ItchSimulator, ServerFaultsSilentAndPartial) {
 
 }  // namespace
 }  // namespace tickgate::itch50
+
+namespace tickgate::itch50 {
+namespace {
+
+// Issue 26: after 2 M messages every book of the simulator was crossed (the
+// mid wanders while resting orders stay). A new order never crosses or
+// locks its stock's book: over a long run on few stocks, every final book
+// has its best bid strictly below its best ask, and levels strictly ordered.
+TEST(ItchSimulator, GroundTruthBooksAreNeverCrossedOrLocked) {
+    SimOptions o;
+    o.stocks = 10;
+    o.messages = 100'000;
+    const SimSchedule s = simulate(o);
+    ASSERT_EQ(s.truth.stocks.size(), 10u);
+    for (const SimStockTruth& st : s.truth.stocks) {
+        SCOPED_TRACE(st.symbol);
+        for (std::size_t i = 1; i < st.bids.size(); ++i) EXPECT_GT(st.bids[i - 1].price, st.bids[i].price);
+        for (std::size_t i = 1; i < st.asks.size(); ++i) EXPECT_LT(st.asks[i - 1].price, st.asks[i].price);
+        ASSERT_FALSE(st.bids.empty() || st.asks.empty());
+        EXPECT_LT(st.bids.front().price, st.asks.front().price);
+    }
+}
+
+}  // namespace
+}  // namespace tickgate::itch50

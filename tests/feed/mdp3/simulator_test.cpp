@@ -142,3 +142,28 @@ TEST(Mdp3Simulator, RefusesQfb1OnlyOptionsAndNonLoopbackLines) {
 
 }  // namespace
 }  // namespace tickgate
+
+namespace tickgate {
+namespace {
+
+// Issue 26: a book a venue could publish. Over a long run every final book
+// has bids strictly descending, offers strictly ascending, and the best bid
+// below the best offer (the generator used to repeat levels out of order:
+// 99.75, 99.50, 99.50, 99.25, 99.50).
+TEST(Mdp3Simulator, GroundTruthBooksAreStrictlyOrderedAndNeverCrossed) {
+    mdp3::SimOptions o;
+    o.feed.instruments = 8;
+    o.feed.messages = 200'000;
+    const GroundTruth t = mdp3::run_simulator(o, [](mdp3::SimPacket&) {});
+    ASSERT_EQ(t.instruments.size(), 8u);
+    for (const InstrumentTruth& in : t.instruments) {
+        SCOPED_TRACE(in.symbol);
+        EXPECT_FALSE(in.bids.empty() && in.asks.empty());
+        for (std::size_t i = 1; i < in.bids.size(); ++i) EXPECT_GT(in.bids[i - 1].price, in.bids[i].price);
+        for (std::size_t i = 1; i < in.asks.size(); ++i) EXPECT_LT(in.asks[i - 1].price, in.asks[i].price);
+        if (!in.bids.empty() && !in.asks.empty()) EXPECT_LT(in.bids.front().price, in.asks.front().price);
+    }
+}
+
+}  // namespace
+}  // namespace tickgate
