@@ -391,33 +391,44 @@ void read_instruments(const Table& root, Config& c) {
 // machine has (16777216 instruments × 1024 levels is 512 GiB of books): the
 // whole is estimated from what the constructors allocate and refused here,
 // before anything is allocated, at the line of a key of the largest part.
-void check_memory(const toml::table& doc, const std::string& file, const Config& c) {
-    const MemoryEstimate e = estimate_memory(c);
-    if (mib_ceil(e.total_bytes) <= c.max_memory_mb) return;
-    const MemoryPart& big = e.largest();
-    std::string_view key = "capacity.max_memory_mb";
-    toml::source_region where{};
-    for (const std::string_view k : big.keys) {
-        if (const toml::node* n = doc.at_path(k).node()) {
-            key = k;
-            where = n->source();
-            break;
+// `protocol` empty on a channel-less config: every protocol's estimate must
+// fit (`config check` cannot know which --protocol it will be run with).
+void check_memory(const toml::table& doc, const std::string& file, const Config& c, std::string_view protocol) {
+    if (!c.channels.empty()) protocol = c.protocol();
+    else if (!protocol.empty() && std::find(kProtocolNames.begin(), kProtocolNames.end(), protocol) == kProtocolNames.end())
+        throw std::invalid_argument("parse_config: unknown protocol " + std::string(protocol));
+    for (const std::string_view p : kProtocolNames) {
+        if (!protocol.empty() && p != protocol) continue;
+        const MemoryEstimate e = estimate_memory(c, p);
+        if (mib_ceil(e.total_bytes) <= c.max_memory_mb) continue;
+        const MemoryPart& big = e.largest();
+        std::string_view key = "capacity.max_memory_mb";
+        toml::source_region where{};
+        for (const std::string_view k : big.keys) {
+            if (const toml::node* n = doc.at_path(k).node()) {
+                key = k;
+                where = n->source();
+                break;
+            }
         }
+        if (key == "capacity.max_memory_mb")
+            if (const toml::node* n = doc.at_path(key).node()) where = n->source();
+        std::string keys;
+        for (const std::string_view k : big.keys) keys += (keys.empty() ? "" : " x ") + std::string(k);
+        const std::string as = c.channels.empty() ? " as " + std::string(p) + (protocol.empty() ? " (no channels: any --protocol)" : "")
+                                                  : std::string();
+        throw error_at(file, where, key,
+                       "expected a config needing at most " + std::to_string(c.max_memory_mb) +
+                           " MiB (capacity.max_memory_mb), got an estimated " + std::to_string(mib_ceil(e.total_bytes)) +
+                           " MiB reserved" + as + ", of which " + std::string(big.what) +
+                           (keys.empty() ? std::string() : " (" + keys + ")") + " " + std::to_string(mib_ceil(big.bytes)) +
+                           " MiB");
     }
-    if (key == "capacity.max_memory_mb")
-        if (const toml::node* n = doc.at_path(key).node()) where = n->source();
-    std::string keys;
-    for (const std::string_view k : big.keys) keys += (keys.empty() ? "" : " x ") + std::string(k);
-    throw error_at(file, where, key,
-                   "expected a config needing at most " + std::to_string(c.max_memory_mb) +
-                       " MiB (capacity.max_memory_mb), got an estimated " + std::to_string(mib_ceil(e.total_bytes)) +
-                       " MiB, of which " + std::string(big.what) + " (" + keys + ") " +
-                       std::to_string(mib_ceil(big.bytes)) + " MiB");
 }
 
 }  // namespace
 
-Config parse_config(std::string_view toml_text, const std::string& name) {
+Config parse_config(std::string_view toml_text, const std::string& name, std::string_view protocol) {
     toml::table doc;
     try {
         doc = toml::parse(toml_text, std::string_view{name});
@@ -506,7 +517,8 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     }
     read_instruments(root, c);
     read_channels(root, c);
-    check_memory(doc, name, c);
+    if (c.channels.empty() && !protocol.empty()) c.default_protocol = std::string(protocol);
+    check_memory(doc, name, c, protocol);
     return c;
 }
 
@@ -525,7 +537,7 @@ std::string file_kind(mode_t mode) {
 // otherwise grow memory until the OOM killer came, and a FIFO would hang
 // start-up waiting for a writer (hence O_NONBLOCK on open; the file is
 // checked before anything is read).
-Config load_config(const std::string& path) {
+Config load_config(const std::string& path, std::string_view protocol) {
     const auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw cannot_read(errno);
@@ -552,7 +564,7 @@ Config load_config(const std::string& path) {
         text.append(buf, static_cast<std::size_t>(n));
         if (text.size() > kMaxConfigBytes) throw too_large("more (it grew while being read)");
     }
-    return parse_config(text, path);
+    return parse_config(text, path, protocol);
 }
 
 }  // namespace tickgate

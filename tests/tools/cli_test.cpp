@@ -662,8 +662,9 @@ TEST(Cli, ConfigCheckPrintsTheMemoryAConfigNeeds) {
     EXPECT_EQ(ok.err, "");
     for (const char* part : {"books", "recovery pool", "event ring", "per-instrument state", "receiver and arbiter"})
         EXPECT_NE(ok.out.find(part), std::string::npos) << part << " not in:\n" << ok.out;
-    EXPECT_NE(ok.out.find("MiB estimated, limit "), std::string::npos) << ok.out;
-    EXPECT_NE(ok.out.find("MiB (capacity.max_memory_mb"), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB reserved (every table full), "), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB resident at start-up; limit "), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB on the reserved figure (capacity.max_memory_mb"), std::string::npos) << ok.out;
 
     TempDir tmp;
     const std::string big = tmp.file("big.toml");
@@ -677,6 +678,45 @@ TEST(Cli, ConfigCheckPrintsTheMemoryAConfigNeeds) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 
     expect_usage_error(run_cli("config verify " + quoted(big)), {"config check FILE"});
+}
+
+// Item 9: the estimate checked is that of the protocol that will run. A
+// channel-less config with a huge ITCH order store passed `config check` on
+// the QFB/1 estimate, then `replay --protocol itch50` ended in
+// std::bad_alloc (or reached 3 GB for 10^8 orders). Now: refused with what,
+// the figure and the limit (exit 2) by config check and by replay; a QFB/1
+// replay of it, which allocates no order store, still runs.
+TEST(Cli, MemoryRuleEveryProtocolsEstimateIsCheckedBeforeAllocating) {
+    TempDir tmp;
+    const std::string big = tmp.file("orders.toml");
+    write_file(big, "[capacity]\nmax_memory_mb = 2048\n[itch]\nmax_orders = 1000000000\n");
+    const std::string limit = big + ":4: itch.max_orders: expected a config needing at most 2048 MiB "
+                                    "(capacity.max_memory_mb), got an estimated ";
+    expect_usage_error(run_cli("config check " + quoted(big)), {limit, "reserved as itch50", "order books"});
+    expect_usage_error(run_cli("config check --protocol itch50 " + quoted(big)), {limit});
+    const std::string capture = TICKGATE_SOURCE_DIR "/tests/data/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap";
+    const CliResult itch = run_cli("replay --protocol itch50 --config " + quoted(big) + " " + quoted(capture));
+    expect_usage_error(itch, {limit});
+    EXPECT_EQ(itch.err.find("bad_alloc"), std::string::npos) << itch.err;
+    const CliResult qfb = run_cli("config check --protocol qfb1 " + quoted(big));
+    EXPECT_EQ(qfb.exit, 0) << qfb.err;
+    EXPECT_NE(qfb.out.find("protocol qfb1 (--protocol)"), std::string::npos) << qfb.out;
+    EXPECT_EQ(qfb.out.find("protocol itch50"), std::string::npos) << qfb.out;
+
+    // Without --protocol every protocol is shown, each with both figures;
+    // ITCH's order store is reserved, not resident.
+    const std::string fine = tmp.file("fine.toml");
+    write_file(fine, "[itch]\nmax_orders = 100000000\n");
+    const CliResult all = run_cli("config check " + quoted(fine));
+    ASSERT_EQ(all.exit, 0) << all.err;
+    for (const char* p : {"protocol qfb1", "protocol mdp3", "protocol itch50"})
+        EXPECT_NE(all.out.find(p), std::string::npos) << p << " not in:\n" << all.out;
+    const auto at = all.out.find("  order books ");
+    ASSERT_NE(at, std::string::npos) << all.out;
+    unsigned reserved = 0, resident = 0;
+    ASSERT_EQ(std::sscanf(all.out.c_str() + at, "  order books %u %u", &reserved, &resident), 2) << all.out;
+    EXPECT_GT(reserved, 2800u);
+    EXPECT_LT(resident, 16u);
 }
 
 // --config takes a regular file of at most 1 MiB: /dev/zero used to grow

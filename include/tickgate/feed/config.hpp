@@ -217,31 +217,52 @@ public:
 // The memory a config makes `tickgate run` allocate at start-up, part by
 // part, computed from the sizes the constructors themselves allocate
 // (Sequencer, L2Book, SpscRing, RingPublisher with its arbiter and
-// decoder, Receiver, metrics snapshots, state log) — so that a config whose
-// keys are each in range but together too large is refused before anything
-// is allocated. Kernel socket buffers (receiver.rcvbuf_bytes) are not ours
-// and not counted.
+// decoder, Receiver, metrics snapshots, state log; ITCH's OrderBook and
+// MoldUDP64 pool) — so that a config whose keys are each in range but
+// together too large is refused before anything is allocated. Two figures:
+// reserved (address space, what every table full would be resident) and
+// resident at start-up (what the constructors write; a table of zero pages,
+// ZeroedArray, becomes resident only as it is used). The limit holds for
+// the reserved figure. Kernel socket buffers (receiver.rcvbuf_bytes) are
+// not ours and not counted.
 struct MemoryPart {
     std::string_view what;                    // e.g. "books"
     std::vector<std::string_view> keys;       // the keys it grows with, e.g. capacity.book_depth
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0;                  // reserved
+    std::uint64_t resident_bytes = 0;         // resident at start-up (<= bytes)
 };
 struct MemoryEstimate {
     std::vector<MemoryPart> parts;
-    std::uint64_t total_bytes = 0;
+    std::uint64_t total_bytes = 0;     // reserved
+    std::uint64_t resident_bytes = 0;  // resident at start-up
     [[nodiscard]] const MemoryPart& largest() const;
 };
+// For the config's protocol (its channels', or default_protocol).
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c);
+// For `protocol` (one of kProtocolNames): a channel-less config runs with
+// whatever --protocol says.
+[[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::string_view protocol);
+// The instrument ids of the ITCH pipeline: every u16 stock locate of every
+// channel (ITCH50.md "Locates and order references are a channel's own"):
+// 65,536 × the channels of a config with several ITCH channels, else 65,536.
+// What the ITCH instrument table and order store are sized for.
+[[nodiscard]] std::uint32_t itch_instrument_ids(const Config& c) noexcept;
 // Bytes as whole MiB, rounded up (what messages and `config check` print).
 [[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
 
 // Reads and validates a TOML file. Throws ConfigError on any problem
 // (unknown keys included; a config whose estimate_memory exceeds
 // capacity.max_memory_mb; a path that is not a regular file of at most
-// kMaxConfigBytes). Start-up only.
+// kMaxConfigBytes). `protocol`: what a config without channels will run as
+// (--protocol; it becomes default_protocol, and its estimate is checked);
+// kAnyProtocol: not known yet (`config check` without --protocol), every
+// protocol's estimate must fit. A config with channels is checked for its
+// channels' protocol. Start-up only.
 inline constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
-[[nodiscard]] Config load_config(const std::string& path);
+inline constexpr std::string_view kAnyProtocol{};
+[[nodiscard]] Config load_config(const std::string& path, std::string_view protocol = "qfb1");
 // Same, from text (`name` is used in messages).
-[[nodiscard]] Config parse_config(std::string_view toml_text, const std::string& name);
+[[nodiscard]] Config parse_config(std::string_view toml_text, const std::string& name,
+                                  std::string_view protocol = "qfb1");
 
 }  // namespace tickgate
