@@ -288,14 +288,51 @@ private:
     std::string path_;
 };
 
+}  // namespace
+
+std::uint32_t max_sources_per_line() noexcept {
+    constexpr std::uint32_t kKernelDefault = 10;
+    std::FILE* f = std::fopen("/proc/sys/net/ipv4/igmp_max_msf", "r");
+    if (f == nullptr) return kKernelDefault;
+    long v = 0;
+    const bool ok = std::fscanf(f, "%ld", &v) == 1 && v >= 0 && v <= 1'000'000;
+    std::fclose(f);
+    return ok ? static_cast<std::uint32_t>(v) : kKernelDefault;
+}
+
+namespace {
+
+// A list of sources (a channel's or a line's): each once, and no more than
+// a socket may join (max_sources_per_line), which `run` would find out only
+// as "IP_ADD_SOURCE_MEMBERSHIP failed: No buffer space available".
+void check_sources(const Table& t, const toml::node* n, const std::vector<std::string>& sources) {
+    if (!n) return;
+    std::map<std::uint32_t, std::size_t> seen;
+    for (std::size_t i = 0; i < sources.size(); ++i)
+        if (const auto [it, fresh] = seen.emplace(*parse_ipv4(sources[i]), i); !fresh)
+            t.expected(n, "sources", "each source once", quoted(sources[i]) + " twice");
+    const std::uint32_t limit = max_sources_per_line();
+    if (sources.size() > limit)
+        t.expected(n, "sources",
+                   "at most " + std::to_string(limit) +
+                       " sources per line (the kernel's net.ipv4.igmp_max_msf: source filters per socket)",
+                   std::to_string(sources.size()));
+}
+
 // `used` maps group << 16 | port to the first line using it: A/B arbitration
 // and channel demultiplexing key on (group, port), so no two lines may share one.
-LineConfig read_line(const Table& channel, std::string_view key, std::map<std::uint64_t, std::string>& used) {
+// A line without its own `sources` takes the channel's.
+LineConfig read_line(const Table& channel, std::string_view key, std::map<std::uint64_t, std::string>& used,
+                     const std::vector<std::string>& channel_sources) {
     LineConfig line;
-    const auto t = channel.table(key, {"group", "port", "interface"}, kRequired);
+    const auto t = channel.table(key, {"group", "port", "interface", "sources"}, kRequired);
     t->string("group", line.group, "IPv4 multicast group (224.0.0.0/4)", valid_group, kRequired);
     t->integer("port", line.port, 1, 65535, kRequired);
     t->string("interface", line.interface, "IPv4 interface address", valid_interface);
+    if (const toml::node* n = t->strings("sources", line.sources, "IPv4 unicast address", valid_source))
+        check_sources(*t, n, line.sources);
+    else
+        line.sources = channel_sources;
     const auto endpoint = std::uint64_t{*parse_ipv4(line.group)} << 16 | line.port;
     if (const auto [it, fresh] = used.emplace(endpoint, t->path()); !fresh)
         t->expected(nullptr, "", "a group:port not used by another line",
@@ -320,8 +357,8 @@ void read_line_pair(const Table& channel, const ChannelConfig& ch, std::string_v
         channel.expected(nullptr, na ? key_b : key_a,
                          "table (" + std::string(key_a) + " and " + std::string(key_b) + " go together)",
                          "nothing (missing)");
-    a = read_line(channel, key_a, used);
-    b = read_line(channel, key_b, used);
+    a = read_line(channel, key_a, used, ch.sources);
+    b = read_line(channel, key_b, used, ch.sources);
 }
 
 void read_channels(const Table& root, Config& c) {
@@ -342,7 +379,7 @@ void read_channels(const Table& root, Config& c) {
                        ch.protocol);
         t.integer("clock_offset_ns", ch.clock_offset_ns, std::numeric_limits<std::int64_t>::min(),
                   std::numeric_limits<std::int64_t>::max());
-        t.strings("sources", ch.sources, "IPv4 unicast address", valid_source);
+        check_sources(t, t.strings("sources", ch.sources, "IPv4 unicast address", valid_source), ch.sources);
         if (const auto* n = t.string("rerequest", ch.rerequest, "unicast IPv4 HOST:PORT (port 1..65535)",
                                      valid_rerequest_server)) {
             if (ch.protocol != "itch50")  // only MoldUDP64 has a re-request server
@@ -352,8 +389,8 @@ void read_channels(const Table& root, Config& c) {
             ch.rerequest_ip = hp->first;
             ch.rerequest_port = hp->second;
         }
-        ch.a = read_line(t, "a", endpoints);
-        ch.b = read_line(t, "b", endpoints);
+        ch.a = read_line(t, "a", endpoints, ch.sources);
+        ch.b = read_line(t, "b", endpoints, ch.sources);
         read_line_pair(t, ch, "snapshot_a", "snapshot_b", ch.snapshot_a, ch.snapshot_b, endpoints);
         read_line_pair(t, ch, "definition_a", "definition_b", ch.definition_a, ch.definition_b, endpoints);
         c.channels.push_back(std::move(ch));

@@ -41,9 +41,14 @@ import-cme:
 Writes a tickgate [[channel]] table (protocol "mdp3") for each CME channel
 named, from CME Globex's published config.xml: incremental feeds as lines
 a/b, snapshot feeds as snapshot_a/b, instrument replay as definition_a/b,
-the feeds' host-ip as `sources`. TCP historical replay and MBO snapshot
-feeds are left out (not implemented). Exit 2 with FILE:LINE: ... for a file
-that is not CME's layout or a channel it lacks.
+each line with its own connection's host-ip as its `sources`. TCP
+historical replay and MBO snapshot feeds are left out (not implemented).
+Writes only what `config check` and `run` accept: exit 2 with FILE:LINE: ...
+for a file that is not CME's layout, a channel it lacks or asked twice, a
+host-ip that is no unicast host (0.0.0.0, 224.0.0.0 and up) or listed twice,
+more host-ips on a connection than the kernel lets a socket join
+(net.ipv4.igmp_max_msf, read now; --any-source joins without them), or a
+group:port that two imported feeds share.
 
 check options:
   --protocol NAME        the protocol a channel-less FILE runs as (qfb1, mdp3, itch50)
@@ -68,8 +73,11 @@ int import_cme(const cli::Options& a) {
         from = comma + 1;
     }
     if (const auto interface = a.text("--interface")) {
-        if (const auto ip = parse_ipv4(*interface); !ip || is_multicast(*ip))
-            throw UsageError{fmt::format("--interface: expected an IPv4 unicast address, got '{}'", printable(*interface))};
+        // What config.cpp takes as an interface: a host address (0.0.0.0:
+        // the kernel's choice), not multicast, 240/4 or the broadcast address.
+        if (const auto ip = parse_ipv4(*interface); !ip || *ip >= 0xE000'0000u)
+            throw UsageError{fmt::format("--interface: expected an IPv4 unicast address (below 224.0.0.0), got '{}'",
+                                         printable(*interface))};
         options.interface = *interface;
     }
     options.sources = !a.has("--any-source");

@@ -718,6 +718,55 @@ TEST(Config, MemoryRuleAChannelLessConfigIsCheckedForTheProtocolItRunsAs) {
     EXPECT_EQ(tickgate::itch_instrument_ids(tickgate::parse_config(two, "c.toml")), 2u * 65536u);
 }
 
+// Item 11: config check refuses what run would: more sources on one line
+// than a socket may join (the kernel's net.ipv4.igmp_max_msf, read when the
+// config is read; run failed with "IP_ADD_SOURCE_MEMBERSHIP failed: No
+// buffer space available"), a source twice, a source that is no host. A
+// line's own `sources` replace the channel's for that line; a line without
+// takes the channel's.
+TEST(Config, SourcesRuleConfigCheckRefusesWhatRunWould) {
+    const auto channel = [](const std::string& sources, const std::string& a_sources = "") {
+        return "[[channel]]\nid = 1\n" + sources + "a = { group = \"239.1.1.1\", port = 1" + a_sources +
+               " }\nb = { group = \"239.1.1.2\", port = 1 }\n";
+    };
+    const auto list = [](std::uint32_t n) {
+        std::string out = "[";
+        for (std::uint32_t i = 0; i < n; ++i) out += (i ? ", \"10.0.0." : "\"10.0.0.") + std::to_string(i + 1) + "\"";
+        return out + "]";
+    };
+    const std::uint32_t limit = tickgate::max_sources_per_line();
+    ASSERT_GE(limit, 1u);
+    const Config ok = tickgate::parse_config(channel("sources = " + list(limit) + "\n", ", sources = [\"10.9.9.9\"]"), "s.toml");
+    EXPECT_EQ(ok.channels[0].a.sources, (std::vector<std::string>{"10.9.9.9"}));
+    EXPECT_EQ(ok.channels[0].b.sources.size(), limit);
+    const std::string too_many =
+        "expected at most " + std::to_string(limit) +
+        " sources per line (the kernel's net.ipv4.igmp_max_msf: source filters per socket), got " + std::to_string(limit + 1);
+    const struct {
+        std::string toml, key, message;
+    } cases[] = {
+        {channel("sources = " + list(limit + 1) + "\n"), "s.toml:3: channel[0].sources: ", too_many},
+        {channel("", ", sources = " + list(limit + 1)), "s.toml:3: channel[0].a.sources: ", too_many},
+        {channel("sources = [\"10.0.0.1\", \"10.0.0.1\"]\n"), "s.toml:3: channel[0].sources: ",
+         "expected each source once, got \"10.0.0.1\" twice"},
+        {channel("", ", sources = [\"10.0.0.1\", \"10.0.0.1\"]"), "s.toml:3: channel[0].a.sources: ",
+         "expected each source once, got \"10.0.0.1\" twice"},
+        {channel("", ", sources = [\"255.255.255.255\"]"), "s.toml:3: channel[0].a.sources[0]: ",
+         "expected IPv4 unicast address, got \"255.255.255.255\""},
+        {channel("sources = [\"0.0.0.0\"]\n"), "s.toml:3: channel[0].sources[0]: ",
+         "expected IPv4 unicast address, got \"0.0.0.0\""},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.toml);
+        try {
+            (void)tickgate::parse_config(c.toml, "s.toml");
+            ADD_FAILURE() << "accepted";
+        } catch (const ConfigError& e) {
+            EXPECT_EQ(std::string(e.what()), c.key + c.message);
+        }
+    }
+}
+
 // The inline pipeline allocates no ring: a ring size that the two-thread
 // pipeline could not afford under the limit is no reason to refuse it.
 TEST(Config, InlinePipelineNeedsNoEventRing) {

@@ -719,6 +719,32 @@ TEST(Cli, MemoryRuleEveryProtocolsEstimateIsCheckedBeforeAllocating) {
     EXPECT_LT(resident, 16u);
 }
 
+// Item 11: `config import-cme` writes only what loads and runs. It wrote
+// configs config check refused (--channels 310,310, --interface
+// 255.255.255.255) and one config check took but run refused (all 12 of a
+// channel's host-ips on every line, past the kernel's per-socket source
+// filters). Now: refused with exit 2 (FILE:LINE for what the XML says),
+// and what it writes passes config check with each line's own senders.
+TEST(Cli, ImportRuleImportCmeWritesOnlyWhatConfigCheckAccepts) {
+    const std::string xml = TICKGATE_SOURCE_DIR "/tests/feed/mdp3/cme_config_sample.xml";
+    expect_usage_error(run_cli("config import-cme " + quoted(xml) + " --channels 310,310"),
+                       {xml + ":6: --channels: expected each channel once, got 310 twice"});
+    for (const char* bad : {"255.255.255.255", "240.0.0.1", "239.1.1.1"})
+        expect_usage_error(run_cli("config import-cme " + quoted(xml) + " --channels 310 --interface " + bad),
+                           {"--interface: expected an IPv4 unicast address (below 224.0.0.0), got '", bad});
+    TempDir tmp;
+    const std::string out = tmp.file("cme.toml");
+    const CliResult imported = run_cli("config import-cme " + quoted(xml) + " --channels 310,311 --output " + quoted(out));
+    ASSERT_EQ(imported.exit, 0) << imported.err;
+    const CliResult check = run_cli("config check " + quoted(out));
+    EXPECT_EQ(check.exit, 0) << check.err;
+    const std::string toml = read_file(out);
+    EXPECT_NE(toml.find("a = { group = \"224.0.31.1\", port = 14310, interface = \"127.0.0.1\", sources = "
+                        "[\"205.209.223.70\", \"205.209.221.70\"] }"),
+              std::string::npos)
+        << toml;
+}
+
 // --config takes a regular file of at most 1 MiB: /dev/zero used to grow
 // memory until the OOM killer came, a FIFO to hang start-up. Each is refused
 // at once (the FIFO run is bounded: -1 would mean it still hangs).

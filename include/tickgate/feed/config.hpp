@@ -21,13 +21,23 @@ struct LineConfig {
     std::string group;                  // IPv4 multicast group, e.g. "239.1.1.1"
     std::uint16_t port = 0;
     std::string interface = "127.0.0.1";  // local address of the joining interface
+    // The senders this line joins (source-specific) and accepts: the line's
+    // own `sources` key, else its channel's; empty = any. At most
+    // max_sources_per_line() (the kernel refuses more per socket).
+    std::vector<std::string> sources = {};
 };
+
+// Source filters one socket may hold for a group: the kernel's
+// net.ipv4.igmp_max_msf, read when called (10, its default, if unreadable).
+// IP_ADD_SOURCE_MEMBERSHIP past it fails with ENOBUFS, so a config with more
+// sources on a line is refused when it is read.
+[[nodiscard]] std::uint32_t max_sources_per_line() noexcept;
 
 struct ChannelConfig {
     std::uint16_t id = 0;
     LineConfig a;
     LineConfig b;
-    std::vector<std::string> sources;   // allowed source addresses; empty = any
+    std::vector<std::string> sources;   // allowed source addresses of every line without its own; empty = any
     std::int64_t clock_offset_ns = 0;   // our clock minus the provider's (subtracted from source age)
     std::string protocol = "qfb1";      // what the channel speaks (protocols.hpp)
     // itch50 only: the channel's MoldUDP64 re-request server, "A.B.C.D:PORT"
