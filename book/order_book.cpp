@@ -16,10 +16,10 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
     : max_orders_(max_orders) {
     if (max_instruments == 0 || max_orders == 0 || max_levels == 0)
         throw std::invalid_argument("order book: capacities must be positive");
-    table_.assign(table_size(max_orders), Entry{});
+    table_ = ZeroedArray<Entry>(table_size(max_orders));  // an all-zero Entry is an empty slot
     orders_of_.assign(max_instruments, 0);
     sides_.assign(std::size_t{max_instruments} * 2, SideLevels{});
-    arena_.assign(arena_size(max_levels), OrderLevel{});
+    arena_ = ZeroedArray<OrderLevel>(arena_size(max_levels));
     for (int c = 0; c < kClasses; ++c) {
         const std::size_t block = std::size_t{1} << c;
         if (block >= kMinBlock && block <= arena_.size()) free_blocks_[static_cast<std::size_t>(c)].reserve(arena_.size() / block);
@@ -31,8 +31,8 @@ std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t ma
     const std::size_t arena = arena_size(max_levels);
     std::size_t free_lists = 0;
     for (std::size_t block = kMinBlock; block <= arena; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
-    return table_size(max_orders) * sizeof(Entry) + std::size_t{max_instruments} * (sizeof(std::uint32_t) + 2 * sizeof(SideLevels)) +
-           arena * sizeof(OrderLevel) + free_lists;
+    return table_size(max_orders) * sizeof(Entry) + resident_bytes_for(max_instruments) + arena * sizeof(OrderLevel) +
+           free_lists;
 }
 
 OrderBook::Entry* OrderBook::find(std::uint64_t ref) noexcept {

@@ -288,14 +288,51 @@ private:
     std::string path_;
 };
 
+}  // namespace
+
+std::uint32_t max_sources_per_line() noexcept {
+    constexpr std::uint32_t kKernelDefault = 10;
+    std::FILE* f = std::fopen("/proc/sys/net/ipv4/igmp_max_msf", "r");
+    if (f == nullptr) return kKernelDefault;
+    long v = 0;
+    const bool ok = std::fscanf(f, "%ld", &v) == 1 && v >= 0 && v <= 1'000'000;
+    std::fclose(f);
+    return ok ? static_cast<std::uint32_t>(v) : kKernelDefault;
+}
+
+namespace {
+
+// A list of sources (a channel's or a line's): each once, and no more than
+// a socket may join (max_sources_per_line), which `run` would find out only
+// as "IP_ADD_SOURCE_MEMBERSHIP failed: No buffer space available".
+void check_sources(const Table& t, const toml::node* n, const std::vector<std::string>& sources) {
+    if (!n) return;
+    std::map<std::uint32_t, std::size_t> seen;
+    for (std::size_t i = 0; i < sources.size(); ++i)
+        if (const auto [it, fresh] = seen.emplace(*parse_ipv4(sources[i]), i); !fresh)
+            t.expected(n, "sources", "each source once", quoted(sources[i]) + " twice");
+    const std::uint32_t limit = max_sources_per_line();
+    if (sources.size() > limit)
+        t.expected(n, "sources",
+                   "at most " + std::to_string(limit) +
+                       " sources per line (the kernel's net.ipv4.igmp_max_msf: source filters per socket)",
+                   std::to_string(sources.size()));
+}
+
 // `used` maps group << 16 | port to the first line using it: A/B arbitration
 // and channel demultiplexing key on (group, port), so no two lines may share one.
-LineConfig read_line(const Table& channel, std::string_view key, std::map<std::uint64_t, std::string>& used) {
+// A line without its own `sources` takes the channel's.
+LineConfig read_line(const Table& channel, std::string_view key, std::map<std::uint64_t, std::string>& used,
+                     const std::vector<std::string>& channel_sources) {
     LineConfig line;
-    const auto t = channel.table(key, {"group", "port", "interface"}, kRequired);
+    const auto t = channel.table(key, {"group", "port", "interface", "sources"}, kRequired);
     t->string("group", line.group, "IPv4 multicast group (224.0.0.0/4)", valid_group, kRequired);
     t->integer("port", line.port, 1, 65535, kRequired);
     t->string("interface", line.interface, "IPv4 interface address", valid_interface);
+    if (const toml::node* n = t->strings("sources", line.sources, "IPv4 unicast address", valid_source))
+        check_sources(*t, n, line.sources);
+    else
+        line.sources = channel_sources;
     const auto endpoint = std::uint64_t{*parse_ipv4(line.group)} << 16 | line.port;
     if (const auto [it, fresh] = used.emplace(endpoint, t->path()); !fresh)
         t->expected(nullptr, "", "a group:port not used by another line",
@@ -320,8 +357,8 @@ void read_line_pair(const Table& channel, const ChannelConfig& ch, std::string_v
         channel.expected(nullptr, na ? key_b : key_a,
                          "table (" + std::string(key_a) + " and " + std::string(key_b) + " go together)",
                          "nothing (missing)");
-    a = read_line(channel, key_a, used);
-    b = read_line(channel, key_b, used);
+    a = read_line(channel, key_a, used, ch.sources);
+    b = read_line(channel, key_b, used, ch.sources);
 }
 
 void read_channels(const Table& root, Config& c) {
@@ -342,7 +379,7 @@ void read_channels(const Table& root, Config& c) {
                        ch.protocol);
         t.integer("clock_offset_ns", ch.clock_offset_ns, std::numeric_limits<std::int64_t>::min(),
                   std::numeric_limits<std::int64_t>::max());
-        t.strings("sources", ch.sources, "IPv4 unicast address", valid_source);
+        check_sources(t, t.strings("sources", ch.sources, "IPv4 unicast address", valid_source), ch.sources);
         if (const auto* n = t.string("rerequest", ch.rerequest, "unicast IPv4 HOST:PORT (port 1..65535)",
                                      valid_rerequest_server)) {
             if (ch.protocol != "itch50")  // only MoldUDP64 has a re-request server
@@ -352,8 +389,8 @@ void read_channels(const Table& root, Config& c) {
             ch.rerequest_ip = hp->first;
             ch.rerequest_port = hp->second;
         }
-        ch.a = read_line(t, "a", endpoints);
-        ch.b = read_line(t, "b", endpoints);
+        ch.a = read_line(t, "a", endpoints, ch.sources);
+        ch.b = read_line(t, "b", endpoints, ch.sources);
         read_line_pair(t, ch, "snapshot_a", "snapshot_b", ch.snapshot_a, ch.snapshot_b, endpoints);
         read_line_pair(t, ch, "definition_a", "definition_b", ch.definition_a, ch.definition_b, endpoints);
         c.channels.push_back(std::move(ch));
@@ -391,33 +428,44 @@ void read_instruments(const Table& root, Config& c) {
 // machine has (16777216 instruments × 1024 levels is 512 GiB of books): the
 // whole is estimated from what the constructors allocate and refused here,
 // before anything is allocated, at the line of a key of the largest part.
-void check_memory(const toml::table& doc, const std::string& file, const Config& c) {
-    const MemoryEstimate e = estimate_memory(c);
-    if (mib_ceil(e.total_bytes) <= c.max_memory_mb) return;
-    const MemoryPart& big = e.largest();
-    std::string_view key = "capacity.max_memory_mb";
-    toml::source_region where{};
-    for (const std::string_view k : big.keys) {
-        if (const toml::node* n = doc.at_path(k).node()) {
-            key = k;
-            where = n->source();
-            break;
+// `protocol` empty on a channel-less config: every protocol's estimate must
+// fit (`config check` cannot know which --protocol it will be run with).
+void check_memory(const toml::table& doc, const std::string& file, const Config& c, std::string_view protocol) {
+    if (!c.channels.empty()) protocol = c.protocol();
+    else if (!protocol.empty() && std::find(kProtocolNames.begin(), kProtocolNames.end(), protocol) == kProtocolNames.end())
+        throw std::invalid_argument("parse_config: unknown protocol " + std::string(protocol));
+    for (const std::string_view p : kProtocolNames) {
+        if (!protocol.empty() && p != protocol) continue;
+        const MemoryEstimate e = estimate_memory(c, p);
+        if (mib_ceil(e.total_bytes) <= c.max_memory_mb) continue;
+        const MemoryPart& big = e.largest();
+        std::string_view key = "capacity.max_memory_mb";
+        toml::source_region where{};
+        for (const std::string_view k : big.keys) {
+            if (const toml::node* n = doc.at_path(k).node()) {
+                key = k;
+                where = n->source();
+                break;
+            }
         }
+        if (key == "capacity.max_memory_mb")
+            if (const toml::node* n = doc.at_path(key).node()) where = n->source();
+        std::string keys;
+        for (const std::string_view k : big.keys) keys += (keys.empty() ? "" : " x ") + std::string(k);
+        const std::string as = c.channels.empty() ? " as " + std::string(p) + (protocol.empty() ? " (no channels: any --protocol)" : "")
+                                                  : std::string();
+        throw error_at(file, where, key,
+                       "expected a config needing at most " + std::to_string(c.max_memory_mb) +
+                           " MiB (capacity.max_memory_mb), got an estimated " + std::to_string(mib_ceil(e.total_bytes)) +
+                           " MiB reserved" + as + ", of which " + std::string(big.what) +
+                           (keys.empty() ? std::string() : " (" + keys + ")") + " " + std::to_string(mib_ceil(big.bytes)) +
+                           " MiB");
     }
-    if (key == "capacity.max_memory_mb")
-        if (const toml::node* n = doc.at_path(key).node()) where = n->source();
-    std::string keys;
-    for (const std::string_view k : big.keys) keys += (keys.empty() ? "" : " x ") + std::string(k);
-    throw error_at(file, where, key,
-                   "expected a config needing at most " + std::to_string(c.max_memory_mb) +
-                       " MiB (capacity.max_memory_mb), got an estimated " + std::to_string(mib_ceil(e.total_bytes)) +
-                       " MiB, of which " + std::string(big.what) + " (" + keys + ") " +
-                       std::to_string(mib_ceil(big.bytes)) + " MiB");
 }
 
 }  // namespace
 
-Config parse_config(std::string_view toml_text, const std::string& name) {
+Config parse_config(std::string_view toml_text, const std::string& name, std::string_view protocol) {
     toml::table doc;
     try {
         doc = toml::parse(toml_text, std::string_view{name});
@@ -506,7 +554,8 @@ Config parse_config(std::string_view toml_text, const std::string& name) {
     }
     read_instruments(root, c);
     read_channels(root, c);
-    check_memory(doc, name, c);
+    if (c.channels.empty() && !protocol.empty()) c.default_protocol = std::string(protocol);
+    check_memory(doc, name, c, protocol);
     return c;
 }
 
@@ -525,7 +574,7 @@ std::string file_kind(mode_t mode) {
 // otherwise grow memory until the OOM killer came, and a FIFO would hang
 // start-up waiting for a writer (hence O_NONBLOCK on open; the file is
 // checked before anything is read).
-Config load_config(const std::string& path) {
+Config load_config(const std::string& path, std::string_view protocol) {
     const auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw cannot_read(errno);
@@ -552,7 +601,7 @@ Config load_config(const std::string& path) {
         text.append(buf, static_cast<std::size_t>(n));
         if (text.size() > kMaxConfigBytes) throw too_large("more (it grew while being read)");
     }
-    return parse_config(text, path);
+    return parse_config(text, path, protocol);
 }
 
 }  // namespace tickgate

@@ -1,8 +1,10 @@
 // How much memory a config makes the live handler allocate, from the sizes
 // the constructors themselves report (each class's bytes_for/…_bytes sits
 // next to the allocation it describes, so the two cannot drift apart
-// unnoticed by a reader). config.cpp refuses a config above
-// capacity.max_memory_mb with it; `tickgate config check` prints it.
+// unnoticed by a reader): reserved (every table full) and resident at
+// start-up (what is written before the first datagram; ZeroedArray tables
+// are not). config.cpp refuses a config whose reserved figure is above
+// capacity.max_memory_mb; `tickgate config check` prints both.
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,7 +34,19 @@ const MemoryPart& MemoryEstimate::largest() const {
                              [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
 }
 
+std::uint32_t itch_instrument_ids(const Config& c) noexcept {
+    constexpr std::uint32_t kLocates = 65536;  // every u16 stock locate is an instrument id
+    return c.channels.size() > 1 ? kLocates * static_cast<std::uint32_t>(c.channels.size()) : kLocates;
+}
+
 namespace {
+void add_up(MemoryEstimate& e) {
+    for (const MemoryPart& p : e.parts) {
+        e.total_bytes += p.bytes;
+        e.resident_bytes += p.resident_bytes;
+    }
+}
+
 // ITCH 5.0's own pipeline (replay, and live in itch50::LiveHandler): the
 // order store and levels, the MoldUDP64 held-packet pool (one
 // receive-slot-sized copy per packet), the instrument table and metrics'
@@ -40,59 +54,70 @@ namespace {
 // copies out of it (a batch per socket) to apply in timestamp order.
 MemoryEstimate estimate_itch_memory(const Config& c) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
-    constexpr std::uint32_t kLocates = 65536;          // every u16 stock locate is an instrument id
+    const std::uint32_t ids = itch_instrument_ids(c);
     const std::size_t lines = 2 * c.channels.size();
     const std::size_t round = std::size_t{c.receiver.batch} * lines;
+    const std::size_t held = std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes;
+    const std::size_t per_instrument =
+        InstrumentTable::bytes_for(ids) +
+        2 * (std::size_t{ids} * sizeof(MetricsRegistry::InstrumentSample) + lines * sizeof(MetricsRegistry::LineSample));
+    const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32);
     MemoryEstimate e;
     e.parts = {
+        // The order table and level arena are zero pages (ZeroedArray):
+        // resident as orders and levels come, up to the reserved figure.
         {"order books", {"itch.max_orders", "itch.max_levels"},
-         OrderBook::bytes_for(kLocates, c.itch.max_orders, c.itch.max_levels)},
-        {"held packets", {"moldudp64.max_held_packets"}, std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes},
-        {"per-instrument state", {},
-         InstrumentTable::bytes_for(kLocates) + 2 * (std::size_t{kLocates} * sizeof(MetricsRegistry::InstrumentSample) +
-                                                     lines * sizeof(MetricsRegistry::LineSample))},
-        {"receiver", {"receiver.batch"}, Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32)},
+         OrderBook::bytes_for(ids, c.itch.max_orders, c.itch.max_levels), OrderBook::resident_bytes_for(ids)},
+        {"held packets", {"moldudp64.max_held_packets"}, held, held},
+        {"per-instrument state", {}, per_instrument, per_instrument},
+        {"receiver", {"receiver.batch"}, receiver, receiver},
     };
-    for (const MemoryPart& p : e.parts) e.total_bytes += p.bytes;
+    add_up(e);
     return e;
 }
 }  // namespace
 
-MemoryEstimate estimate_memory(const Config& c) {
-    if (c.protocol() == kItch50Name) return estimate_itch_memory(c);
+MemoryEstimate estimate_memory(const Config& c) { return estimate_memory(c, c.protocol()); }
+
+MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
+    if (protocol == kItch50Name) return estimate_itch_memory(c);
     const Capacity& cap = c.capacity;
     const auto channels = static_cast<std::uint32_t>(c.channels.size());
     const std::size_t lines = 2 * std::size_t{channels};
     const StateLogOptions log_defaults;  // what `tickgate run` gives its state log, apart from max_instruments
     // The book and the network-thread pipeline are the protocol's.
-    const auto [book_bytes, publisher_bytes] = with_protocol(c.protocol(), [&]<VenueProtocol P>() {
+    const auto [book_bytes, publisher_bytes] = with_protocol(protocol, [&]<VenueProtocol P>() {
         return std::pair<std::size_t, std::size_t>{P::Book::bytes_for(cap.max_instruments, cap.book_depth),
                                                    RingPublisher<P>::bytes_for(0, c.receiver, channels)};
     });
+    const std::size_t ring =
+        c.threading.pipeline == PipelineMode::kInline ? 0 : SpscRing<Event>::bytes_for(c.receiver.ring_size);
+    const std::size_t per_instrument =
+        InstrumentTable::bytes_for(cap.max_instruments) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
+        2 * (std::size_t{cap.max_instruments} * sizeof(MetricsRegistry::InstrumentSample) +
+             lines * sizeof(MetricsRegistry::LineSample)) +
+        (std::size_t{cap.max_instruments} + 63) / 64 * 8;
+    const std::size_t receiver =
+        publisher_bytes + Receiver::batch_bytes(c.receiver.batch) + log_defaults.ring_capacity * sizeof(StateChange);
     MemoryEstimate e;
     e.parts = {
-        {"books", {"capacity.max_instruments", "capacity.book_depth"}, book_bytes},
-        {"recovery pool", {"capacity.recovery_instruments", "capacity.recovery_depth"}, Sequencer::recovery_bytes(cap)},
+        {"books", {"capacity.max_instruments", "capacity.book_depth"}, book_bytes, book_bytes},
+        // The recovery events are zero pages (ZeroedArray): resident only
+        // for the instruments that were suspect at once.
+        {"recovery pool",
+         {"capacity.recovery_instruments", "capacity.recovery_depth"},
+         Sequencer::recovery_bytes(cap),
+         Sequencer::recovery_resident_bytes(cap)},
         // The inline pipeline has no ring (BasicInlineFeedHandler).
-        {"event ring",
-         {"receiver.ring_size"},
-         c.threading.pipeline == PipelineMode::kInline ? 0 : SpscRing<Event>::bytes_for(c.receiver.ring_size)},
+        {"event ring", {"receiver.ring_size"}, ring, ring},
         // The instrument table, the ring publisher's owed-DataLost flags, the
         // metrics double buffer and the state log's was-suspect bitmap.
-        {"per-instrument state",
-         {"capacity.max_instruments"},
-         InstrumentTable::bytes_for(cap.max_instruments) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
-             2 * (std::size_t{cap.max_instruments} * sizeof(MetricsRegistry::InstrumentSample) +
-                  lines * sizeof(MetricsRegistry::LineSample)) +
-             (std::size_t{cap.max_instruments} + 63) / 64 * 8},
+        {"per-instrument state", {"capacity.max_instruments"}, per_instrument, per_instrument},
         // Arbiter windows, the channel table, packet scratch (the
         // per-instrument flags are counted above), receive batch, state log ring.
-        {"receiver and arbiter",
-         {"receiver.arbitration_window", "receiver.batch"},
-         publisher_bytes + Receiver::batch_bytes(c.receiver.batch) +
-             log_defaults.ring_capacity * sizeof(StateChange)},
+        {"receiver and arbiter", {"receiver.arbitration_window", "receiver.batch"}, receiver, receiver},
     };
-    for (const MemoryPart& p : e.parts) e.total_bytes += p.bytes;
+    add_up(e);
     return e;
 }
 

@@ -91,7 +91,10 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
                 const int zero = 0;
                 if (::setsockopt(s->fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero) != 0)
                     throw std::runtime_error(std::string("setsockopt IP_MULTICAST_ALL: ") + std::strerror(errno));
-                for (const std::string& src : ch.sources) {
+                // The line's own sources, else the channel's (config.cpp
+                // resolves this when it reads a file; a Config built in code
+                // may set only the channel's).
+                for (const std::string& src : lc.sources.empty() ? ch.sources : lc.sources) {
                     const auto src_ip = parse_ipv4(src);
                     if (!src_ip) throw std::runtime_error("bad source address " + src);
                     s->sources.push_back(*src_ip);

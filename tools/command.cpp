@@ -16,7 +16,9 @@ Config config_from(const cli::Options& a, bool required) {
     if (name && std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
         throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
     Config cfg;
-    if (const auto path = a.text("--config")) cfg = load_config(*path);
+    // The estimate checked is the protocol's that will run: a channel-less
+    // config takes --protocol's (qfb1 without it).
+    if (const auto path = a.text("--config")) cfg = name ? load_config(*path, *name) : load_config(*path);
     else if (required) throw UsageError{"--config FILE is required"};
     if (name) {
         if (!cfg.channels.empty() && cfg.protocol() != *name)

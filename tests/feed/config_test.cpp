@@ -639,6 +639,134 @@ TEST(Config, TheItchEstimateCountsTheOrderStoreAndTheLiveReceiveRound) {
               2 * std::size_t{c.receiver.batch} * (tickgate::Receiver::kSlotBytes + 32));
 }
 
+// Item 9: what is reserved but untouched costs no resident memory. The
+// default ITCH replay of a 17 KB capture was 579 MB resident: the order
+// table and level arena (16 M orders) were written element by element at
+// construction. They are zero pages now (ZeroedArray): constructing an
+// order store of 20 M orders makes resident only its per-instrument
+// arrays, which is what the estimate's resident figure says.
+std::size_t resident_bytes_now() {
+    std::ifstream statm("/proc/self/statm");
+    std::size_t pages_total = 0, pages_resident = 0;
+    statm >> pages_total >> pages_resident;
+    return pages_resident * static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE));
+}
+
+TEST(Config, MemoryRuleReservedButUntouchedCostsNoResidentMemory) {
+    constexpr std::uint32_t kIds = 65536, kOrders = 20'000'000, kLevels = 1 << 20;
+    const std::size_t reserved = tickgate::OrderBook::bytes_for(kIds, kOrders, kLevels);
+    ASSERT_GT(reserved, 500u << 20);
+    const std::size_t before = resident_bytes_now();
+    tickgate::OrderBook book(kIds, kOrders, kLevels);
+    const std::size_t grown = resident_bytes_now() - std::min(before, resident_bytes_now());
+    EXPECT_LT(grown, tickgate::OrderBook::resident_bytes_for(kIds) + (32u << 20)) << "of " << reserved << " reserved";
+    // Used, it works as before, and becomes resident only where it was written.
+    EXPECT_EQ(book.add(7, 123, tickgate::Side::kBid, 100, 5000), tickgate::OrderResult::kApplied);
+    EXPECT_EQ(book.side(7, tickgate::Side::kBid).size(), 1u);
+    EXPECT_EQ(book.open_orders(), 1u);
+
+    // The estimate says both figures: the default ITCH config reserves the
+    // full store and is resident for a small part of it.
+    const Config itch = tickgate::parse_config("", "d.toml", "itch50");
+    const tickgate::MemoryEstimate e = tickgate::estimate_memory(itch);
+    EXPECT_EQ(e.parts[0].bytes, tickgate::OrderBook::bytes_for(65536, itch.itch.max_orders, itch.itch.max_levels));
+    EXPECT_EQ(e.parts[0].resident_bytes, tickgate::OrderBook::resident_bytes_for(65536));
+    EXPECT_GT(e.total_bytes, 500u << 20);
+    EXPECT_LT(e.resident_bytes, 64u << 20);
+    std::uint64_t resident = 0;
+    for (const auto& p : e.parts) {
+        EXPECT_LE(p.resident_bytes, p.bytes) << p.what;
+        resident += p.resident_bytes;
+    }
+    EXPECT_EQ(e.resident_bytes, resident);
+    // QFB/1 and MDP3: the recovery pool's events are zero pages too.
+    const tickgate::MemoryEstimate q = tickgate::estimate_memory(itch, "qfb1");
+    EXPECT_EQ(q.parts[1].what, "recovery pool");
+    EXPECT_EQ(q.parts[1].resident_bytes, tickgate::Sequencer::recovery_resident_bytes(itch.capacity));
+    EXPECT_LT(q.parts[1].resident_bytes * 16, q.parts[1].bytes);
+}
+
+// Item 9: a config without channels is run as whatever --protocol says, so
+// its memory is checked for that protocol (load_config's `protocol`), and
+// for every protocol when that is not known (config check without
+// --protocol): 10^9 ITCH orders passed on the QFB/1
+// estimate and ended in std::bad_alloc.
+TEST(Config, MemoryRuleAChannelLessConfigIsCheckedForTheProtocolItRunsAs) {
+    const std::string toml = "[itch]\nmax_orders = 1000000000\n";
+    for (const std::string_view protocol : {tickgate::kAnyProtocol, std::string_view("itch50")}) {
+        try {
+            (void)tickgate::parse_config(toml, "o.toml", protocol);
+            ADD_FAILURE() << "accepted for protocol '" << protocol << "'";
+        } catch (const ConfigError& e) {
+            const std::string msg = e.what();
+            EXPECT_EQ(msg.rfind("o.toml:2: itch.max_orders: expected a config needing at most ", 0), 0u) << msg;
+            EXPECT_NE(msg.find(" MiB reserved as itch50"), std::string::npos) << msg;
+        }
+    }
+    // A QFB/1 or MDP3 run allocates no order store.
+    EXPECT_EQ(tickgate::parse_config(toml, "o.toml", "qfb1").protocol(), "qfb1");
+    EXPECT_EQ(tickgate::parse_config(toml, "o.toml", "mdp3").protocol(), "mdp3");
+    // With channels, the channels' protocol is checked whatever is passed.
+    const std::string channel =
+        "[[channel]]\nid = 1\nprotocol = \"itch50\"\na = { group = \"239.1.1.1\", port = 1 }\n"
+        "b = { group = \"239.1.1.2\", port = 1 }\n";
+    EXPECT_THROW((void)tickgate::parse_config(toml + channel, "o.toml", "qfb1"), ConfigError);
+    // Several ITCH channels: 65,536 instrument ids each.
+    const std::string two = channel + "[[channel]]\nid = 2\nprotocol = \"itch50\"\na = { group = \"239.1.1.3\", port = 1 }\n"
+                                      "b = { group = \"239.1.1.4\", port = 1 }\n";
+    EXPECT_EQ(tickgate::itch_instrument_ids(tickgate::parse_config(channel, "c.toml")), 65536u);
+    EXPECT_EQ(tickgate::itch_instrument_ids(tickgate::parse_config(two, "c.toml")), 2u * 65536u);
+}
+
+// Item 11: config check refuses what run would: more sources on one line
+// than a socket may join (the kernel's net.ipv4.igmp_max_msf, read when the
+// config is read; run failed with "IP_ADD_SOURCE_MEMBERSHIP failed: No
+// buffer space available"), a source twice, a source that is no host. A
+// line's own `sources` replace the channel's for that line; a line without
+// takes the channel's.
+TEST(Config, SourcesRuleConfigCheckRefusesWhatRunWould) {
+    const auto channel = [](const std::string& sources, const std::string& a_sources = "") {
+        return "[[channel]]\nid = 1\n" + sources + "a = { group = \"239.1.1.1\", port = 1" + a_sources +
+               " }\nb = { group = \"239.1.1.2\", port = 1 }\n";
+    };
+    const auto list = [](std::uint32_t n) {
+        std::string out = "[";
+        for (std::uint32_t i = 0; i < n; ++i) out += (i ? ", \"10.0.0." : "\"10.0.0.") + std::to_string(i + 1) + "\"";
+        return out + "]";
+    };
+    const std::uint32_t limit = tickgate::max_sources_per_line();
+    ASSERT_GE(limit, 1u);
+    const Config ok = tickgate::parse_config(channel("sources = " + list(limit) + "\n", ", sources = [\"10.9.9.9\"]"), "s.toml");
+    EXPECT_EQ(ok.channels[0].a.sources, (std::vector<std::string>{"10.9.9.9"}));
+    EXPECT_EQ(ok.channels[0].b.sources.size(), limit);
+    const std::string too_many =
+        "expected at most " + std::to_string(limit) +
+        " sources per line (the kernel's net.ipv4.igmp_max_msf: source filters per socket), got " + std::to_string(limit + 1);
+    const struct {
+        std::string toml, key, message;
+    } cases[] = {
+        {channel("sources = " + list(limit + 1) + "\n"), "s.toml:3: channel[0].sources: ", too_many},
+        {channel("", ", sources = " + list(limit + 1)), "s.toml:3: channel[0].a.sources: ", too_many},
+        {channel("sources = [\"10.0.0.1\", \"10.0.0.1\"]\n"), "s.toml:3: channel[0].sources: ",
+         "expected each source once, got \"10.0.0.1\" twice"},
+        {channel("", ", sources = [\"10.0.0.1\", \"10.0.0.1\"]"), "s.toml:3: channel[0].a.sources: ",
+         "expected each source once, got \"10.0.0.1\" twice"},
+        {channel("", ", sources = [\"255.255.255.255\"]"), "s.toml:3: channel[0].a.sources[0]: ",
+         "expected IPv4 unicast address, got \"255.255.255.255\""},
+        {channel("sources = [\"0.0.0.0\"]\n"), "s.toml:3: channel[0].sources[0]: ",
+         "expected IPv4 unicast address, got \"0.0.0.0\""},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.toml);
+        try {
+            (void)tickgate::parse_config(c.toml, "s.toml");
+            ADD_FAILURE() << "accepted";
+        } catch (const ConfigError& e) {
+            EXPECT_EQ(std::string(e.what()), c.key + c.message);
+        }
+    }
+}
+
 // The inline pipeline allocates no ring: a ring size that the two-thread
 // pipeline could not afford under the limit is no reason to refuse it.
 TEST(Config, InlinePipelineNeedsNoEventRing) {

@@ -37,6 +37,14 @@ void check_line(const LineConfig& l, std::set<std::pair<std::uint32_t, std::uint
     FUZZ_CHECK(i.has_value());
     FUZZ_CHECK(*i < 0xE000'0000u);
     FUZZ_CHECK(endpoints.emplace(*g, l.port).second);  // no two lines share group:port
+    // What run joins: each source once, valid, no more than a socket may hold.
+    FUZZ_CHECK(l.sources.size() <= tickgate::max_sources_per_line());
+    std::set<std::uint32_t> sources;
+    for (const std::string& s : l.sources) {
+        const auto a = parse_ipv4(s);
+        FUZZ_CHECK(a.has_value() && *a != 0 && *a < 0xE000'0000u);
+        FUZZ_CHECK(sources.insert(*a).second);
+    }
 }
 
 void check_config(const Config& c) {

@@ -715,6 +715,14 @@ sink = "/tmp/x.log"
         {"err_syntax_utf8.toml", "[gate]\nstale_ms = \"\xc3\x28\"\n"},
         {"err_array_types.toml", "[[channel]]\nid = 1\nsources = [1, \"10.0.0.1\"]\n"},
         {"err_float.toml", "[gate]\nsource_age_ms = nan\nstale_ms = inf\n"},
+        // #21 item 11: more sources on a line than igmp_max_msf (10 by default), a source twice.
+        {"err_line_sources.toml",
+         "[[channel]]\nid = 1\na = { group = \"239.1.1.1\", port = 1, sources = [\"10.0.0.1\", \"10.0.0.2\", "
+         "\"10.0.0.3\", \"10.0.0.4\", \"10.0.0.5\", \"10.0.0.6\", \"10.0.0.7\", \"10.0.0.8\", \"10.0.0.9\", "
+         "\"10.0.0.10\", \"10.0.0.11\"] }\nb = { group = \"239.1.1.2\", port = 1, sources = [\"10.0.0.1\", "
+         "\"10.0.0.1\"] }\n"},
+        // #21 item 9: a channel-less config whose ITCH order store is past any limit.
+        {"err_itch_orders.toml", "[itch]\nmax_orders = 1000000000\n"},
     };
     for (const Text& t : kTexts) {
         const std::string_view s(t.text);

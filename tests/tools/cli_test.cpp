@@ -676,8 +676,9 @@ TEST(Cli, ConfigCheckPrintsTheMemoryAConfigNeeds) {
     EXPECT_EQ(ok.err, "");
     for (const char* part : {"books", "recovery pool", "event ring", "per-instrument state", "receiver and arbiter"})
         EXPECT_NE(ok.out.find(part), std::string::npos) << part << " not in:\n" << ok.out;
-    EXPECT_NE(ok.out.find("MiB estimated, limit "), std::string::npos) << ok.out;
-    EXPECT_NE(ok.out.find("MiB (capacity.max_memory_mb"), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB reserved (every table full), "), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB resident at start-up; limit "), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("MiB on the reserved figure (capacity.max_memory_mb"), std::string::npos) << ok.out;
 
     TempDir tmp;
     const std::string big = tmp.file("big.toml");
@@ -691,6 +692,71 @@ TEST(Cli, ConfigCheckPrintsTheMemoryAConfigNeeds) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 
     expect_usage_error(run_cli("config verify " + quoted(big)), {"config check FILE"});
+}
+
+// Item 9: the estimate checked is that of the protocol that will run. A
+// channel-less config with a huge ITCH order store passed `config check` on
+// the QFB/1 estimate, then `replay --protocol itch50` ended in
+// std::bad_alloc (or reached 3 GB for 10^8 orders). Now: refused with what,
+// the figure and the limit (exit 2) by config check and by replay; a QFB/1
+// replay of it, which allocates no order store, still runs.
+TEST(Cli, MemoryRuleEveryProtocolsEstimateIsCheckedBeforeAllocating) {
+    TempDir tmp;
+    const std::string big = tmp.file("orders.toml");
+    write_file(big, "[capacity]\nmax_memory_mb = 2048\n[itch]\nmax_orders = 1000000000\n");
+    const std::string limit = big + ":4: itch.max_orders: expected a config needing at most 2048 MiB "
+                                    "(capacity.max_memory_mb), got an estimated ";
+    expect_usage_error(run_cli("config check " + quoted(big)), {limit, "reserved as itch50", "order books"});
+    expect_usage_error(run_cli("config check --protocol itch50 " + quoted(big)), {limit});
+    const std::string capture = TICKGATE_SOURCE_DIR "/tests/data/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap";
+    const CliResult itch = run_cli("replay --protocol itch50 --config " + quoted(big) + " " + quoted(capture));
+    expect_usage_error(itch, {limit});
+    EXPECT_EQ(itch.err.find("bad_alloc"), std::string::npos) << itch.err;
+    const CliResult qfb = run_cli("config check --protocol qfb1 " + quoted(big));
+    EXPECT_EQ(qfb.exit, 0) << qfb.err;
+    EXPECT_NE(qfb.out.find("protocol qfb1 (--protocol)"), std::string::npos) << qfb.out;
+    EXPECT_EQ(qfb.out.find("protocol itch50"), std::string::npos) << qfb.out;
+
+    // Without --protocol every protocol is shown, each with both figures;
+    // ITCH's order store is reserved, not resident.
+    const std::string fine = tmp.file("fine.toml");
+    write_file(fine, "[itch]\nmax_orders = 100000000\n");
+    const CliResult all = run_cli("config check " + quoted(fine));
+    ASSERT_EQ(all.exit, 0) << all.err;
+    for (const char* p : {"protocol qfb1", "protocol mdp3", "protocol itch50"})
+        EXPECT_NE(all.out.find(p), std::string::npos) << p << " not in:\n" << all.out;
+    const auto at = all.out.find("  order books ");
+    ASSERT_NE(at, std::string::npos) << all.out;
+    unsigned reserved = 0, resident = 0;
+    ASSERT_EQ(std::sscanf(all.out.c_str() + at, "  order books %u %u", &reserved, &resident), 2) << all.out;
+    EXPECT_GT(reserved, 2800u);
+    EXPECT_LT(resident, 16u);
+}
+
+// Item 11: `config import-cme` writes only what loads and runs. It wrote
+// configs config check refused (--channels 310,310, --interface
+// 255.255.255.255) and one config check took but run refused (all 12 of a
+// channel's host-ips on every line, past the kernel's per-socket source
+// filters). Now: refused with exit 2 (FILE:LINE for what the XML says),
+// and what it writes passes config check with each line's own senders.
+TEST(Cli, ImportRuleImportCmeWritesOnlyWhatConfigCheckAccepts) {
+    const std::string xml = TICKGATE_SOURCE_DIR "/tests/feed/mdp3/cme_config_sample.xml";
+    expect_usage_error(run_cli("config import-cme " + quoted(xml) + " --channels 310,310"),
+                       {xml + ":6: --channels: expected each channel once, got 310 twice"});
+    for (const char* bad : {"255.255.255.255", "240.0.0.1", "239.1.1.1"})
+        expect_usage_error(run_cli("config import-cme " + quoted(xml) + " --channels 310 --interface " + bad),
+                           {"--interface: expected an IPv4 unicast address (below 224.0.0.0), got '", bad});
+    TempDir tmp;
+    const std::string out = tmp.file("cme.toml");
+    const CliResult imported = run_cli("config import-cme " + quoted(xml) + " --channels 310,311 --output " + quoted(out));
+    ASSERT_EQ(imported.exit, 0) << imported.err;
+    const CliResult check = run_cli("config check " + quoted(out));
+    EXPECT_EQ(check.exit, 0) << check.err;
+    const std::string toml = read_file(out);
+    EXPECT_NE(toml.find("a = { group = \"224.0.31.1\", port = 14310, interface = \"127.0.0.1\", sources = "
+                        "[\"205.209.223.70\", \"205.209.221.70\"] }"),
+              std::string::npos)
+        << toml;
 }
 
 // --config takes a regular file of at most 1 MiB: /dev/zero used to grow

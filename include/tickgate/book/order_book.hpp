@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tickgate/book/book.hpp"
+#include "tickgate/zeroed_array.hpp"
 
 namespace tickgate {
 
@@ -89,6 +90,11 @@ public:
     // What the constructor allocates (the config's memory estimate).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels) noexcept;
+    // What of it is resident once constructed: the per-instrument arrays
+    // (the order table and level arena are zero pages until used).
+    [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments) noexcept {
+        return std::size_t{max_instruments} * (sizeof(std::uint32_t) + 2 * sizeof(SideLevels));
+    }
 
     // A (or F): a new order; a live `ref` is replaced (ITCH50.md). `id` < max_instruments.
     OrderResult add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares, std::uint32_t price) noexcept;
@@ -167,12 +173,12 @@ private:
     bool grow(SideLevels& sl) noexcept;
     void release(SideLevels& sl) noexcept;
 
-    std::vector<Entry> table_;
+    ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
     std::size_t size_ = 0;
     std::size_t max_orders_;
     std::vector<std::uint32_t> orders_of_;  // open orders per instrument
     std::vector<SideLevels> sides_;         // [id * 2 + side]
-    std::vector<OrderLevel> arena_;
+    ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
     std::size_t arena_used_ = 0;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks_;  // by log2(cap); reserved at start-up
 };

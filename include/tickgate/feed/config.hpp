@@ -21,13 +21,23 @@ struct LineConfig {
     std::string group;                  // IPv4 multicast group, e.g. "239.1.1.1"
     std::uint16_t port = 0;
     std::string interface = "127.0.0.1";  // local address of the joining interface
+    // The senders this line joins (source-specific) and accepts: the line's
+    // own `sources` key, else its channel's; empty = any. At most
+    // max_sources_per_line() (the kernel refuses more per socket).
+    std::vector<std::string> sources = {};
 };
+
+// Source filters one socket may hold for a group: the kernel's
+// net.ipv4.igmp_max_msf, read when called (10, its default, if unreadable).
+// IP_ADD_SOURCE_MEMBERSHIP past it fails with ENOBUFS, so a config with more
+// sources on a line is refused when it is read.
+[[nodiscard]] std::uint32_t max_sources_per_line() noexcept;
 
 struct ChannelConfig {
     std::uint16_t id = 0;
     LineConfig a;
     LineConfig b;
-    std::vector<std::string> sources;   // allowed source addresses; empty = any
+    std::vector<std::string> sources;   // allowed source addresses of every line without its own; empty = any
     std::int64_t clock_offset_ns = 0;   // our clock minus the provider's (subtracted from source age)
     std::string protocol = "qfb1";      // what the channel speaks (protocols.hpp)
     // itch50 only: the channel's MoldUDP64 re-request server, "A.B.C.D:PORT"
@@ -217,31 +227,52 @@ public:
 // The memory a config makes `tickgate run` allocate at start-up, part by
 // part, computed from the sizes the constructors themselves allocate
 // (Sequencer, L2Book, SpscRing, RingPublisher with its arbiter and
-// decoder, Receiver, metrics snapshots, state log) — so that a config whose
-// keys are each in range but together too large is refused before anything
-// is allocated. Kernel socket buffers (receiver.rcvbuf_bytes) are not ours
-// and not counted.
+// decoder, Receiver, metrics snapshots, state log; ITCH's OrderBook and
+// MoldUDP64 pool) — so that a config whose keys are each in range but
+// together too large is refused before anything is allocated. Two figures:
+// reserved (address space, what every table full would be resident) and
+// resident at start-up (what the constructors write; a table of zero pages,
+// ZeroedArray, becomes resident only as it is used). The limit holds for
+// the reserved figure. Kernel socket buffers (receiver.rcvbuf_bytes) are
+// not ours and not counted.
 struct MemoryPart {
     std::string_view what;                    // e.g. "books"
     std::vector<std::string_view> keys;       // the keys it grows with, e.g. capacity.book_depth
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0;                  // reserved
+    std::uint64_t resident_bytes = 0;         // resident at start-up (<= bytes)
 };
 struct MemoryEstimate {
     std::vector<MemoryPart> parts;
-    std::uint64_t total_bytes = 0;
+    std::uint64_t total_bytes = 0;     // reserved
+    std::uint64_t resident_bytes = 0;  // resident at start-up
     [[nodiscard]] const MemoryPart& largest() const;
 };
+// For the config's protocol (its channels', or default_protocol).
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c);
+// For `protocol` (one of kProtocolNames): a channel-less config runs with
+// whatever --protocol says.
+[[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::string_view protocol);
+// The instrument ids of the ITCH pipeline: every u16 stock locate of every
+// channel (ITCH50.md "Locates and order references are a channel's own"):
+// 65,536 × the channels of a config with several ITCH channels, else 65,536.
+// What the ITCH instrument table and order store are sized for.
+[[nodiscard]] std::uint32_t itch_instrument_ids(const Config& c) noexcept;
 // Bytes as whole MiB, rounded up (what messages and `config check` print).
 [[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
 
 // Reads and validates a TOML file. Throws ConfigError on any problem
 // (unknown keys included; a config whose estimate_memory exceeds
 // capacity.max_memory_mb; a path that is not a regular file of at most
-// kMaxConfigBytes). Start-up only.
+// kMaxConfigBytes). `protocol`: what a config without channels will run as
+// (--protocol; it becomes default_protocol, and its estimate is checked);
+// kAnyProtocol: not known yet (`config check` without --protocol), every
+// protocol's estimate must fit. A config with channels is checked for its
+// channels' protocol. Start-up only.
 inline constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
-[[nodiscard]] Config load_config(const std::string& path);
+inline constexpr std::string_view kAnyProtocol{};
+[[nodiscard]] Config load_config(const std::string& path, std::string_view protocol = "qfb1");
 // Same, from text (`name` is used in messages).
-[[nodiscard]] Config parse_config(std::string_view toml_text, const std::string& name);
+[[nodiscard]] Config parse_config(std::string_view toml_text, const std::string& name,
+                                  std::string_view protocol = "qfb1");
 
 }  // namespace tickgate

@@ -20,6 +20,7 @@
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/event.hpp"
 #include "tickgate/feed/instruments.hpp"
+#include "tickgate/zeroed_array.hpp"
 
 namespace tickgate {
 
@@ -72,6 +73,11 @@ public:
     [[nodiscard]] static std::size_t recovery_bytes(const Capacity& c) noexcept {
         return std::size_t{c.recovery_instruments} *
                (std::size_t{c.recovery_depth} * sizeof(Event) + sizeof(RecoveryBlock) + sizeof(std::uint32_t));
+    }
+    // What of it is resident once constructed: the block bookkeeping (the
+    // events are zero pages, resident only in blocks that were used).
+    [[nodiscard]] static std::size_t recovery_resident_bytes(const Capacity& c) noexcept {
+        return std::size_t{c.recovery_instruments} * (sizeof(RecoveryBlock) + sizeof(std::uint32_t));
     }
 
     // Applies one event. Engine thread only; O(1) except snapshots (levels)
@@ -151,7 +157,7 @@ private:
     InstrumentTable& instruments_;
     InstrumentState* const states_;  // instruments_'s storage
     Book& book_;
-    std::vector<Event> recovery_;                // [block][recovery_depth]: events kept while suspect
+    ZeroedArray<Event> recovery_;                // [block][recovery_depth]: events kept while suspect (zero pages)
     std::vector<RecoveryBlock> blocks_;
     std::vector<std::uint32_t> free_blocks_;     // stack of free block indices
     PendingSnapshot pending_;
