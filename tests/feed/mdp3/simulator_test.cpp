@@ -161,7 +161,9 @@ TEST(Mdp3Simulator, GroundTruthBooksAreStrictlyOrderedAndNeverCrossed) {
         EXPECT_FALSE(in.bids.empty() && in.asks.empty());
         for (std::size_t i = 1; i < in.bids.size(); ++i) EXPECT_GT(in.bids[i - 1].price, in.bids[i].price);
         for (std::size_t i = 1; i < in.asks.size(); ++i) EXPECT_LT(in.asks[i - 1].price, in.asks[i].price);
-        if (!in.bids.empty() && !in.asks.empty()) EXPECT_LT(in.bids.front().price, in.asks.front().price);
+        if (!in.bids.empty() && !in.asks.empty()) {
+            EXPECT_LT(in.bids.front().price, in.asks.front().price);
+        }
     }
 }
 
