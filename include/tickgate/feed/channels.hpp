@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tickgate/counter.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/protocol.hpp"
 
 namespace tickgate {
@@ -130,6 +131,11 @@ public:
     DecodeResult decode_unarbitrated(std::span<const std::byte> d, const typename P::Key& key, std::int64_t recv_ns,
                                      std::uint8_t line, Sink&& sink) noexcept {
         return decoder_.decode_unarbitrated(d, key, recv_ns, line, sink);
+    }
+
+    // Start-up: the protocol decoder's own capacities from the config (P::configure, if it has one).
+    void configure(const Config& cfg) {
+        if constexpr (requires { P::configure(decoder_, cfg); }) P::configure(decoder_, cfg);
     }
 
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return decoder_.counters(); }
