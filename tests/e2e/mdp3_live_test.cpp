@@ -149,7 +149,7 @@ void check(const Handler& h, const GroundTruth& t, const Scenario& scenario) {
         ASSERT_TRUE(handle.has_value());
         ASSERT_LT(handle->id, venue->venue_ids.size());
         EXPECT_EQ(venue->venue_ids[handle->id], static_cast<std::int64_t>(in.id));
-        EXPECT_EQ(venue->book_errors[handle->id], 0u);
+        EXPECT_EQ(venue->book_errors[handle->id], h.book().book_errors(handle->id));
         const InstrumentState& st = h.instruments().state(handle->id);
         EXPECT_EQ(st.counters.lost, in.expected_lost);
         EXPECT_EQ(st.last_seq, in.last_seq);

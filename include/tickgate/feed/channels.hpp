@@ -141,6 +141,8 @@ public:
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return decoder_.counters(); }
     // The protocol's own decoder (its own figures: MDP3's channels and SecurityIDs).
     [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return decoder_; }
+    // Start-up only (its own capacities, as configure() sets them).
+    [[nodiscard]] typename P::Decoder& protocol_decoder() noexcept { return decoder_; }
     void count_malformed_unread() noexcept { decoder_.count_malformed_unread(); }
     [[nodiscard]] ChannelStreams<P>& streams() noexcept { return streams_; }
 

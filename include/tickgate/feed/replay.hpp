@@ -26,7 +26,8 @@ namespace tickgate {
 // apply_config (config.hpp) for a whole handler.
 template <class Handler>
 void apply_config(Handler& handler, const Config& cfg) {
-    handler.decoder().configure(cfg);
+    using P = typename Handler::Protocol;
+    if constexpr (requires(typename P::Decoder& d) { P::configure(d, cfg); }) handler.decoder().configure(cfg);
     apply_config(handler.instruments(), handler.sequencer(), cfg);
     configure_book(handler.book(), cfg);
 }
