@@ -34,6 +34,8 @@ namespace {
 
 constexpr bool kRequired = true;
 constexpr std::int64_t kMaxInstruments = 16'777'216;
+// [mdp3] max_definitions: 4 Mi definitions reserve 201 MB (touched only as they arrive).
+constexpr std::int64_t kMaxMdp3Definitions = 4'194'304;
 constexpr std::int64_t kMaxMemoryMb = 16'777'216;  // 16 TiB
 constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
 constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
@@ -549,8 +551,9 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
         // Venue time minus UTC, wrapped into ±12 h as the spec's estimate is.
         t->integer_or_word("utc_offset_minutes", c.itch.utc_offset_minutes, -720, 720, "auto");
     }
-    if (const auto t = root.table("mdp3", {"book_depth"})) {
+    if (const auto t = root.table("mdp3", {"book_depth", "max_definitions"})) {
         t->integer("book_depth", c.mdp3.book_depth, 1, c.capacity.book_depth, false, " (at most capacity.book_depth)");
+        t->integer("max_definitions", c.mdp3.max_definitions, 1, kMaxMdp3Definitions);
     }
     read_instruments(root, c);
     read_channels(root, c);

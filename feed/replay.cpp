@@ -130,6 +130,8 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
             ch["unknown_templates"] = c.unknown_templates;
             channels.push_back(std::move(ch));
         }
+        if (const auto& d = venue->definitions)
+            out["definitions"] = {{"stored", d->stored}, {"capacity", d->capacity}, {"dropped", d->dropped}};
     }
     json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : sorted_ids(instruments)) {
@@ -189,9 +191,15 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
         implausible += instruments.state(id).counters.implausible_seq;
         foreign_messages += instruments.state(id).counters.foreign_channel;
     }
-    if (foreign + implausible + foreign_messages > 0)  // rules 6 and 7: worth a look
-        out += fmt::format("dropped: foreign-channel packets {}  foreign-channel messages {}  implausible seq {}\n",
-                           foreign, foreign_messages, implausible);
+    const std::uint64_t out_of_range = h.sequencer.out_of_range;
+    if (foreign + implausible + foreign_messages + out_of_range > 0)  // rules 6 and 7, capacity: worth a look
+        out += fmt::format(
+            "dropped: foreign-channel packets {}  foreign-channel messages {}  implausible seq {}  "
+            "beyond capacity {} (capacity.max_instruments {})\n",
+            foreign, foreign_messages, implausible, out_of_range, instruments.max_instruments());
+    if (venue && venue->definitions && venue->definitions->dropped > 0)
+        out += fmt::format("definitions: {} stored, {} dropped ([mdp3] max_definitions {})\n",
+                           venue->definitions->stored, venue->definitions->dropped, venue->definitions->capacity);
     if (ctx.truncation)
         out += fmt::format("capture cut short: {} intact records replayed, the rest ({} of {} bytes) is incomplete\n",
                            ctx.truncation->intact_records,

@@ -32,6 +32,7 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kRerequested: return "rerequested";
         case StateChangeKind::kSnapshotJoin: return "snapshot_join";
         case StateChangeKind::kSnapshotLeave: return "snapshot_leave";
+        case StateChangeKind::kCapacity: return "capacity";
     }
     return "unknown";
 }
@@ -60,6 +61,7 @@ level_enum level_of(StateChangeKind k) noexcept {
             return level_enum::warn;
         case StateChangeKind::kLineDown:
         case StateChangeKind::kOverload:
+        case StateChangeKind::kCapacity:
             return level_enum::err;
         case StateChangeKind::kRecovered:
         case StateChangeKind::kStaleSnapshot:
@@ -123,6 +125,13 @@ std::string describe(const StateChange& c) {
                                c.value);
         case StateChangeKind::kSnapshotLeave:
             return fmt::format("snapshot leave: {}: left (every instrument clean), leave {}", who, c.value);
+        case StateChangeKind::kCapacity:
+            if (c.value == StateChange::kNoInstrument)
+                return fmt::format("capacity: {}: a message dropped, no instrument slot (capacity.max_instruments) "
+                                   "or definition room ([mdp3] max_definitions) left",
+                                   who);
+            return fmt::format("capacity: {}: a message for instrument {} dropped, beyond capacity.max_instruments", who,
+                               c.value);
     }
     return fmt::format("{}: {}: {}", to_string(c.kind), who, c.value);
 }
@@ -380,6 +389,16 @@ void StateLog::slow_update(const Update& u, const Event& ev) noexcept {
             set_suspect(id, true);  // its recovery is logged
             emit(StateChangeKind::kOverload, id, ev, 0);
             return;
+        case Verdict::kOutOfRange: {  // no instrument to name: the channel and line that carried it
+            StateChange c;
+            c.time_ns = ev.recv_ns;
+            c.value = id;
+            c.channel = ev.channel_id;
+            c.line = ev.line;
+            c.kind = StateChangeKind::kCapacity;
+            push(c);
+            return;
+        }
         default:
             return;
     }

@@ -52,11 +52,8 @@ int replay_as(const Options& a, const std::string& capture, const Config& cfg) {
                        .frames = &r.frames,
                        .truncation = r.truncation ? &*r.truncation : nullptr,
                        .foreign_channel_packets = r.foreign_channel_packets};
-    VenueSummary venue;
-    if constexpr (requires { P::venue_summary(handler, r.channel_names); }) {
-        venue = P::venue_summary(handler, r.channel_names);
-        ctx.venue = &venue;
-    }
+    const std::optional<VenueSummary> venue = venue_summary_of(handler, r.channel_names);
+    if (venue) ctx.venue = &*venue;
     fmt::print("{}", a.has("--json") ? summary_json(summary_source(handler), ctx)
                                      : summary_table(summary_source(handler), ctx));
     if (r.truncation) warn_cut_short(capture, *r.truncation, "replayed");

@@ -205,7 +205,11 @@ private:
 
     void print_summary() const {
         const FeedStats stats = handler_.stats();
-        const SummaryContext ctx{.now_ns = realtime_ns(), .foreign_channel_packets = foreign_channel_packets(stats)};
+        SummaryContext ctx{.now_ns = realtime_ns(), .foreign_channel_packets = foreign_channel_packets(stats)};
+        // The venue's part as replay renders it (MDP3: SecurityIDs, channels,
+        // book_errors); the network thread has stopped.
+        const std::optional<VenueSummary> venue = venue_summary_of(handler_);
+        if (venue) ctx.venue = &*venue;
         if (o_.json)
             fmt::print("{}", summary_json(summary(), ctx, &stats));
         else

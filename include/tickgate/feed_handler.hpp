@@ -95,6 +95,7 @@ public:
           sequencer_(instruments_, book_, cfg_.capacity),
           gate_(instruments_, cfg_.gate),
           snapshot_feed_(cfg_, receiver_.lines()) {
+        publisher_.configure(cfg_);
         apply_config(instruments_, sequencer_, cfg_);
         configure_book(book_, cfg_);
     }
@@ -175,6 +176,9 @@ public:
     [[nodiscard]] const PublisherCounters& publisher_counters() const noexcept { return publisher_.counters(); }
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return publisher_.arbiter_counters(); }
     [[nodiscard]] std::size_t ring_fill() const noexcept { return ring_.size_approx(); }
+    // The protocol's decoder (its own figures: MDP3's channels and
+    // SecurityIDs). Only once stop() has returned: the network thread writes it.
+    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return publisher_.protocol_decoder(); }
 
 private:
     template <class Idle>  // an idle strategy (idle.hpp), chosen once by start()

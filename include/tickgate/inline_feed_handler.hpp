@@ -70,6 +70,7 @@ public:
           sequencer_(instruments_, book_, cfg_.capacity),
           gate_(instruments_, cfg_.gate),
           snapshot_feed_(cfg_, receiver_.lines()) {
+        front_.configure(cfg_);
         apply_config(instruments_, sequencer_, cfg_);
         configure_book(book_, cfg_);
     }
@@ -131,6 +132,8 @@ public:
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> line_stats() const noexcept { return receiver_.lines(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return front_.arbiter_counters(); }
+    // The protocol's decoder (its own figures). Handler thread.
+    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return front_.protocol_decoder(); }
 
 private:
     // The ArbitratedDecoder's sink: each event straight into the sequencer

@@ -68,6 +68,7 @@ enum class Fault : std::uint8_t {
     kOverrun,          // a message runs past the datagram
     kBadLength,        // a known type whose length is not its size, or a length too small
     kTrailingBytes,    // bytes left after the last message
+    kBadSequence,      // a sequence number the venue never sends (MDP3 MsgSeqNum 0)
 };
 
 enum class PacketVerdict : std::uint8_t {

@@ -15,6 +15,7 @@
 
 #include "tickgate/feed/mdp3/protocol.hpp"
 #include "tickgate/feed/mdp3/simulator.hpp"
+#include "tickgate/feed/replay.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
 
@@ -135,10 +136,20 @@ void check(const Handler& h, const GroundTruth& t, const Scenario& scenario) {
     ASSERT_TRUE(t.exact_lost);
     ASSERT_EQ(t.send_errors, 0u);
     std::uint64_t lost = 0;
+    // The summary's MDP3 part live is replay's (run --json): per channel its
+    // figures, per instrument its SecurityID (not the dense index) and book_errors.
+    const std::optional<VenueSummary> venue = venue_summary_of(h);
+    ASSERT_TRUE(venue.has_value());
+    ASSERT_EQ(venue->channels.size(), 1u);
+    EXPECT_EQ(venue->channels[0].id, h.config().channels.front().id);
+    EXPECT_GT(venue->channels[0].packets, 0u);
     for (const InstrumentTruth& in : t.instruments) {
         SCOPED_TRACE(in.symbol);
         const auto handle = h.instruments().find(in.symbol);  // the definition feed's symbol
         ASSERT_TRUE(handle.has_value());
+        ASSERT_LT(handle->id, venue->venue_ids.size());
+        EXPECT_EQ(venue->venue_ids[handle->id], static_cast<std::int64_t>(in.id));
+        EXPECT_EQ(venue->book_errors[handle->id], h.book().book_errors(handle->id));
         const InstrumentState& st = h.instruments().state(handle->id);
         EXPECT_EQ(st.counters.lost, in.expected_lost);
         EXPECT_EQ(st.last_seq, in.last_seq);

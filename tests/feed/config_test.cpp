@@ -127,6 +127,8 @@ TEST(Config, Mdp3LinesAreOptionalAndBookDepthDefaultsToTen) {
     EXPECT_EQ(c.mdp3.book_depth, 10u);
     const Config deep = tickgate::parse_config("[capacity]\nbook_depth = 40\n[mdp3]\nbook_depth = 40\n", "m.toml");
     EXPECT_EQ(deep.mdp3.book_depth, 40u);
+    EXPECT_EQ(c.mdp3.max_definitions, 200'000u);
+    EXPECT_EQ(tickgate::parse_config("[mdp3]\nmax_definitions = 4194304\n", "m.toml").mdp3.max_definitions, 4'194'304u);
 }
 
 TEST(Config, Mdp3BookDepthIsTheIndexedBooksDefaultDepth) {
@@ -459,6 +461,9 @@ const BadCase kBadCases[] = {
      "channel[0].definition_a.group", 6},
     {"mdp3 book depth zero", "[mdp3]\nbook_depth = 0\n", "mdp3.book_depth", 2},
     {"mdp3 book depth past capacity", "[capacity]\nbook_depth = 8\n[mdp3]\nbook_depth = 9\n", "mdp3.book_depth", 4},
+    // Issue 21 item 7: the definitions' capacity is a stated, checked key.
+    {"mdp3 max_definitions zero", "[mdp3]\nmax_definitions = 0\n", "mdp3.max_definitions", 2},
+    {"mdp3 max_definitions past 4 Mi", "[mdp3]\nmax_definitions = 4194305\n", "mdp3.max_definitions", 2},
     {"unknown key in mdp3", "[mdp3]\ndepth = 5\n", "mdp3.depth", 2},
     // TOML syntax.
     {"unterminated table header", "[gate]\nstale_ms = 1\n[capacity\n", "TOML syntax error", 3},

@@ -37,9 +37,11 @@ namespace {
 std::atomic<std::uint64_t> g_allocations{0};
 }  // namespace
 
-// These replacements pair malloc/aligned_alloc with free on purpose (they
-// count every allocation); GCC 12 flags each inlined pairing of a
-// replaced new with a replaced delete as mismatched, a false positive here.
+// The replacements allocate with malloc and free with free, on purpose. GCC
+// 12 inlines them into gtest's `new TestClass` and, where a test's fixture
+// can throw (std::bad_alloc from a decoder's constructor), reports the
+// free() on the unwinding path as mismatched with operator new: it is not.
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
@@ -62,6 +64,7 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 

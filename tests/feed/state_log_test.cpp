@@ -181,12 +181,27 @@ TEST_F(StateLogTest, NonChangesLogNothing) {
     apply(quote(3, 50));      // duplicate
     apply(heartbeat(3, 101));  // in step
     apply(snapshot(3, 100));  // at the book: applied, was clean
-    apply(quote(99, 1));      // out of range
     for (std::uint64_t s = 1; s <= 10; ++s) apply(delta(4, s));
     EXPECT_TRUE(log.flush());
     log.stop();
     EXPECT_EQ(log.pushed(), 0u);
     EXPECT_EQ(lines().size(), 0u) << text();
+}
+
+// Issue 21 item 7: a message dropped for want of capacity (an instrument id
+// beyond max_instruments; MDP3: no slot or definition room) is logged, by channel.
+TEST_F(StateLogTest, AMessageBeyondCapacityIsLogged) {
+    Capacity cap;
+    cap.max_instruments = 16;
+    Handler seq(cap, GateConfig{});
+    StateLog log(config("trace"), {.max_instruments = 16}, &seq.instruments());
+    const Event e = quote(99, 1);
+    log.on_update(seq.apply(e), e);
+    EXPECT_TRUE(log.flush());
+    log.stop();
+    ASSERT_EQ(lines().size(), 1u) << text();
+    EXPECT_NE(text().find("capacity: channel"), std::string::npos) << text();
+    EXPECT_NE(text().find("instrument 99 dropped, beyond capacity.max_instruments"), std::string::npos) << text();
 }
 
 TEST_F(StateLogTest, RateLimitAllowsNLinesThenOneSuppressionLine) {

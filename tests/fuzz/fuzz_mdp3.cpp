@@ -15,12 +15,19 @@
 // instrument suspect; the decoder's figures consistent (malformed <=
 // packets, every datagram counted on one channel); the events of a datagram
 // within mdp3::max_events_for; the gate consistent with the state.
+// Per event (issue 21 item 4): an entry or snapshot whose RptSeq is more
+// than kImplausibleSeqJump ahead of its instrument's known last_seq is
+// dropped as implausible and moves neither last_seq nor the book. Per
+// datagram: at most kDatagramBudgetNs of this thread's CPU time (decode,
+// sequence, book; the harness's own checks not included) — work bounded
+// by the bytes, whatever they hold.
+#include <time.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "fuzz_common.hpp"
-#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
 
@@ -30,6 +37,38 @@ using namespace tickgate;
 using Mdp3Handler = BasicHandler<mdp3::Protocol>;
 
 constexpr std::int64_t kBase = 1'700'000'000'000'000'000;
+// 50 ms of CPU time for one datagram of at most 1,500 bytes: a healthy one
+// takes microseconds even under ASan + UBSan; the thread's CPU clock, not
+// the wall clock, so a loaded machine does not trip it.
+constexpr std::int64_t kDatagramBudgetNs = 50'000'000;
+
+std::int64_t thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Rule 6 on one event: a far-ahead RptSeq on a known instrument moves nothing.
+void apply_checked(Mdp3Handler& h, const Event& ev) {
+    const bool entry = ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry;
+    const bool snapshot = ev.kind == EventKind::kSnapshotBegin;
+    const std::uint32_t id = ev.instrument_id;
+    if ((!entry && !snapshot) || id >= h.instruments().max_instruments()) {
+        (void)h.apply(ev);
+        return;
+    }
+    const InstrumentState& st = h.instruments().state(id);
+    const std::uint64_t seq = entry ? ev.u.entry.seq : ev.u.snapshot.seq;
+    const bool far = st.known && seq > st.last_seq && seq - st.last_seq > kImplausibleSeqJump;
+    const std::uint64_t last = st.last_seq;
+    const std::size_t bids = h.book().side(id, Side::kBid).size();
+    const std::size_t asks = h.book().side(id, Side::kAsk).size();
+    const Update u = h.apply(ev);
+    if (!far) return;
+    FUZZ_CHECK(u.verdict == Verdict::kImplausible);
+    FUZZ_CHECK(st.last_seq == last);
+    FUZZ_CHECK(h.book().side(id, Side::kBid).size() == bids && h.book().side(id, Side::kAsk).size() == asks);
+}
 constexpr std::int64_t kSteps[4] = {0, 1'000, 1'000'000, 1'000'000'000};
 
 void check(const Mdp3Handler& h, std::int64_t now) {
@@ -60,6 +99,10 @@ void check(const Mdp3Handler& h, std::int64_t now) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Mdp3Handler h(fuzz::small_capacity(), fuzz::gate_config());
+    // The decoder's instrument slots (the table's) and definitions, as a
+    // config gives them (mdp3::Protocol::configure): small, so that both
+    // overflow (out of range) within an input.
+    h.decoder().protocol_decoder().set_capacity(fuzz::small_capacity().max_instruments, 32);
     std::int64_t now = kBase;
     std::size_t pos = 0;
     while (size - pos >= 2) {
@@ -75,13 +118,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::size_t events = 0;
         const auto apply = [&](const Event& ev) {
             ++events;
-            (void)h.apply(ev);
+            apply_checked(h, ev);
         };
+        const std::int64_t started = thread_cpu_ns();
         if (channel == 4)
             h.decoder().decode_unarbitrated(d, mdp3::Protocol::read_key(d, 3), now,
                                             static_cast<std::uint8_t>(kSnapshotLineA + line), apply);
         else
             h.decoder().decode(d, now, line, apply, channel);
+        FUZZ_CHECK(thread_cpu_ns() - started <= kDatagramBudgetNs);
         FUZZ_CHECK(events <= mdp3::max_events_for(len));
         check(h, now);
     }

@@ -43,7 +43,7 @@ public:
     [[nodiscard]] GateDecision check(std::uint32_t id, std::int64_t now_ns) const noexcept {
         if (id >= instruments_->max_instruments()) [[unlikely]] return {GateReason::kUnknown, 0};
         const InstrumentState& st = instruments_->state(id);
-        if (!st.seen) [[unlikely]] return {GateReason::kUnknown, 0};
+        if (!st.seen || st.deleted) [[unlikely]] return {GateReason::kUnknown, 0};
         if (!st.booked) [[unlikely]] return {GateReason::kNotSubscribed, 0};
         std::int64_t silence = 0;
         if (st.alive && __builtin_sub_overflow(now_ns, st.last_alive_ns, &silence)) [[unlikely]]

@@ -76,8 +76,15 @@ public:
         return arbitrate_ ? arbiter_.next_deadline() : INT64_MAX;
     }
 
+    // Start-up: the protocol decoder's own capacities from the config (P::configure, if it has one).
+    void configure(const Config& cfg) {
+        if constexpr (requires { P::configure(decoder_, cfg); }) P::configure(decoder_, cfg);
+    }
+
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return arbiter_.counters(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return decoder_.counters(); }
+    // The protocol's own decoder (its own figures). Network thread, or once it has stopped.
+    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return decoder_; }
 
 private:
     template <class Sink>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tickgate/counter.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/protocol.hpp"
 
 namespace tickgate {
@@ -132,9 +133,16 @@ public:
         return decoder_.decode_unarbitrated(d, key, recv_ns, line, sink);
     }
 
+    // Start-up: the protocol decoder's own capacities from the config (P::configure, if it has one).
+    void configure(const Config& cfg) {
+        if constexpr (requires { P::configure(decoder_, cfg); }) P::configure(decoder_, cfg);
+    }
+
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return decoder_.counters(); }
     // The protocol's own decoder (its own figures: MDP3's channels and SecurityIDs).
     [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return decoder_; }
+    // Start-up only (its own capacities, as configure() sets them).
+    [[nodiscard]] typename P::Decoder& protocol_decoder() noexcept { return decoder_; }
     void count_malformed_unread() noexcept { decoder_.count_malformed_unread(); }
     [[nodiscard]] ChannelStreams<P>& streams() noexcept { return streams_; }
 

@@ -154,6 +154,12 @@ struct Mdp3Config {
     // Levels per side of an instrument whose definition gives no depth;
     // 1..capacity.book_depth.
     std::uint32_t book_depth = 10;
+    // SecurityIDs whose definition is kept (symbol, depth), traded or not:
+    // a definition takes no instrument slot (capacity.max_instruments) until
+    // its instrument trades or its symbol is subscribed. A definition of a
+    // new SecurityID beyond this is dropped and counted (out_of_range_instruments,
+    // the summary's "definitions".dropped, the state log). 1..4,194,304.
+    std::uint32_t max_definitions = 200'000;
 };
 
 // The default of capacity.max_memory_mb: half of this machine's physical

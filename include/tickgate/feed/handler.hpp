@@ -68,6 +68,8 @@ public:
     [[nodiscard]] SessionDecoder<P>& decoder() noexcept { return decoder_; }
     [[nodiscard]] const SessionDecoder<P>& decoder() const noexcept { return decoder_; }
     [[nodiscard]] ChannelStreams<P>& streams() noexcept { return decoder_.streams(); }
+    // The protocol's own decoder (its own figures: MDP3's channels and SecurityIDs).
+    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return decoder_.protocol_decoder(); }
     [[nodiscard]] BasicSequencer<Book>& sequencer() noexcept { return sequencer_; }
     [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
     [[nodiscard]] InstrumentTable& instruments() noexcept { return instruments_; }

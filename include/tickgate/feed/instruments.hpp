@@ -50,6 +50,9 @@ struct InstrumentState {
     bool known = false;       // last_seq is meaningful
     bool suspect = true;
     bool booked = true;       // its book is built and its updates delivered (subscriptions)
+    // MDP3: the venue deleted its definition (SecurityUpdateAction 'D'): not
+    // tradeable, the gate answers unknown, until a definition adds it again.
+    bool deleted = false;
     std::int8_t price_exponent = -8;
     std::uint16_t channel_id = 0;
     std::uint32_t recovery_block = std::numeric_limits<std::uint32_t>::max();

@@ -26,6 +26,8 @@ namespace tickgate {
 // apply_config (config.hpp) for a whole handler.
 template <class Handler>
 void apply_config(Handler& handler, const Config& cfg) {
+    using P = typename Handler::Protocol;
+    if constexpr (requires(typename P::Decoder& d) { P::configure(d, cfg); }) handler.decoder().configure(cfg);
     apply_config(handler.instruments(), handler.sequencer(), cfg);
     configure_book(handler.book(), cfg);
 }
@@ -111,6 +113,16 @@ template <class Handler>
 [[nodiscard]] SummarySource summary_source(const Handler& h) noexcept {
     return {h.decoder().counters(), h.instruments(), h.sequencer().counters(), BookReader(h.book()), h.gate(),
             h.gate_config()};
+}
+
+// What the protocol adds to the summary (P::venue_summary), for replay and
+// run alike: nothing for a protocol without it. `names`: a replay's
+// destination channels (none live).
+template <class Handler>
+[[nodiscard]] std::optional<VenueSummary> venue_summary_of(const Handler& h, const ChannelNames& names = {}) {
+    using P = typename Handler::Protocol;
+    if constexpr (requires { P::venue_summary(h, names); }) return P::venue_summary(h, names);
+    return std::nullopt;
 }
 
 // The JSON summary (field names fixed by the spec of `replay --json`; the

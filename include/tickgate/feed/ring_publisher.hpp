@@ -58,6 +58,11 @@ public:
     // Earliest arbitration deadline (INT64_MAX: nothing held).
     [[nodiscard]] std::int64_t next_deadline() const noexcept { return front_.next_deadline(); }
 
+    // Start-up (ArbitratedDecoder::configure).
+    void configure(const Config& cfg) { front_.configure(cfg); }
+    // Network thread, or once it has stopped.
+    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return front_.protocol_decoder(); }
+
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return front_.arbiter_counters(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }
     [[nodiscard]] const PublisherCounters& counters() const noexcept { return counters_; }

@@ -299,6 +299,7 @@ Update BasicSequencer<Book>::finish_snapshot() noexcept {
 template <SequencedBook Book>
 Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
+    st.deleted = ev.u.definition.removed;  // configured symbols or not: the venue no longer lists it
     if (learn_definitions_) {
         // A deleted instrument loses its symbol: find() no longer answers
         // it and handles taken before read `unknown` (its generation moves).

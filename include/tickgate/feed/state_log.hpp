@@ -51,8 +51,10 @@ enum class StateChangeKind : std::uint8_t {
     kRerequested,    // channel (MoldUDP64): holes filled by the re-request server; value: messages recovered
     kSnapshotJoin,   // MDP3: channel, snapshot line joined; value: its joins so far
     kSnapshotLeave,  // MDP3: channel, snapshot line left; value: its leaves so far
+    kCapacity,       // channel, line: a message for an instrument beyond capacity dropped;
+                     // value: its instrument id (kNoInstrument: MDP3, no slot or definition room)
 };
-inline constexpr std::size_t kStateChangeKinds = 12;
+inline constexpr std::size_t kStateChangeKinds = 13;
 
 [[nodiscard]] std::string_view to_string(StateChangeKind k) noexcept;
 
@@ -119,7 +121,6 @@ public:
                     recovered(u, ev);
                 return;
             case Verdict::kSnapshotLevels:  // intermediate: suspect not meaningful
-            case Verdict::kOutOfRange:
                 return;
             default:
                 slow_update(u, ev);

@@ -22,8 +22,16 @@ struct VenueChannelSummary {
     std::uint64_t unknown_templates = 0;
 };
 
+// MDP3: the definitions kept by SecurityID ([mdp3] max_definitions).
+struct VenueDefinitions {
+    std::uint32_t stored = 0;
+    std::uint32_t capacity = 0;
+    std::uint64_t dropped = 0;  // definitions of a new SecurityID with the store full
+};
+
 struct VenueSummary {
     std::vector<VenueChannelSummary> channels;
+    std::optional<VenueDefinitions> definitions;
     std::vector<std::int64_t> venue_ids;     // by instrument index: the venue's id (MDP3 SecurityID)
     std::vector<std::uint64_t> book_errors;  // by instrument index
 };

@@ -8,6 +8,8 @@
 
 #include "mdp3_builder.hpp"
 #include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/mdp3/decoder.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
 
@@ -175,9 +177,16 @@ TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
         groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
         Bytes p = test::packet(1, 0);
         p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
-        const Decoded d = decode(dec, p);
+        EXPECT_EQ(decode(dec, p).events.size(), 0u) << "stored: a definition takes no instrument slot";
+        const StoredDefinition* stored = dec.definitions().find(123456);
+        ASSERT_NE(stored, nullptr);
+        EXPECT_EQ(stored->removed, action == 'D');
+        Bytes trade = test::packet(2, 0);
+        trade.append(volume37(123456, 1));
+        const Decoded d = decode(dec, trade);
         EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
-        ASSERT_EQ(d.events.size(), 1u);
+        ASSERT_EQ(d.events.size(), 2u) << "its first entry brings the stored definition first";
+        EXPECT_EQ(d.events[1].kind, EventKind::kSequencedEntry);
         EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
         EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
         EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
@@ -189,12 +198,13 @@ TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
 
 TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {
     PacketDecoder dec;
-    dec.set_max_instruments(2);
+    dec.set_capacity(2, 8);
     Bytes p = test::packet(1, 0);
     p.append(volume37(1, 1)).append(volume37(2, 1)).append(volume37(3, 1)).append(volume37(1, 2));
     const Decoded d = decode(dec, p);
-    EXPECT_EQ(d.events.size(), 3u);
-    EXPECT_EQ(dec.mdp3_counters().unmapped_entries.get(), 1u);
+    ASSERT_EQ(d.events.size(), 4u);
+    EXPECT_EQ(d.events[2].instrument_id, PacketDecoder::kNoSlot) << "emitted beyond every instrument: out of range";
+    EXPECT_EQ(dec.mdp3_counters().unslotted_messages.get(), 1u);
     EXPECT_EQ(dec.securities().find(3), SecurityMap::kNone);
 }
 
@@ -392,6 +402,92 @@ TEST(Mdp3Framing, APacketWhoseMsgSeqNumWasTakenIsNotParsedAndAJumpIsAChannelGap)
     EXPECT_EQ(c.duplicate_packets.get(), 2u);
     EXPECT_EQ(c.gaps.get(), 1u);
     EXPECT_EQ(c.lost_packets.get(), 2u);
+}
+
+}  // namespace
+}  // namespace tickgate::mdp3
+
+namespace tickgate::mdp3 {
+namespace {
+
+Bytes channel_reset4() {
+    Bytes root;
+    root.put<std::uint64_t>(5).put<std::uint8_t>(0);
+    return test::message(tid::kChannelReset, 9, root, test::group_header(2, 1).put<std::int16_t>(310));
+}
+
+// MDP3.md "Malformed input": MsgSeqNum 0 is corrupt — the packet is
+// malformed whole, its messages not read, and it moves no channel state
+// (not taken as a first packet, not deduplicated against, no gap to what follows).
+TEST(Mdp3Malformed, MsgSeqNumZeroIsMalformedWholeUnreadAndMovesNoChannelState) {
+    SessionDecoder<Protocol> dec;
+    std::vector<Event> events;
+    const auto send = [&](std::uint32_t seq) {
+        Bytes p = test::packet(seq, 0);
+        p.append(volume37(1, seq + 100));
+        const std::span<const std::byte> d(p.bytes());
+        return dec.decode(d, 100, 0, [&](const Event& ev) { events.push_back(ev); }, 3);
+    };
+    EXPECT_EQ(send(0).verdict, PacketVerdict::kMalformed);
+    EXPECT_EQ(send(0).fault, Fault::kBadSequence) << "every copy: malformed, never a duplicate";
+    EXPECT_TRUE(events.empty()) << "its messages are not read";
+    EXPECT_EQ(send(50).verdict, PacketVerdict::kDecoded);
+    EXPECT_EQ(send(0).verdict, PacketVerdict::kMalformed);
+    EXPECT_EQ(send(51).verdict, PacketVerdict::kDecoded);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].kind, EventKind::kSequencedEntry) << "50 is the channel's first packet: no gap from 0";
+    EXPECT_EQ(events[1].kind, EventKind::kSequencedEntry) << "0 between 50 and 51 moved nothing: no gap, no session";
+    const ChannelCounters& c = dec.protocol_decoder().channel_counters(0);
+    EXPECT_EQ(c.packets.get(), 5u);
+    EXPECT_EQ(c.gaps.get(), 0u);
+    EXPECT_EQ(c.duplicate_packets.get(), 0u);
+    EXPECT_EQ(dec.counters().malformed_packets.get(), 3u);
+    EXPECT_EQ(dec.counters().session_changes.get(), 0u);
+}
+
+// MDP3.md "ChannelReset": only the incremental feed's resets a channel; one
+// carried on a snapshot or definition line is read and acts on nothing.
+TEST(Mdp3Framing, OnlyAnIncrementalLinesChannelResetActsNotASnapshotOrDefinitionLines) {
+    PacketDecoder dec;
+    std::vector<Event> events;
+    const auto sink = [&](const Event& ev) { events.push_back(ev); };
+    Bytes p = test::packet(1, 0);
+    p.append(channel_reset4());
+    const std::span<const std::byte> d(p.bytes());
+    for (const std::uint8_t line : {kSnapshotLineA, kDefinitionLineB})
+        EXPECT_EQ(dec.decode_unarbitrated(d, read_key(d, 3), 100, line, sink).verdict, PacketVerdict::kDecoded);
+    EXPECT_TRUE(events.empty());
+    EXPECT_EQ(dec.mdp3_counters().ignored_channel_resets.get(), 2u);
+    EXPECT_EQ(dec.channel_counters(0).resets.get(), 0u);
+    (void)dec.decode(d, read_key(d, 3), SessionMark::kFirst, 100, kLineA, sink);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, EventKind::kChannelReset);
+    EXPECT_EQ(dec.channel_counters(0).resets.get(), 1u);
+}
+
+// Item 8: every channel keeps its own MsgSeqNum, past 256 channels too (the
+// decoder had 256 slots; channels beyond shared the last one's state).
+TEST(Mdp3Channels, EveryChannelPast256KeepsItsOwnMsgSeqNum) {
+    PacketDecoder dec;
+    constexpr std::uint16_t kChannels = 300;
+    std::size_t entries = 0;
+    const auto sink = [&](const Event& ev) { entries += ev.kind == EventKind::kSequencedEntry; };
+    for (std::uint32_t seq = 1; seq <= 3; ++seq)
+        for (std::uint16_t ch = 1; ch <= kChannels; ++ch) {
+            Bytes p = test::packet(seq, 0);
+            p.append(volume37(ch, seq));
+            const std::span<const std::byte> d(p.bytes());
+            (void)dec.decode(d, read_key(d, ch), seq == 1 ? SessionMark::kFirst : SessionMark::kCurrent, 100, 0, sink);
+        }
+    EXPECT_EQ(entries, 3u * kChannels) << "no packet taken for another channel's copy";
+    ASSERT_EQ(dec.channel_count(), kChannels);
+    for (std::uint32_t slot = 0; slot < dec.channel_count(); ++slot) {
+        SCOPED_TRACE(dec.channel_id(slot));
+        EXPECT_EQ(dec.channel_id(slot), slot + 1);
+        EXPECT_EQ(dec.channel_counters(slot).packets.get(), 3u);
+        EXPECT_EQ(dec.channel_counters(slot).duplicate_packets.get(), 0u);
+        EXPECT_EQ(dec.channel_counters(slot).gaps.get(), 0u);
+    }
 }
 
 }  // namespace

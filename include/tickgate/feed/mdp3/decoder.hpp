@@ -10,12 +10,17 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <new>
+#include <string_view>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "tickgate/event.hpp"
+#include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/mdp3/security_map.hpp"
 #include "tickgate/feed/mdp3/wire.hpp"
 #include "tickgate/protocol.hpp"
@@ -36,6 +41,9 @@ struct Key {
     [[nodiscard]] PacketFingerprint fingerprint() const noexcept { return {send_ns, len}; }
 };
 
+// MDP3.md "Malformed input": MsgSeqNum 0 is corrupt (the venue numbers
+// from 1): the key is invalid, so the packet is malformed whole, unread,
+// and moves no channel state (the channel table ignores invalid keys).
 [[nodiscard]] inline Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
     Key k;
     k.len = static_cast<std::uint32_t>(d.size());
@@ -43,7 +51,7 @@ struct Key {
     if (d.size() < kPacketHeaderSize) return k;
     k.seq = load_le<std::uint32_t>(d.data());
     k.send_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(d.data() + 4));
-    k.fault = Fault::kNone;
+    k.fault = k.seq == 0 ? Fault::kBadSequence : Fault::kNone;
     return k;
 }
 
@@ -89,26 +97,58 @@ struct ChannelCounters {
 
 // MDP3's own decoder figures, beside DecoderCounters.
 struct Mdp3Counters {
-    RelaxedCounter entries;            // sequenced entries emitted (book, trade, statistics, ...)
-    RelaxedCounter unmapped_entries;   // entries / snapshots whose SecurityID did not fit max_instruments
-    RelaxedCounter channel_resets;
+    RelaxedCounter entries;              // sequenced entries emitted (book, trade, statistics, ...)
+    RelaxedCounter unslotted_messages;   // entries, snapshots, definitions of a SecurityID without an instrument
+                                         // slot (capacity.max_instruments full): emitted for kNoSlot, out of range
+    RelaxedCounter dropped_definitions;  // definitions of a new SecurityID with [mdp3] max_definitions stored
+    RelaxedCounter channel_resets;       // ChannelResets acted on (incremental lines)
+    RelaxedCounter ignored_channel_resets;  // ChannelResets on a snapshot or definition line: never act
     RelaxedCounter heartbeats;
     RelaxedCounter definitions;
 };
 
 class PacketDecoder {
 public:
-    // Channels with figures of their own; any further channel shares the last slot.
-    static constexpr std::uint32_t kMaxChannels = 256;
+    // The instrument id of an event whose SecurityID found no instrument
+    // slot: beyond every max_instruments, so the sequencer counts it
+    // (out_of_range_instruments) and the state log reports it.
+    static constexpr std::uint32_t kNoSlot = SecurityMap::kNone;
+    // Every channel id (u16) has a slot of its own: no two channels share
+    // MsgSeqNum state, however many a config names.
+    static constexpr std::uint32_t kChannelIds = 1u << 16;
 
-    // SecurityIDs the decoder maps by default: dense indices past the
-    // sequencer's max_instruments are counted there (out_of_range), so this
-    // only bounds the map (1.3 MB).
-    static constexpr std::uint32_t kDefaultSecurities = 1u << 16;
+    // Defaults of the decoder's own capacities (set_capacity below).
+    static constexpr std::uint32_t kDefaultInstruments = 4096;     // Capacity::max_instruments
+    static constexpr std::uint32_t kDefaultDefinitions = 200'000;  // Mdp3Config::max_definitions
 
-    PacketDecoder() : map_(kDefaultSecurities), slot_of_(1u << 16, kNoSlot), channels_(new Channel[kMaxChannels]) {}
-    // Start-up only: a new, empty SecurityID map for `n` instruments.
-    void set_max_instruments(std::uint32_t n) { map_ = SecurityMap(n); }
+    PacketDecoder()
+        : map_(kDefaultInstruments),
+          definitions_(kDefaultDefinitions),
+          slot_of_(kChannelIds, kNoChannel),
+          channels_(static_cast<Channel*>(std::malloc(kChannelIds * sizeof(Channel)))) {
+        if (!channels_) throw std::bad_alloc();  // reserved: only the channels seen are touched
+    }
+    // Start-up only: `max_instruments` instrument slots (capacity.max_instruments:
+    // the instrument table's ids) and room for `max_definitions` definitions,
+    // both empty; symbols whose definition takes a slot untraded (subscribe_symbol) are kept.
+    void set_capacity(std::uint32_t max_instruments, std::uint32_t max_definitions) {
+        map_ = SecurityMap(max_instruments);
+        definitions_ = DefinitionTable(max_definitions);
+    }
+    // Start-up only: a definition of `symbol` takes an instrument slot at once
+    // (instruments.subscribe: the engine finds it before it trades).
+    // False if it is not 1..16 bytes or `capacity` symbols are given already.
+    bool subscribe_symbol(std::string_view symbol, std::uint32_t capacity) {
+        if (!subscribed_) subscribed_ = std::make_unique<SymbolIndex>(capacity);
+        return subscribed_->insert(symbol, 0);
+    }
+    // What the decoder allocates (its channel table reserved, touched per channel seen).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_definitions) noexcept {
+        std::size_t map_slots = 2;
+        while (map_slots < std::size_t{max_instruments} * 2) map_slots *= 2;
+        return map_slots * 8 + std::size_t{max_instruments} * 4 + DefinitionTable::bytes_for(max_definitions) +
+               kChannelIds * (sizeof(std::uint32_t) + sizeof(Channel));
+    }
 
     // Decodes `d` (whose header `key` holds) and hands each Event to
     // `sink(const Event&)` in wire order. A stale session is discarded
@@ -121,14 +161,18 @@ public:
     // is_unarbitrated_line): their MsgSeqNum is their own feed's, so it is
     // neither arbitrated nor checked against the incremental feed's, and
     // every copy is decoded (a snapshot applies by RptSeq, a definition
-    // again is harmless). Counted in the channel's packets.
+    // again is harmless). Counted in the channel's packets. A ChannelReset
+    // here acts on nothing (MDP3.md: only the incremental feed's resets the
+    // channel's books); it is counted in ignored_channel_resets.
     template <class Sink>
     DecodeResult decode_unarbitrated(std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
                                      std::uint8_t line, Sink&& sink) noexcept;
 
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
     [[nodiscard]] const Mdp3Counters& mdp3_counters() const noexcept { return mdp3_; }
+    // The instrument slots: SecurityID of each instrument id.
     [[nodiscard]] const SecurityMap& securities() const noexcept { return map_; }
+    [[nodiscard]] const DefinitionTable& definitions() const noexcept { return definitions_; }
     // Channels in order of first datagram, with their figures.
     [[nodiscard]] std::uint32_t channel_count() const noexcept { return channel_count_; }
     [[nodiscard]] std::uint16_t channel_id(std::uint32_t slot) const noexcept { return channels_[slot].id; }
@@ -164,14 +208,24 @@ private:
         return ev;
     }
     struct Channel;
-    // The messages after the packet header, each checked whole, into `sink`.
+    // The messages after the packet header, each checked whole, into `sink`;
+    // `incremental`: the channel's A/B lines (their ChannelResets act).
     template <class Sink>
-    DecodeResult decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, Sink& sink) noexcept;
+    DecodeResult decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, bool incremental,
+                                 Sink& sink) noexcept;
     template <class Sink>
-    void emit(const Checked& c, Event& ev, Sink& sink) noexcept;
+    void emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept;
     template <class Sink>
     void emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept;
-    bool definition(const Checked& c, Event& ev) noexcept;
+    template <class Sink>
+    void definition(const Checked& c, Event& ev, Sink& sink) noexcept;
+    // The instrument id of `security_id` for a sequenced message, given one
+    // if it has none (its stored definition emitted first, into `sink`, so
+    // the instrument starts with its symbol); kNoSlot when every slot is taken.
+    template <class Sink>
+    std::uint32_t slot_for(std::int32_t security_id, Event& ev, Sink& sink) noexcept;
+    template <class Sink>
+    void emit_definition(std::uint32_t id, const StoredDefinition& def, Event& ev, Sink& sink) noexcept;
 
     struct Channel {
         std::uint16_t id = 0;
@@ -179,25 +233,27 @@ private:
         std::uint64_t last_seq = 0;
         ChannelCounters counters;
     };
-    static constexpr std::uint16_t kNoSlot = 0xFFFF;
+    static constexpr std::uint32_t kNoChannel = std::numeric_limits<std::uint32_t>::max();
     Channel& channel(std::uint16_t id) noexcept {
-        std::uint16_t& slot = slot_of_[id];
-        if (slot == kNoSlot) {
-            if (channel_count_ < kMaxChannels) {
-                slot = static_cast<std::uint16_t>(channel_count_++);
-                channels_[slot].id = id;
-            } else {
-                slot = kMaxChannels - 1;
-            }
+        std::uint32_t& slot = slot_of_[id];
+        if (slot == kNoChannel) {  // at most kChannelIds: every id its own slot
+            slot = channel_count_++;
+            new (&channels_[slot]) Channel{};
+            channels_[slot].id = id;
         }
         return channels_[slot];
     }
+    struct FreeChannels {
+        void operator()(Channel* p) const noexcept { std::free(p); }  // Channel is trivially destructible
+    };
 
     DecoderCounters counters_;
     Mdp3Counters mdp3_;
     SecurityMap map_;
-    std::vector<std::uint16_t> slot_of_;  // channel id -> slot in channels_
-    std::unique_ptr<Channel[]> channels_;
+    DefinitionTable definitions_;
+    std::unique_ptr<SymbolIndex> subscribed_;  // symbols whose definition takes a slot; none: null
+    std::vector<std::uint32_t> slot_of_;       // channel id -> slot in channels_
+    std::unique_ptr<Channel[], FreeChannels> channels_;
     std::uint32_t channel_count_ = 0;
 };
 
@@ -258,7 +314,7 @@ DecodeResult PacketDecoder::decode(std::span<const std::byte> d, const Key& key,
     }
     ch.started = true;
     ch.last_seq = key.seq;
-    return decode_messages(d, ch, ev, sink);
+    return decode_messages(d, ch, ev, true, sink);
 }
 
 template <class Sink>
@@ -269,11 +325,12 @@ DecodeResult PacketDecoder::decode_unarbitrated(std::span<const std::byte> d, co
     ch.counters.packets.add();
     if (!key.valid()) return malformed(key.fault, 0);
     Event ev = packet_event(key, recv_ns, line);
-    return decode_messages(d, ch, ev, sink);
+    return decode_messages(d, ch, ev, false, sink);
 }
 
 template <class Sink>
-DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, Sink& sink) noexcept {
+DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, bool incremental,
+                                            Sink& sink) noexcept {
     const std::byte* const base = d.data();
     const std::size_t size = d.size();
     std::size_t off = kPacketHeaderSize;
@@ -292,8 +349,8 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
         } else if (const Fault f = check(m, msg_size, c); f != Fault::kNone) {
             return malformed(f, done);
         } else {
-            if (c.layout.kind == TemplateKind::kChannelReset) ch.counters.resets.add();
-            emit(c, ev, sink);
+            if (incremental && c.layout.kind == TemplateKind::kChannelReset) ch.counters.resets.add();
+            emit(c, ev, incremental, sink);
         }
         ++done;
         off += msg_size;
@@ -303,7 +360,7 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
 }
 
 template <class Sink>
-inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcept {
+inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept {
     const TemplateLayout& l = c.layout;
     switch (l.kind) {
         case TemplateKind::kBook:
@@ -315,11 +372,9 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcep
             ev.u.entry.price_exponent = l.price_exponent;
             for (std::size_t i = 0; i < g.count; ++i) {
                 const std::byte* e = g.entry(i);
-                const std::uint32_t id = map_.index_of(load_le<std::int32_t>(e + l.seq.security_id));
-                if (id == SecurityMap::kNone) [[unlikely]] {
-                    mdp3_.unmapped_entries.add();
-                    continue;
-                }
+                const std::uint32_t id = slot_for(load_le<std::int32_t>(e + l.seq.security_id), ev, sink);
+                ev.kind = book ? EventKind::kLevelEntry : EventKind::kSequencedEntry;
+                ev.u.entry.price_exponent = l.price_exponent;
                 ev.instrument_id = id;
                 ev.u.entry.seq = load_le<std::uint32_t>(e + l.seq.rpt_seq);
                 ev.u.entry.source_ns = transact;
@@ -342,15 +397,17 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcep
         case TemplateKind::kChannelReset:
         case TemplateKind::kHeartbeat: {  // channel events: no instrument
             const bool reset = l.kind == TemplateKind::kChannelReset;
+            if (reset && !incremental) {  // a snapshot or definition line's: the books stand
+                mdp3_.ignored_channel_resets.add();
+                return;
+            }
             (reset ? mdp3_.channel_resets : mdp3_.heartbeats).add();
             ev.kind = reset ? EventKind::kChannelReset : EventKind::kChannelHeartbeat;
             ev.instrument_id = 0;
             sink(static_cast<const Event&>(ev));
             return;
         }
-        case TemplateKind::kDefinition:
-            if (definition(c, ev)) sink(static_cast<const Event&>(ev));
-            return;
+        case TemplateKind::kDefinition: return definition(c, ev, sink);
         case TemplateKind::kStatus:
         case TemplateKind::kOrderBook:
         case TemplateKind::kUnknown: return;
@@ -362,11 +419,7 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, Sink& sink) noexcep
 // kLevelsPerEvent to an event. Implied and other entry types never touch the book.
 template <class Sink>
 void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept {
-    const std::uint32_t id = map_.index_of(load_le<std::int32_t>(c.root + kSnapSecurityId));
-    if (id == SecurityMap::kNone) [[unlikely]] {
-        mdp3_.unmapped_entries.add();
-        return;
-    }
+    const std::uint32_t id = slot_for(load_le<std::int32_t>(c.root + kSnapSecurityId), ev, sink);
     const GroupSpan& g = c.groups[0];
     // Entries of each side ordered by level: at most 255 per group.
     std::uint8_t order[2][255];
@@ -388,6 +441,11 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     ev.u.snapshot.n_bids = n[0];
     ev.u.snapshot.n_asks = n[1];
     ev.u.snapshot.price_exponent = c.layout.price_exponent;
+    if (id == kNoSlot) [[unlikely]] {  // counted out of range; its levels are no one's
+        ev.u.snapshot.n_bids = ev.u.snapshot.n_asks = 0;
+        sink(static_cast<const Event&>(ev));
+        return;
+    }
     sink(static_cast<const Event&>(ev));
     ev.kind = EventKind::kSnapshotLevels;
     std::uint8_t k = 0;
@@ -411,31 +469,65 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     mdp3_.entries.add();
 }
 
-// A definition into `ev`: Symbol (its first 16 characters), the GBX
-// feed's MarketDepth, and whether it deletes the instrument. False when its SecurityID does not fit (counted).
-inline bool PacketDecoder::definition(const Checked& c, Event& ev) noexcept {
-    const std::uint32_t id = map_.index_of(load_le<std::int32_t>(c.root + kDefSecurityId));
+template <class Sink>
+std::uint32_t PacketDecoder::slot_for(std::int32_t security_id, Event& ev, Sink& sink) noexcept {
+    const std::uint32_t known = map_.find(security_id);
+    if (known != SecurityMap::kNone) [[likely]]
+        return known;
+    const std::uint32_t id = map_.index_of(security_id);
     if (id == SecurityMap::kNone) [[unlikely]] {
-        mdp3_.unmapped_entries.add();
-        return false;
+        mdp3_.unslotted_messages.add();
+        return kNoSlot;
     }
-    mdp3_.definitions.add();
+    if (const StoredDefinition* def = definitions_.find(security_id)) emit_definition(id, *def, ev, sink);
+    return id;
+}
+
+template <class Sink>
+void PacketDecoder::emit_definition(std::uint32_t id, const StoredDefinition& def, Event& ev, Sink& sink) noexcept {
     ev.kind = EventKind::kDefinition;
     ev.instrument_id = id;
-    std::memset(ev.u.definition.symbol, 0, sizeof ev.u.definition.symbol);
-    std::memcpy(ev.u.definition.symbol, c.root + kDefSymbol, sizeof ev.u.definition.symbol);
-    ev.u.definition.price_exponent = c.layout.price_exponent;
-    ev.u.definition.book_depth = 0;
-    ev.u.definition.removed = load_le<char>(c.root + kDefUpdateAction) == 'D';
+    std::memcpy(ev.u.definition.symbol, def.symbol, sizeof ev.u.definition.symbol);
+    ev.u.definition.price_exponent = def.price_exponent;
+    ev.u.definition.book_depth = def.book_depth;
+    ev.u.definition.removed = def.removed;
+    sink(static_cast<const Event&>(ev));
+}
+
+// A definition (MDP3.md "Definitions"): Symbol (its first 16 characters),
+// the GBX feed's MarketDepth, and whether it deletes the instrument, stored
+// by SecurityID; it takes no instrument slot unless its symbol is
+// subscribed. An instrument that has a slot gets it as a kDefinition event;
+// one that trades later gets it then (slot_for). A new SecurityID with the
+// store full is counted and dropped.
+template <class Sink>
+void PacketDecoder::definition(const Checked& c, Event& ev, Sink& sink) noexcept {
+    const std::int32_t security_id = load_le<std::int32_t>(c.root + kDefSecurityId);
+    StoredDefinition def{};
+    std::memcpy(def.symbol, c.root + kDefSymbol, sizeof def.symbol);
+    def.price_exponent = c.layout.price_exponent;
+    def.removed = load_le<char>(c.root + kDefUpdateAction) == 'D';
     const GroupSpan& feeds = c.groups[kDefFeedTypesGroup];
     for (std::size_t i = 0; i < feeds.count; ++i) {
         const std::byte* e = feeds.entry(i);
         if (std::memcmp(e + kFeedType, "GBX", 3) == 0) {
             const std::int8_t depth = load_le<std::int8_t>(e + kFeedMarketDepth);
-            ev.u.definition.book_depth = depth > 0 ? static_cast<std::uint8_t>(depth) : 0;
+            def.book_depth = depth > 0 ? static_cast<std::uint8_t>(depth) : 0;
         }
     }
-    return true;
+    mdp3_.definitions.add();
+    if (!definitions_.put(security_id, def)) [[unlikely]] {
+        mdp3_.dropped_definitions.add();
+        ev.kind = EventKind::kDefinition;  // for no instrument: counted out of range, logged
+        ev.instrument_id = kNoSlot;
+        sink(static_cast<const Event&>(ev));
+        return;
+    }
+    std::uint32_t id = map_.find(security_id);
+    if (id == SecurityMap::kNone && subscribed_ && !def.removed &&
+        subscribed_->find({def.symbol, strnlen(def.symbol, sizeof def.symbol)}) != SymbolIndex::kNone)
+        id = map_.index_of(security_id);  // subscribed: a slot before it trades (none left: kNone)
+    if (id != SecurityMap::kNone) emit_definition(id, def, ev, sink);
 }
 
 }  // namespace tickgate::mdp3

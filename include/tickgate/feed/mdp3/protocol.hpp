@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "tickgate/book/indexed_book.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/mdp3/decoder.hpp"
 #include "tickgate/feed/mdp3/wire.hpp"
 #include "tickgate/feed/venue_summary.hpp"
@@ -32,13 +34,24 @@ struct Protocol {
         return mdp3::max_events_for(len);
     }
 
+    // Start-up: the decoder's capacities from the config — instrument
+    // slots (capacity.max_instruments), stored definitions ([mdp3]
+    // max_definitions) and the subscribed symbols, whose definitions take a
+    // slot before they trade (instruments.subscribe).
+    static void configure(PacketDecoder& dec, const Config& cfg) {
+        dec.set_capacity(cfg.capacity.max_instruments, cfg.mdp3.max_definitions);
+        for (const std::string& symbol : cfg.subscribe)
+            (void)dec.subscribe_symbol(symbol, static_cast<std::uint32_t>(cfg.subscribe.size()));  // validated: fits
+    }
+
     // The summary's MDP3 part (MDP3.md "Summary and replay") of a handler
-    // that has finished: per channel its packet figures (named by `names`
-    // where a replay without config numbered the destinations), per
-    // instrument its SecurityID and book_errors. Cold path.
+    // that has finished (offline or live: its protocol_decoder()): per
+    // channel its packet figures (named by `names` where a replay without
+    // config numbered the destinations), per instrument its SecurityID and
+    // book_errors, and the definitions stored. Cold path.
     template <class Handler>
     [[nodiscard]] static VenueSummary venue_summary(const Handler& h, const ChannelNames& names) {
-        const PacketDecoder& dec = h.decoder().protocol_decoder();
+        const PacketDecoder& dec = h.protocol_decoder();
         VenueSummary v;
         for (std::uint32_t slot = 0; slot < dec.channel_count(); ++slot) {
             const ChannelCounters& c = dec.channel_counters(slot);
@@ -63,6 +76,8 @@ struct Protocol {
             v.venue_ids.push_back(dec.securities().security_id(i));
             v.book_errors.push_back(h.book().book_errors(i));
         }
+        v.definitions = VenueDefinitions{dec.definitions().size(), dec.definitions().capacity(),
+                                         dec.mdp3_counters().dropped_definitions.get()};
         return v;
     }
 };

@@ -1,17 +1,27 @@
 // SecurityID (a sparse int32 chosen by CME) -> tickgate's dense instrument
-// index, assigned in order of first appearance. Open addressing with linear
-// probing over a power-of-two table at most half full; capacity fixed at
-// start-up, so a lookup never allocates. Single-threaded (the decoder's thread;
-// the summary reads it once the decoder is done).
+// index, assigned in order of first appearance, and the definitions of
+// SecurityIDs (symbol, depth) whether or not they have an index. Open
+// addressing with linear probing over power-of-two tables at most half
+// full; capacities fixed at start-up, so a lookup never allocates.
+// Single-threaded (the decoder's thread; the summary reads them once the
+// decoder is done).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <memory>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
 namespace tickgate::mdp3 {
+
+// CME ids are dense-ish runs: a multiplicative hash spreads neighbours.
+[[nodiscard]] inline std::size_t security_id_hash(std::int32_t id) noexcept {
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) * 0x9E3779B97F4A7C15ull) >> 32);
+}
 
 class SecurityMap {
 public:
@@ -30,7 +40,7 @@ public:
     // kNone once max_instruments ids are taken (the caller counts it).
     [[nodiscard]] std::uint32_t index_of(std::int32_t security_id) noexcept {
         const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = hash(security_id) & mask;; i = (i + 1) & mask) {
+        for (std::size_t i = security_id_hash(security_id) & mask;; i = (i + 1) & mask) {
             Slot& s = slots_[i];
             if (s.index == kNone) {
                 if (ids_.size() == max_) return kNone;
@@ -45,7 +55,7 @@ public:
     // The index of `security_id` if it has one, else kNone; never inserts.
     [[nodiscard]] std::uint32_t find(std::int32_t security_id) const noexcept {
         const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = hash(security_id) & mask;; i = (i + 1) & mask) {
+        for (std::size_t i = security_id_hash(security_id) & mask;; i = (i + 1) & mask) {
             const Slot& s = slots_[i];
             if (s.index == kNone) return kNone;
             if (s.security_id == security_id) return s.index;
@@ -62,14 +72,85 @@ private:
         std::int32_t security_id;
         std::uint32_t index;  // kNone: empty
     };
-    // CME ids are dense-ish runs: a multiplicative hash spreads neighbours.
-    [[nodiscard]] static std::size_t hash(std::int32_t id) noexcept {
-        return static_cast<std::size_t>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) * 0x9E3779B97F4A7C15ull) >> 32);
-    }
-
     std::uint32_t max_;
     std::vector<Slot> slots_;
     std::vector<std::int32_t> ids_;
+};
+
+// What a definition says of its SecurityID (MDP3.md "Definitions").
+struct StoredDefinition {
+    char symbol[16];             // NUL-padded, its first 16 characters
+    std::int8_t price_exponent;  // of the template's prices
+    std::uint8_t book_depth;     // GBX MarketDepth; 0: not given
+    bool removed;                // SecurityUpdateAction 'D'
+};
+
+// The definitions of up to `capacity` SecurityIDs ([mdp3] max_definitions),
+// traded or not: a definition takes no instrument slot, only room here. The
+// table is zeroed memory from calloc: what no definition has touched costs
+// no resident memory.
+class DefinitionTable {
+public:
+    // Room for `capacity` (> 0) definitions; throws std::invalid_argument for 0.
+    explicit DefinitionTable(std::uint32_t capacity) : capacity_(capacity) {
+        if (capacity == 0) throw std::invalid_argument("mdp3: max_definitions must be > 0");
+        const std::size_t n = slots_for(capacity);
+        slots_.reset(static_cast<Slot*>(std::calloc(n, sizeof(Slot))));
+        if (!slots_) throw std::bad_alloc();
+        mask_ = n - 1;
+    }
+    // What the constructor reserves (touched only as definitions arrive).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t capacity) noexcept {
+        return slots_for(capacity) * sizeof(Slot);
+    }
+
+    // The definition of `security_id`, or nullptr.
+    [[nodiscard]] const StoredDefinition* find(std::int32_t security_id) const noexcept {
+        const Slot& s = slots_[slot_of(security_id)];
+        return s.used ? &s.def : nullptr;
+    }
+    // Stores (or replaces) the definition of `security_id`; false, nothing
+    // stored, when `capacity` others are stored already.
+    bool put(std::int32_t security_id, const StoredDefinition& def) noexcept {
+        Slot& s = slots_[slot_of(security_id)];
+        if (!s.used) {
+            if (size_ == capacity_) return false;
+            s.used = true;
+            s.security_id = security_id;
+            ++size_;
+        }
+        s.def = def;
+        return true;
+    }
+    [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
+    [[nodiscard]] std::uint32_t capacity() const noexcept { return capacity_; }
+
+private:
+    struct Slot {
+        std::int32_t security_id;
+        bool used;  // all-zero: empty
+        StoredDefinition def;
+    };
+    struct Free {
+        void operator()(Slot* p) const noexcept { std::free(p); }
+    };
+    [[nodiscard]] static std::size_t slots_for(std::uint32_t capacity) noexcept {
+        std::size_t n = 2;
+        while (n < std::size_t{capacity} * 2) n *= 2;
+        return n;
+    }
+    // Its slot, or the empty one where it would go (one exists: at most half full).
+    [[nodiscard]] std::size_t slot_of(std::int32_t security_id) const noexcept {
+        for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
+            const Slot& s = slots_[i];
+            if (!s.used || s.security_id == security_id) return i;
+        }
+    }
+
+    std::unique_ptr<Slot[], Free> slots_;
+    std::size_t mask_ = 0;
+    std::uint32_t capacity_;
+    std::uint32_t size_ = 0;
 };
 
 }  // namespace tickgate::mdp3
