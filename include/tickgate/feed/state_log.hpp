@@ -51,8 +51,10 @@ enum class StateChangeKind : std::uint8_t {
     kRerequested,    // channel (MoldUDP64): holes filled by the re-request server; value: messages recovered
     kSnapshotJoin,   // MDP3: channel, snapshot line joined; value: its joins so far
     kSnapshotLeave,  // MDP3: channel, snapshot line left; value: its leaves so far
+    kImplausiblePositions,  // channel (MoldUDP64): datagrams far beyond the stream dropped; value: how many
+    kUnrequestedAnswers,    // channel (MoldUDP64): answer messages not asked for dropped; value: how many
 };
-inline constexpr std::size_t kStateChangeKinds = 12;
+inline constexpr std::size_t kStateChangeKinds = 14;
 
 [[nodiscard]] std::string_view to_string(StateChangeKind k) noexcept;
 
