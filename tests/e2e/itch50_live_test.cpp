@@ -5,8 +5,13 @@
 // simulator's ground truth. Each test has its own groups/ports.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <utility>
@@ -17,6 +22,7 @@
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/simulator.hpp"
 #include "tickgate/feed/sender.hpp"
+#include "tickgate/feed/state_log.hpp"
 
 namespace {
 
@@ -203,6 +209,20 @@ TEST(ItchLive, ImplausiblePositionForgedHeartbeatMidSessionMovesNothing) {
     // The summary, metrics and run --json read the one counter table.
     const test::Json summary = test::Json::parse(r.handler->summary_json(realtime_ns()));
     EXPECT_EQ(summary["channels"][0]["implausible_positions"].as_int(), 1);
+    // The state log says it once per change, at warn.
+    const std::filesystem::path log_path =
+        std::filesystem::temp_directory_path() / ("tickgate_itch_implausible_" + std::to_string(::getpid()) + ".log");
+    {
+        StateLog log(LoggingConfig{"info", log_path.string()}, StateLogOptions{});
+        r.handler->log_state(log, realtime_ns());
+        r.handler->log_state(log, realtime_ns());  // nothing new
+        ASSERT_TRUE(log.flush());
+    }
+    std::ifstream in(log_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(log_path);
+    EXPECT_NE(text.find("implausible positions: channel 1: 1 datagram(s)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("implausible positions", text.find("implausible positions") + 1), std::string::npos) << text;
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ public:
     struct ChannelView {
         const Session& session;
         bool has_session;
+        bool positioned;         // a position of the session was seen (the late-join rule has placed it)
         std::uint64_t next_seq;
         std::uint64_t seen_end;  // every position below was received or revealed (highest seen + 1)
         std::size_t open_holes;
@@ -117,7 +118,7 @@ public:
     };
     [[nodiscard]] ChannelView channel(std::uint32_t ch) const noexcept {
         const Channel& c = channels_[ch];
-        return {c.session, c.has_session, c.next_seq, c.seen_end, c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
+        return {c.session, c.has_session, c.positioned, c.next_seq, c.seen_end, c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
     }
     [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
     [[nodiscard]] std::size_t held_packets() const noexcept { return slots_.size() - free_.size(); }
@@ -287,7 +288,7 @@ private:
         }
         const Walk w = walk(d, key, min_length, [](std::uint16_t, std::span<const std::byte>) noexcept {});
         c.counters.messages.add(w.received);
-        if (key.seq > UINT64_MAX - w.received) {  // positions past 2^64 - 1 do not exist
+        if (key.seq > UINT64_MAX - w.received) {  // its end would pass 2^64 - 1: no position there
             c.counters.malformed_packets.add();
             return false;
         }
