@@ -118,7 +118,8 @@ public:
     };
     [[nodiscard]] ChannelView channel(std::uint32_t ch) const noexcept {
         const Channel& c = channels_[ch];
-        return {c.session, c.has_session, c.positioned, c.next_seq, c.seen_end, c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
+        return {c.session, c.has_session, c.positioned, c.next_seq, c.seen_end,
+                c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
     }
     [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
     [[nodiscard]] std::size_t held_packets() const noexcept { return slots_.size() - free_.size(); }
