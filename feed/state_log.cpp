@@ -33,6 +33,8 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kSnapshotJoin: return "snapshot_join";
         case StateChangeKind::kSnapshotLeave: return "snapshot_leave";
         case StateChangeKind::kCapacity: return "capacity";
+        case StateChangeKind::kImplausiblePositions: return "implausible_positions";
+        case StateChangeKind::kUnrequestedAnswers: return "unrequested_answers";
     }
     return "unknown";
 }
@@ -58,6 +60,8 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kSuspect:
         case StateChangeKind::kSessionChange:
         case StateChangeKind::kHoleGivenUp:
+        case StateChangeKind::kImplausiblePositions:
+        case StateChangeKind::kUnrequestedAnswers:
             return level_enum::warn;
         case StateChangeKind::kLineDown:
         case StateChangeKind::kOverload:
@@ -132,6 +136,13 @@ std::string describe(const StateChange& c) {
                                    who);
             return fmt::format("capacity: {}: a message for instrument {} dropped, beyond capacity.max_instruments", who,
                                c.value);
+        case StateChangeKind::kImplausiblePositions:
+            return fmt::format(
+                "implausible positions: {}: {} datagram(s) more than 1e9 positions beyond the stream dropped, "
+                "nothing changed (corrupt or forged)", who, c.value);
+        case StateChangeKind::kUnrequestedAnswers:
+            return fmt::format("unrequested answers: {}: {} re-request answer message(s) not asked for or no "
+                               "longer missing dropped", who, c.value);
     }
     return fmt::format("{}: {}: {}", to_string(c.kind), who, c.value);
 }

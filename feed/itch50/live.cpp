@@ -22,22 +22,23 @@ LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_)
 
 void LiveHandler::log_state(StateLog& log, std::int64_t now_ns) noexcept {
     for (std::uint32_t ch = 0; ch < logged_.size(); ++ch) {
-        const std::uint64_t lost = core_.channel(ch).counters.lost_messages.get();
-        const std::uint64_t recovered = core_.channel(ch).counters.recovered_messages.get();
+        const moldudp64::StreamCounters& k = core_.channel(ch).counters;
+        const Logged now{k.lost_messages.get(), k.recovered_messages.get(), k.implausible_positions.get(),
+                         k.unrequested_answer_messages.get()};
         StateChange c;
         c.time_ns = now_ns;
         c.channel = channel_ids_[ch];
-        if (lost != logged_[ch].lost) {
-            c.kind = StateChangeKind::kHoleGivenUp;
-            c.value = lost - logged_[ch].lost;
+        const auto report = [&](StateChangeKind kind, std::uint64_t value, std::uint64_t before) {
+            if (value == before) return;
+            c.kind = kind;
+            c.value = value - before;
             (void)log.push(c);
-        }
-        if (recovered != logged_[ch].recovered) {
-            c.kind = StateChangeKind::kRerequested;
-            c.value = recovered - logged_[ch].recovered;
-            (void)log.push(c);
-        }
-        logged_[ch] = {lost, recovered};
+        };
+        report(StateChangeKind::kHoleGivenUp, now.lost, logged_[ch].lost);
+        report(StateChangeKind::kRerequested, now.recovered, logged_[ch].recovered);
+        report(StateChangeKind::kImplausiblePositions, now.implausible, logged_[ch].implausible);
+        report(StateChangeKind::kUnrequestedAnswers, now.unrequested, logged_[ch].unrequested);
+        logged_[ch] = now;
     }
 }
 
@@ -58,7 +59,7 @@ int LiveHandler::poll(std::int64_t timeout_ns) {
                       s.recv_ns);
     n += client_.poll_answers(core_.stream(), core_.sink());
     if (const std::int64_t drained = receiver_.drained_until(); drained != 0) core_.expire(drained);
-    client_.tick(realtime_ns(), core_.stream());
+    client_.tick(monotonic_ns(), core_.stream());
     return n;
 }
 

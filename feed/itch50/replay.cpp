@@ -85,9 +85,18 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
         ++unmatched_;
         return;
     }
-    // A unicast datagram is a re-request server's answer (a live capture holds them).
-    stream_.on_datagram(slot, payload, moldudp64::read_key(payload, static_cast<std::uint16_t>(slot)), recv_ns, sequencer_,
-                        !is_multicast(dst_ip));
+    const moldudp64::Key key = moldudp64::read_key(payload, static_cast<std::uint16_t>(slot));
+    if (is_multicast(dst_ip)) {
+        stream_.on_datagram(slot, payload, key, recv_ns, sequencer_);
+        return;
+    }
+    // A unicast datagram is a re-request server's answer to the capturing
+    // handler's requests (a live capture holds them). Which positions it
+    // asked for is not in the capture: every hole it had open it would have
+    // asked for, so an answer fills open holes only (ITCH50.md "Offline
+    // replay"; README "Captured answers").
+    stream_.on_answer(slot, payload, key, recv_ns, sequencer_,
+                      [](std::uint64_t at) { return std::pair<std::uint64_t, std::uint64_t>{at, UINT64_MAX}; });
 }
 
 void Replay::finish() { stream_.finish(sequencer_); }

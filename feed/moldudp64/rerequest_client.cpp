@@ -19,7 +19,7 @@ RerequestClient::RerequestClient(const Config& cfg)
     : max_request_messages_(cfg.moldudp64.max_request_messages),
       timeout_ns_(std::int64_t{cfg.moldudp64.request_timeout_ms} * 1'000'000),
       max_requests_(cfg.moldudp64.max_requests),
-      per_s_(cfg.moldudp64.max_requests_per_s),
+      per_s_(std::max<std::uint32_t>(cfg.moldudp64.max_requests_per_s, 1)),  // config.cpp: 1..1e6
       recover_from_start_(cfg.moldudp64.recover_from_start),
       channels_(cfg.channels.size()) {
     for (std::size_t i = 0; i < cfg.channels.size(); ++i) {
@@ -31,7 +31,8 @@ RerequestClient::RerequestClient(const Config& cfg)
         const auto b = std::find_if(buckets_.begin(), buckets_.end(),
                                     [&](const Bucket& k) { return k.ip == c.server_ip && k.port == c.server_port; });
         c.bucket = static_cast<std::uint32_t>(b - buckets_.begin());
-        if (b == buckets_.end()) buckets_.push_back({c.server_ip, c.server_port, per_s_ * 1'000'000'000, 0});
+        if (b == buckets_.end())
+            buckets_.push_back({c.server_ip, c.server_port, std::make_unique_for_overwrite<std::int64_t[]>(per_s_)});
         c.socket = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
         if (c.socket < 0)
             throw std::runtime_error("channel " + std::to_string(ch.id) + " rerequest socket: " + std::strerror(errno));
@@ -50,7 +51,7 @@ RerequestClient::~RerequestClient() {
 }
 
 void RerequestClient::hole_opened(std::uint32_t ch, const Session& session, std::uint64_t first, std::uint64_t count,
-                                  std::int64_t now_ns) noexcept {
+                                  std::int64_t /*recv_ns: tick() keeps time on its own clock*/) noexcept {
     Channel& c = channels_[ch];
     if (c.socket < 0 || count == 0) return;
     if (c.n > 0 && c.session != session) c.n = 0;
@@ -59,21 +60,25 @@ void RerequestClient::hole_opened(std::uint32_t ch, const Session& session, std:
         c.head = (c.head + 1) % kMaxPending;
         --c.n;
     }
-    at(c, c.n) = {first, first + count, first, now_ns, 0, false};
+    at(c, c.n) = {first, first + count, first, 0, 0, false};  // asked for nothing yet
     ++c.n;
 }
 
-bool RerequestClient::take_token(std::uint32_t bucket, std::int64_t now_ns) noexcept {
+bool RerequestClient::within_rate(std::uint32_t bucket, std::int64_t now_ns) noexcept {
+    // The ring holds the last per_s_ send times: a send is allowed when the
+    // oldest of them is at least a second old, so no half-open window of one
+    // second ever holds more than per_s_ (a token bucket that starts full
+    // lets nearly twice as many through in the first second).
+    constexpr std::int64_t kSecond = 1'000'000'000;
     Bucket& b = buckets_[bucket];
-    constexpr std::int64_t kOne = 1'000'000'000;
-    const std::int64_t cap = per_s_ * kOne;
-    if (now_ns > b.last_ns) {  // refill: per_s_ tokens a second, never more than a second's worth
-        const std::int64_t elapsed = std::min<std::int64_t>(now_ns - b.last_ns, kOne);
-        b.tokens_e9 = std::min(cap, b.tokens_e9 + elapsed * per_s_);
-        b.last_ns = now_ns;
+    if (b.n < per_s_) {
+        b.sent[(b.head + b.n) % per_s_] = now_ns;
+        ++b.n;
+        return true;
     }
-    if (b.tokens_e9 < kOne) return false;
-    b.tokens_e9 -= kOne;
+    if (now_ns - b.sent[b.head] < kSecond) return false;
+    b.sent[b.head] = now_ns;
+    b.head = (b.head + 1) % per_s_;
     return true;
 }
 

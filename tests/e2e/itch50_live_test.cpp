@@ -5,14 +5,24 @@
 // simulator's ground truth. Each test has its own groups/ports.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "../support/json.hpp"
 #include "tickgate/book/book.hpp"
 #include "tickgate/feed/itch50/live.hpp"
+#include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/simulator.hpp"
+#include "tickgate/feed/sender.hpp"
+#include "tickgate/feed/state_log.hpp"
 
 namespace {
 
@@ -53,8 +63,10 @@ struct LiveRun {
     SimTruth truth;
     std::unique_ptr<LiveHandler> handler;
 };
-template <class MakeConfig>
-LiveRun run_live(SimOptions o, MakeConfig&& config) {
+// `meanwhile()` runs on a thread of its own while the simulator publishes
+// (from 150 ms after the first packet is due), its datagrams mixed into the lines'.
+template <class MakeConfig, class Meanwhile>
+LiveRun run_live(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile) {
     o.epoch_ns = realtime_ns();
     const SimSchedule s = simulate(o);
     RerequestServer server(o, s);
@@ -69,13 +81,24 @@ LiveRun run_live(SimOptions o, MakeConfig&& config) {
         r.truth = publish(o, s, server);
         done.store(true);
     });
+    std::thread side([&] {
+        while (!polling.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(170));
+        meanwhile();
+    });
     while (!done.load()) {
         r.handler->poll(LiveHandler::kMaxWaitNs);
         polling.store(true);
     }
     publisher.join();
+    side.join();
     for (int i = 0; i < 50; ++i) r.handler->poll(LiveHandler::kMaxWaitNs);  // what the sockets still hold
     return r;
+}
+
+template <class MakeConfig>
+LiveRun run_live(SimOptions o, MakeConfig&& config) {
+    return run_live(o, std::forward<MakeConfig>(config), [] {});
 }
 
 void expect_books_equal(const SimTruth& t, const Replay& core) {
@@ -161,6 +184,45 @@ TEST(ItchLive, LateJoinWithoutRecoverFromStartIsCountedAndSuspect) {
     EXPECT_EQ(ch.counters.late_join_messages.get(), r.truth.sessions[0].late_join);
     EXPECT_EQ(ch.counters.lost_messages.get(), 0u);
     EXPECT_TRUE(r.handler->core().instruments().state(1).suspect);
+}
+
+// ITCH50.md "Implausible positions", live: one forged heartbeat of the
+// current session at position 10^12, from the allowed source, in the middle
+// of the flow. It made every instrument suspect for the day (a hole of
+// 10^12 given up); now it is counted and nothing changes.
+TEST(ItchLive, ImplausiblePositionForgedHeartbeatMidSessionMovesNothing) {
+    const Lines l{"239.255.33.9", "239.255.33.10", 31609, 31610};
+    SimOptions o = sim_for(l);
+    const LiveRun r = run_live(
+        o, [&](std::uint16_t port) { return handler_config(l, port); },
+        [&] {
+            MulticastSender forger("127.0.0.1");
+            const Bytes hb = mold_heartbeat(o.session, 1'000'000'000'000);
+            ASSERT_TRUE(forger.send(0xEFFF2109, l.port_a, hb));  // 239.255.33.9
+        });
+    const auto ch = r.handler->core().channel(0);
+    EXPECT_EQ(ch.counters.implausible_positions.get(), 1u);
+    EXPECT_EQ(ch.counters.lost_messages.get(), 0u);
+    EXPECT_EQ(ch.counters.holes_given_up.get(), 0u);
+    EXPECT_EQ(ch.next_seq, r.truth.sessions[0].messages + 1);
+    expect_books_equal(r.truth, r.handler->core());
+    // The summary, metrics and run --json read the one counter table.
+    const test::Json summary = test::Json::parse(r.handler->summary_json(realtime_ns()));
+    EXPECT_EQ(summary["channels"][0]["implausible_positions"].as_int(), 1);
+    // The state log says it once per change, at warn.
+    const std::filesystem::path log_path =
+        std::filesystem::temp_directory_path() / ("tickgate_itch_implausible_" + std::to_string(::getpid()) + ".log");
+    {
+        StateLog log(LoggingConfig{"info", log_path.string()}, StateLogOptions{});
+        r.handler->log_state(log, realtime_ns());
+        r.handler->log_state(log, realtime_ns());  // nothing new
+        ASSERT_TRUE(log.flush());
+    }
+    std::ifstream in(log_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(log_path);
+    EXPECT_NE(text.find("implausible positions: channel 1: 1 datagram(s)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("implausible positions", text.find("implausible positions") + 1), std::string::npos) << text;
 }
 
 }  // namespace

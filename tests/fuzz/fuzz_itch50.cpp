@@ -14,7 +14,10 @@
 // After every datagram: each channel's next_seq never goes back within a
 // session, the held packets within the pool, the stream counters
 // monotonic, every L2 level with shares and orders > 0 and strictly sorted
-// best first, the per-instrument open orders adding up to the store's.
+// best first, the per-instrument open orders adding up to the store's;
+// and (#21 items 4-5) a datagram beyond the implausible-position bound
+// moves no stream state, an answer never reveals a position.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -50,6 +53,45 @@ void check_levels(const itch50::Replay& r, std::uint32_t id, Side s) {
     }
 }
 
+// ---- #21 items 4 and 5 (ITCH50.md "Implausible positions", "Re-request
+// answers"): a datagram of the current session more than the bound beyond
+// the highest position seen moves no stream state; an answer (unicast)
+// never reveals a position nor starts a session, and applies nothing
+// beyond what was seen.
+struct StreamState {
+    std::uint64_t next_seq, seen_end, holes, held, lost, filled, late_join, recovered, given_up, sessions;
+    bool gave_up;
+    bool operator==(const StreamState&) const = default;
+};
+StreamState stream_state(const itch50::Replay& r) {
+    const auto v = r.channel(0);
+    const moldudp64::StreamCounters& c = v.counters;
+    return {v.next_seq, v.seen_end, v.open_holes, v.held, c.lost_messages.get(), c.holes_filled.get(),
+            c.late_join_messages.get(), c.recovered_messages.get(), c.holes_given_up.get(), c.session_changes.get(),
+            v.gave_up};
+}
+bool beyond_the_bound(const itch50::Replay& r, std::span<const std::byte> d) {
+    const auto v = r.channel(0);
+    const moldudp64::Key k = moldudp64::read_key(d, 0);
+    const std::uint64_t highest = v.seen_end - 1;
+    return k.valid() && k.kind != moldudp64::PacketKind::kRequest && v.has_session && v.positioned &&
+           k.session == v.session && k.seq > highest && k.seq - highest > kImplausibleSeqJump;
+}
+// Called with the state before the datagram (holes due already given up) and after it.
+void check_stream_moves(const itch50::Replay& r, const StreamState& before, std::uint64_t implausible_before,
+                        bool beyond, bool unicast) {
+    const StreamState after = stream_state(r);
+    const std::uint64_t implausible = r.channel(0).counters.implausible_positions.get();
+    FUZZ_CHECK(implausible <= implausible_before + 1);
+    if (beyond) FUZZ_CHECK(after == before);
+    if (unicast) {
+        FUZZ_CHECK(after.seen_end == before.seen_end);
+        FUZZ_CHECK(after.sessions == before.sessions);
+        FUZZ_CHECK(after.next_seq <= std::max(before.next_seq, before.seen_end));
+        FUZZ_CHECK(after.late_join == before.late_join);
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -63,8 +105,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::size_t len = std::min<std::size_t>(h & 0x7FF, in.size());
         t += kSteps[(h >> 11) & 7];
         const bool b = (h >> 14) & 1;
-        const std::uint32_t dst = (h >> 15) & 1 ? 0x7F000001 : (b ? 0xEFFF0A02 : 0xEFFF0A01);
+        const bool unicast = (h >> 15) & 1;
+        const std::uint32_t dst = unicast ? 0x7F000001 : (b ? 0xEFFF0A02 : 0xEFFF0A01);
+        replay.expire(t);  // what on_datagram gives up first, so that `before` is the datagram's own
+        const StreamState before = stream_state(replay);
+        const std::uint64_t implausible_before = replay.channel(0).counters.implausible_positions.get();
+        const bool beyond = beyond_the_bound(replay, in.first(len));
         replay.on_datagram(in.first(len), dst, b ? 31002 : 31001, t);
+        check_stream_moves(replay, before, implausible_before, beyond, unicast);
         in = in.subspan(len);
 
         const auto ch = replay.channel(0);

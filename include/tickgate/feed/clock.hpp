@@ -14,4 +14,12 @@ namespace tickgate {
     return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+// Monotonic time in ns (intervals that a wall-clock step must not stretch or
+// shrink: the re-request client's timeouts and rate window).
+[[nodiscard]] inline std::int64_t monotonic_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace tickgate

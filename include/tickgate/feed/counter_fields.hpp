@@ -201,6 +201,12 @@ inline constexpr CounterField<moldudp64::StreamCounters> kStreamCounterFields[] 
      "Captured re-request datagrams, skipped."},
     {&moldudp64::StreamCounters::session_changes, "", "tickgate_stream_session_changes_total",
      "New sessions on the channel."},
+    {&moldudp64::StreamCounters::implausible_positions, "implausible_positions",
+     "tickgate_stream_implausible_positions_total",
+     "Datagrams of the current session more than 1e9 positions beyond the highest seen, dropped whole."},
+    {&moldudp64::StreamCounters::unrequested_answer_messages, "unrequested_answer_messages",
+     "tickgate_stream_unrequested_answer_messages_total",
+     "Re-request answer messages at positions not requested or no longer missing, dropped."},
 };
 
 // ---------------------------------------------------------------- MoldUDP64 re-request client, per channel (live ITCH)

@@ -53,8 +53,10 @@ enum class StateChangeKind : std::uint8_t {
     kSnapshotLeave,  // MDP3: channel, snapshot line left; value: its leaves so far
     kCapacity,       // channel, line: a message for an instrument beyond capacity dropped;
                      // value: its instrument id (kNoInstrument: MDP3, no slot or definition room)
+    kImplausiblePositions,  // channel (MoldUDP64): datagrams far beyond the stream dropped; value: how many
+    kUnrequestedAnswers,    // channel (MoldUDP64): answer messages not asked for dropped; value: how many
 };
-inline constexpr std::size_t kStateChangeKinds = 13;
+inline constexpr std::size_t kStateChangeKinds = 15;
 
 [[nodiscard]] std::string_view to_string(StateChangeKind k) noexcept;
 

@@ -114,6 +114,49 @@ TEST(ItchReplay, UnicastAnswerBelongsToTheChannelWhoseSessionItCarries) {
     EXPECT_EQ(replay.unmatched_datagrams(), 1u);
 }
 
+// ITCH50.md "Implausible positions", through the replay and its summary:
+// the channel object counts it, and the real stream after it is applied.
+TEST(ItchReplay, ImplausiblePositionIsCountedInTheChannelAndMovesNothing) {
+    Replay replay(small_config());
+    feed(replay, adds(1, 2), kGroupA, 31001, 0);
+    const Bytes forged = mold_heartbeat("SESSION001", 1'000'000'000'000);
+    feed(replay, forged, kGroupA, 31001, 1);
+    feed(replay, adds(3, 2), kGroupA, 31001, 2);
+    replay.finish();
+    const Json s = Json::parse(replay.summary_json({.now_ns = 2}));
+    const Json& ch = s["channels"][0];
+    EXPECT_EQ(ch["implausible_positions"].as_int(), 1);
+    EXPECT_EQ(ch["lost_messages"].as_int(), 0);
+    EXPECT_EQ(ch["duplicate_messages"].as_int(), 0);
+    EXPECT_EQ(ch["next_seq"].as_int(), 5);
+    EXPECT_EQ(ch["unrequested_answer_messages"].as_int(), 0);
+    EXPECT_EQ(replay.book().open_orders(5), 4u);
+    EXPECT_FALSE(replay.instruments().state(5).suspect);
+}
+
+// ITCH50.md "Offline replay": a captured answer (unicast) answered the
+// capturing handler's requests, which the capture does not hold; it asked
+// for every hole it had open, so an answer fills open holes only. The rest
+// of it is unrequested; far beyond the stream it is implausible.
+TEST(ItchReplay, CapturedAnswerFillsOnlyOpenHoles) {
+    Replay replay(small_config());
+    feed(replay, adds(1, 1), kGroupA, 31001, 0);
+    feed(replay, adds(4, 1), kGroupA, 31001, 1);            // hole 2..3
+    feed(replay, adds(2, 6), 0x7F000001, 40000, 2);         // 2, 3 fill it; 4 applied; 5..7 never revealed
+    feed(replay, adds(1'000'000'000, 2), 0x7F000001, 40000, 3);  // beyond everything seen
+    feed(replay, adds(3'000'000'000, 2), 0x7F000001, 40000, 4);  // beyond the bound
+    const auto ch = replay.channel(0);
+    EXPECT_EQ(ch.next_seq, 5u);
+    EXPECT_EQ(ch.counters.holes_filled.get(), 1u);
+    EXPECT_EQ(ch.counters.recovered_messages.get(), 2u);
+    EXPECT_EQ(ch.counters.unrequested_answer_messages.get(), 6u);
+    EXPECT_EQ(ch.counters.implausible_positions.get(), 1u);
+    EXPECT_EQ(replay.book().open_orders(5), 4u);
+    feed(replay, adds(5, 1), kGroupA, 31001, 5);  // the line goes on from where it was
+    EXPECT_EQ(replay.channel(0).next_seq, 6u);
+    EXPECT_EQ(replay.channel(0).counters.duplicate_messages.get(), 0u);
+}
+
 TEST(ItchReplay, BeforeEachDatagramOfAnyChannelOldHolesAreGivenUp) {
     Replay replay(small_config("[moldudp64]\ngap_timeout_ms = 100\n"));
     feed(replay, adds(1, 1), kGroupA, 31001, 0);

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,82 @@ TEST_F(RerequestSmallParts, LargeHoleIsAskedInPartsWithinTheRate) {
     ASSERT_EQ(reqs.size(), 1u);
     EXPECT_EQ(reqs[0].seq, 12u);
     EXPECT_EQ(reqs[0].count, 10u);
+}
+
+// ITCH50.md "Re-request answers": only the positions asked for and still
+// missing are taken from an answer; a hole not yet asked for (here: waiting
+// for the rate) takes nothing.
+TEST_F(RerequestSmallParts, ReRequestAnswerForAHoleNotYetAskedIsNotApplied) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 0);  // hole 2..4
+    feed(packet(9, 1), 0);  // hole 6..8
+    EXPECT_EQ(client_.tick(0, stream_), 1);  // one a second: 6..8 waits
+    ASSERT_EQ(server_.requests().size(), 1u);
+    server_.send_to(server_.from, packet(6, 3));
+    ASSERT_EQ(answers(), 1);
+    EXPECT_EQ(stream_.channel(0).counters.unrequested_answer_messages.get(), 3u);
+    EXPECT_EQ(stream_.channel(0).held, 2u);  // 5 and 9 only
+    server_.send_to(server_.from, packet(2, 3));
+    ASSERT_EQ(answers(), 1);
+    EXPECT_EQ(sink_.applied, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(stream_.channel(0).open_holes, 1u);
+}
+
+// The reproduction: an answer far beyond the requested range moved next_seq
+// by 10^9. From the right server, for the right session, it moves nothing.
+TEST_F(Rerequest, ReRequestAnswerFarBeyondTheRequestedRangeMovesNothing) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 0);  // hole 2..4
+    client_.tick(0, stream_);
+    ASSERT_EQ(server_.requests().size(), 1u);
+    server_.send_to(server_.from, packet(1'000'000'000, 3));
+    ASSERT_EQ(answers(), 1);
+    const auto v = stream_.channel(0);
+    EXPECT_EQ(v.next_seq, 2u);
+    EXPECT_EQ(v.seen_end, 6u);
+    EXPECT_EQ(v.open_holes, 1u);
+    EXPECT_EQ(v.counters.unrequested_answer_messages.get(), 3u);
+    EXPECT_EQ(v.counters.lost_messages.get(), 0u);
+    server_.send_to(server_.from, packet(2, 3));
+    ASSERT_EQ(answers(), 1);
+    EXPECT_EQ(sink_.applied, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(stream_.channel(0).counters.recovered_messages.get(), 3u);
+}
+
+// max_requests_per_s holds in every one-second window, the first one
+// included (a token bucket starting full let 399 through in the first
+// second at a limit of 200). 256 one-position holes, re-sent every 1 ms up
+// to 1000 times, ask far more than the limit; a fake clock ticks every ms.
+TEST(RerequestRate, MaxRequestsPerSecondHoldsInEverySlidingOneSecondWindow) {
+    Udp server;
+    Config cfg = client_config(server.port, 1000, 200);
+    cfg.moldudp64.request_timeout_ms = 1;
+    cfg.moldudp64.max_requests = 1000;
+    RerequestClient client(cfg);
+    StreamConfig sc;
+    sc.max_held_packets = 8;
+    Stream<itch50::MoldPayload, ClientRecovery> stream(sc, 1, {&client});
+    Sink sink;
+    const Bytes first = packet(1, 1);
+    stream.on_datagram(0, first, read_key(first, 0), 0, sink);
+    for (std::uint64_t next = 3; next < 3 + 2 * 256; next += 2) {  // each heartbeat reveals one more hole
+        const Bytes hb = itch50::mold_heartbeat(kSession, next);
+        stream.on_datagram(0, hb, read_key(hb, 0), 0, sink);
+    }
+    ASSERT_EQ(stream.channel(0).open_holes, 256u);
+    std::vector<std::int64_t> sent;  // one entry per request, its send time
+    for (std::int64_t t = 0; t < 3500 * kMs; t += kMs)
+        for (int n = client.tick(t, stream); n > 0; --n) sent.push_back(t);
+    ASSERT_FALSE(sent.empty());
+    std::size_t worst = 0;
+    for (std::size_t i = 0, j = 0; i < sent.size(); ++i) {  // the window [sent[i], sent[i] + 1 s)
+        while (j < sent.size() && sent[j] < sent[i] + 1000 * kMs) ++j;
+        worst = std::max(worst, j - i);
+    }
+    EXPECT_EQ(worst, 200u);
+    EXPECT_EQ(sent.size(), 800u);  // the limit is also reached: 200 at 0, 1, 2 and 3 s
+    EXPECT_EQ(client.counters(0).requests_sent.get(), sent.size());
+    EXPECT_GT(client.counters(0).rate_limited.get(), 0u);
 }
 
 // Late join with recover_from_start: the session is asked from 1 and

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tickgate/feed/itch50/decoder.hpp"
@@ -51,6 +53,13 @@ protected:
     void feed(const Bytes& d, std::int64_t t = 0, std::uint32_t ch = 0) {
         const std::span<const std::byte> s(d.data(), d.size());
         stream_.on_datagram(ch, s, read_key(s, static_cast<std::uint16_t>(ch)), t, rec_);
+    }
+    // A re-request server's answer, for a client that asked for [lo, hi).
+    void answer(const Bytes& d, std::uint64_t lo, std::uint64_t hi, std::int64_t t = 0, std::uint32_t ch = 0) {
+        const std::span<const std::byte> s(d.data(), d.size());
+        stream_.on_answer(ch, s, read_key(s, static_cast<std::uint16_t>(ch)), t, rec_, [&](std::uint64_t at) {
+            return hi > at ? std::pair<std::uint64_t, std::uint64_t>{lo, hi} : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+        });
     }
     std::vector<std::uint64_t> range(std::uint64_t from, std::uint64_t to) {
         std::vector<std::uint64_t> v;
@@ -259,6 +268,133 @@ TEST_F(StreamRule, ChannelsAreIndependentStreams) {
     EXPECT_EQ(counters(0).late_join_messages.get(), 0u);
     EXPECT_EQ(counters(1).late_join_messages.get(), 2u);
     EXPECT_EQ(stream_.channel(1).open_holes, 0u);
+}
+
+// ---- ITCH50.md "Implausible positions"
+
+// The reproduction: one heartbeat at 10^12 counted 999,999,999,948 lost and
+// dropped the real stream after it as duplicates.
+TEST_F(StreamRule, ImplausiblePositionHeartbeatFarBeyondIsDroppedAndMovesNothing) {
+    feed(packet(1, 50), 0);
+    const std::size_t alive = rec_.alive_at.size();
+    feed(itch50::mold_heartbeat("SESSION001", 1'000'000'000'000), 1);
+    EXPECT_EQ(counters().implausible_positions.get(), 1u);
+    const auto v = stream_.channel(0);
+    EXPECT_EQ(v.next_seq, 51u);
+    EXPECT_EQ(v.seen_end, 51u);
+    EXPECT_EQ(v.open_holes, 0u);
+    EXPECT_EQ(rec_.alive_at.size(), alive);  // no liveness
+    feed(packet(51, 3), 2);  // the real stream goes on
+    stream_.finish(rec_);
+    EXPECT_EQ(rec_.applied, range(1, 54));
+    EXPECT_EQ(counters().lost_messages.get(), 0u);
+    EXPECT_EQ(counters().duplicate_messages.get(), 0u);
+    EXPECT_FALSE(stream_.channel(0).gave_up);
+}
+
+// More than 1,000,000,000 beyond the highest position seen (not next_seq: a
+// hole may be open) is implausible; exactly that far is a hole like any other.
+TEST_F(StreamRule, ImplausiblePositionBoundIsMoreThanABillionBeyondTheHighestSeen) {
+    feed(packet(1, 1), 0, 0);
+    feed(packet(10, 1), 0, 0);  // hole 2..9: highest seen 10
+    feed(packet(10 + kImplausibleSeqJump + 1, 1), 1, 0);
+    EXPECT_EQ(counters(0).implausible_positions.get(), 1u);
+    EXPECT_EQ(stream_.channel(0).open_holes, 1u);
+    EXPECT_EQ(stream_.channel(0).held, 1u);
+    feed(packet(10 + kImplausibleSeqJump, 1), 2, 0);  // exactly the bound: a second hole
+    EXPECT_EQ(counters(0).implausible_positions.get(), 1u);
+    EXPECT_EQ(stream_.channel(0).open_holes, 2u);
+    // A packet, a heartbeat and an end of session alike.
+    feed(packet(1, 1), 0, 1);
+    feed(itch50::mold_heartbeat("SESSION001", 2 + kImplausibleSeqJump, true), 1, 1);
+    EXPECT_EQ(counters(1).implausible_positions.get(), 1u);
+    EXPECT_EQ(stream_.channel(1).open_holes, 0u);
+    stream_.finish(rec_);
+    EXPECT_EQ(counters(1).lost_messages.get(), 0u);
+}
+
+// Nothing seen of a session yet: nothing to measure against. The first
+// datagram is placed by the late-join rule, and only a new session moves a
+// stream that far.
+TEST_F(StreamRule, ImplausiblePositionFirstDatagramOfASessionIsALateJoin) {
+    feed(itch50::mold_heartbeat("SESSION001", 1'000'000'000'000), 0);
+    EXPECT_EQ(counters().implausible_positions.get(), 0u);
+    EXPECT_EQ(counters().late_join_messages.get(), 999'999'999'999u);
+    feed(packet(1, 1), 1);
+    feed(packet(5'000'000'000'000, 1, "SESSION002"), 2);  // a new session's first packet
+    EXPECT_EQ(counters().implausible_positions.get(), 0u);
+    EXPECT_EQ(stream_.channel(0).next_seq, 5'000'000'000'001u);
+}
+
+TEST_F(StreamRule, ImplausiblePositionPositionsPastTheLargestAreMalformed) {
+    feed(packet(1, 1), 0);
+    const std::uint64_t last = std::numeric_limits<std::uint64_t>::max();
+    feed(packet(last - 1, 3, "SESSION002"), 1);  // positions last - 1, last, and one past the end
+    EXPECT_EQ(counters().malformed_packets.get(), 1u);
+    EXPECT_EQ(counters().session_changes.get(), 0u);  // dropped whole
+    EXPECT_EQ(rec_.applied, range(1, 2));
+}
+
+// ---- ITCH50.md "Re-request answers"
+
+TEST_F(StreamRule, ReRequestAnswerAppliesOnlyPositionsRequestedAndStillMissing) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 1);   // hole 2..4, 5 held
+    answer(packet(3, 5), 2, 5);  // asked 2..4: 3, 4 taken (held behind 2); 5 held already; 6, 7 never revealed
+    EXPECT_EQ(counters().unrequested_answer_messages.get(), 3u);
+    EXPECT_EQ(stream_.channel(0).next_seq, 2u);
+    EXPECT_EQ(stream_.channel(0).seen_end, 6u);
+    answer(packet(2, 1), 2, 5);
+    EXPECT_EQ(rec_.applied, range(1, 6));
+    EXPECT_EQ(stream_.channel(0).next_seq, 6u);  // not 8
+    EXPECT_EQ(counters().recovered_messages.get(), 3u);
+    EXPECT_EQ(counters().holes_filled.get(), 1u);
+    answer(packet(2, 2), 2, 5);  // a second answer to a re-sent request: nothing missing any more
+    EXPECT_EQ(counters().unrequested_answer_messages.get(), 5u);
+    EXPECT_EQ(counters().duplicate_messages.get(), 0u);
+}
+
+// The reproduction: an answer far beyond the requested range moved next_seq by 10^9.
+TEST_F(StreamRule, ReRequestAnswerFarBeyondTheRequestedRangeMovesNothing) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 1);  // hole 2..4
+    answer(packet(1'000'000'000, 3), 2, 5);
+    EXPECT_EQ(counters().unrequested_answer_messages.get(), 3u);
+    EXPECT_EQ(counters().implausible_positions.get(), 0u);  // within the bound: unrequested
+    answer(packet(2'000'000'000, 3), 2, 5);
+    EXPECT_EQ(counters().implausible_positions.get(), 1u);  // beyond it: dropped whole first
+    const auto v = stream_.channel(0);
+    EXPECT_EQ(v.next_seq, 2u);
+    EXPECT_EQ(v.seen_end, 6u);
+    EXPECT_EQ(v.open_holes, 1u);
+    EXPECT_EQ(rec_.applied, range(1, 2));
+    answer(packet(2, 3), 2, 5);  // the real answer still fills the hole
+    EXPECT_EQ(rec_.applied, range(1, 6));
+}
+
+// A position missing but not asked for (the request not yet sent, or only
+// a first part asked) is not taken from an answer.
+TEST_F(StreamRule, ReRequestAnswerOutsideWhatWasAskedIsNotApplied) {
+    feed(packet(1, 1), 0);
+    feed(packet(11, 1), 1);  // hole 2..10, the first part 2..5 asked
+    answer(packet(2, 9), 2, 6);
+    EXPECT_EQ(rec_.applied, range(1, 6));
+    EXPECT_EQ(counters().unrequested_answer_messages.get(), 5u);
+    EXPECT_EQ(stream_.channel(0).open_holes, 1u);
+}
+
+// An answer never starts a session nor reveals a position.
+TEST_F(StreamRule, ReRequestAnswerForAnotherSessionOrAHeartbeatMovesNothing) {
+    feed(packet(1, 1), 0);
+    feed(packet(5, 1), 1);
+    answer(packet(2, 3, "SESSION002"), 2, 5);
+    EXPECT_EQ(counters().session_changes.get(), 0u);
+    EXPECT_EQ(counters().unrequested_answer_messages.get(), 3u);
+    const std::size_t alive = rec_.alive_at.size();
+    answer(itch50::mold_heartbeat("SESSION001", 9), 2, 5);
+    EXPECT_EQ(stream_.channel(0).seen_end, 6u);
+    EXPECT_EQ(stream_.channel(0).open_holes, 1u);
+    EXPECT_EQ(rec_.alive_at.size(), alive);
 }
 
 }  // namespace

@@ -49,8 +49,10 @@ public:
     // counters and a "lines" array of per-line receive counters).
     [[nodiscard]] std::string summary_json(std::int64_t now_ns) const;
     // Pushes to `log` what changed per channel since the last call: holes
-    // given up (hole_given_up, messages lost) and holes filled by the
-    // re-request server (rerequested, messages recovered). Same thread as
+    // given up (hole_given_up, messages lost), holes filled by the
+    // re-request server (rerequested, messages recovered), datagrams dropped
+    // as implausible positions and answer messages dropped as unrequested
+    // (implausible_positions, unrequested_answers). Same thread as
     // poll(), every few hundred ms; a few compares per channel.
     void log_state(StateLog& log, std::int64_t now_ns) noexcept;
     // One refresh of the live view (the shared table and the lines).
@@ -73,7 +75,7 @@ private:
     std::vector<std::byte> stash_bytes_;  // one receive slot per datagram of a round
     std::vector<Stashed> stash_;          // capacity fixed at start-up: a round's datagrams
     struct Logged {
-        std::uint64_t lost = 0, recovered = 0;
+        std::uint64_t lost = 0, recovered = 0, implausible = 0, unrequested = 0;
     };
     std::vector<Logged> logged_;  // per channel: what log_state() has reported
     std::vector<std::uint16_t> channel_ids_;

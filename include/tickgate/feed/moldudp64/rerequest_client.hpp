@@ -3,10 +3,13 @@
 // configured server (`[[channel]] rerequest`) is asked for by UDP unicast,
 // in requests of at most `max_request_messages`, each sent again after
 // `request_timeout_ms` for what is still missing, at most `max_requests`
-// times, and at most `max_requests_per_s` requests to one server (a token
-// bucket). Answers are read from the channel's own socket and handed to the
-// stream only when they come from the configured server address and carry
-// the channel's current session. Everything is counted per channel.
+// times, and at most `max_requests_per_s` requests to one server in any
+// one-second window (a sliding window: a ring of the server's last
+// max_requests_per_s send times). Answers are read from the channel's own
+// socket and handed to the stream only when they come from the configured
+// server address and carry the channel's current session; the stream then
+// applies only the positions this client asked for that are still missing
+// (ITCH50.md "Re-request answers"). Everything is counted per channel.
 //
 // Sockets are opened at construction (std::runtime_error on failure); the
 // per-datagram path (hole_opened, tick, poll_answers) allocates nothing,
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tickgate/counter.hpp"
@@ -31,7 +35,7 @@ namespace tickgate::moldudp64 {
 struct RerequestCounters {
     RelaxedCounter requests_sent;       // request datagrams sent, re-sends included
     RelaxedCounter send_errors;         // requests the kernel refused (counted, retried on timeout)
-    RelaxedCounter rate_limited;        // times a due request waited for max_requests_per_s
+    RelaxedCounter rate_limited;        // times a due request waited for max_requests_per_s (sliding 1 s window)
     RelaxedCounter requests_exhausted;  // holes still open after max_requests sends
     RelaxedCounter answers;             // answer datagrams handed to the stream (positions applied: the
                                         // stream's recovered_messages)
@@ -59,7 +63,8 @@ public:
                      std::int64_t now_ns) noexcept;
     [[nodiscard]] bool recovers_from_start(std::uint32_t ch) const noexcept { return recover_from_start_ && enabled(ch); }
 
-    // Sends the requests that are due at `now_ns`: a hole never asked, the
+    // Sends the requests that are due at `now_ns` (a monotonic clock: the
+    // rate window and the timeouts are measured on it): a hole never asked, the
     // next part of one whose last part has arrived, or a part unanswered for
     // request_timeout (fewer than max_requests sends), each from its first
     // position neither applied nor held. `stream` is read for each
@@ -69,8 +74,8 @@ public:
     int tick(std::int64_t now_ns, const Stream& stream) noexcept;
 
     // Reads every waiting answer (non-blocking) and hands those from the
-    // channel's server for its current session to
-    // stream.on_datagram(ch, bytes, key, recv_ns, sink). Returns the answers handed on.
+    // channel's server for its current session to stream.on_answer(ch,
+    // bytes, key, recv_ns, sink, what was requested). Returns the answers handed on.
     template <class Stream, class Sink>
     int poll_answers(Stream& stream, Sink& sink) noexcept;
 
@@ -92,15 +97,31 @@ private:
         std::size_t head = 0, n = 0;
         RerequestCounters counters;
     };
-    // A token bucket per server: tokens scaled by 1e9 (one request = 1e9).
+    // Per server: the send times of its last per_s_ requests, a ring
+    // (allocated at start-up, its pages touched only as requests are sent).
     struct Bucket {
         std::uint32_t ip;
         std::uint16_t port;
-        std::int64_t tokens_e9;
-        std::int64_t last_ns;
+        std::unique_ptr<std::int64_t[]> sent;
+        std::uint32_t head = 0;  // the oldest of the ring
+        std::uint32_t n = 0;
     };
     [[nodiscard]] Pending& at(Channel& c, std::size_t i) noexcept { return c.pending[(c.head + i) % kMaxPending]; }
-    bool take_token(std::uint32_t bucket, std::int64_t now_ns) noexcept;
+    [[nodiscard]] static const Pending& at(const Channel& c, std::size_t i) noexcept {
+        return c.pending[(c.head + i) % kMaxPending];
+    }
+    // The first range [begin, asked_end) asked for on channel `c` with
+    // asked_end > from, holes being in position order; {0, 0}: none.
+    [[nodiscard]] static std::pair<std::uint64_t, std::uint64_t> requested(const Channel& c, std::uint64_t from) noexcept {
+        for (std::size_t i = 0; i < c.n; ++i) {
+            const Pending& p = at(c, i);
+            if (p.asked_end > from && p.asked_end > p.begin) return {p.begin, p.asked_end};
+        }
+        return {0, 0};
+    }
+    // Whether a request to server `bucket` may go at `now_ns` (fewer than
+    // per_s_ sent in the second before); if so it is recorded as sent.
+    bool within_rate(std::uint32_t bucket, std::int64_t now_ns) noexcept;
     bool send_request(Channel& c, std::uint64_t first, std::uint64_t count) noexcept;
     // One datagram waiting on channel `ch`'s socket into `buf`; its length, or -1 if none.
     std::ptrdiff_t receive(std::uint32_t ch, std::uint32_t& src_ip, std::uint16_t& src_port) noexcept;
@@ -108,7 +129,7 @@ private:
     std::uint64_t max_request_messages_;
     std::int64_t timeout_ns_;
     std::uint32_t max_requests_;
-    std::int64_t per_s_;
+    std::uint32_t per_s_;
     bool recover_from_start_;
     std::vector<Channel> channels_;
     std::vector<Bucket> buckets_;
@@ -144,14 +165,14 @@ int RerequestClient::tick(std::int64_t now_ns, const Stream& stream) noexcept {
                 }
                 continue;
             }
-            if (!take_token(c.bucket, now_ns)) {
+            if (!within_rate(c.bucket, now_ns)) {
                 c.counters.rate_limited.add();
                 break;
             }
             const std::uint64_t count = std::min(p.end - from, max_request_messages_);
             (void)send_request(c, from, count);
             p.sends = next_part ? 1 : p.sends + 1;
-            p.asked_end = from + count;
+            p.asked_end = std::max(p.asked_end, from + count);  // what was asked stays asked
             p.last_sent_ns = now_ns;
             ++sent;
         }
@@ -179,7 +200,11 @@ int RerequestClient::poll_answers(Stream& stream, Sink& sink) noexcept {
                 c.counters.stale_answers.add();
                 continue;
             }
-            stream.on_datagram(ch, d, key, realtime_ns(), sink, true);
+            // Holes of an older session (not yet forgotten by tick) were not asked for in this one.
+            const bool current = c.n > 0 && c.session == key.session;
+            stream.on_answer(ch, d, key, realtime_ns(), sink, [&](std::uint64_t from) {
+                return current ? requested(c, from) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+            });
             c.counters.answers.add();
             ++handed;
         }

@@ -7,13 +7,21 @@
 // place of the A/B PacketArbiter for protocols whose hole policy is
 // kHoldAndRerequest: positions, not packets, are the unit.
 //
+// A datagram of the current session more than kImplausibleSeqJump beyond
+// the highest position seen is dropped whole and counted, moving nothing
+// (ITCH50.md "Implausible positions"); the first datagram of a session has
+// nothing to be measured against: the late-join rule places it. A
+// re-request server's answer (on_answer) applies only positions that were
+// requested and are still missing (ITCH50.md "Re-request answers").
+//
 // Templates: `Payload` gives the smallest length of a message type
 // (itch50::min_length); `Recovery` is told of each hole opened and asked
 // whether a late join is to be recovered from position 1, so a live
 // re-request client can be plugged in without a virtual call (NoRecovery
 // offline):
 //   recovery.hole_opened(ch, session, first position, count, recv_ns)
-//   recovery.recovers_from_start(ch) -> bool What the stage decides reaches a Sink (a template parameter):
+//   recovery.recovers_from_start(ch) -> bool
+// What the stage decides reaches a Sink (a template parameter):
 //   sink.message(ch, std::span<const std::byte> msg, std::uint64_t position, std::int64_t recv_ns)
 //   sink.session_started(ch, bool replaces_another)  the channel's books are to be emptied
 //   sink.late_join(ch, std::uint64_t messages)        positions before the first were never ours
@@ -29,9 +37,11 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tickgate/counter.hpp"
+#include "tickgate/event.hpp"
 #include "tickgate/feed/moldudp64/wire.hpp"
 
 namespace tickgate::moldudp64 {
@@ -65,6 +75,8 @@ struct StreamCounters {
     RelaxedCounter holes_given_up;         // holes given up (timeout, pool full) or open at a session change
     RelaxedCounter late_join_messages;
     RelaxedCounter session_changes;
+    RelaxedCounter implausible_positions;        // datagrams too far beyond the highest position seen, dropped whole
+    RelaxedCounter unrequested_answer_messages;  // answer messages not requested or no longer missing, dropped
     std::uint64_t held_max = 0;            // most packets held at once by this channel
 };
 
@@ -95,7 +107,9 @@ public:
     struct ChannelView {
         const Session& session;
         bool has_session;
+        bool positioned;         // a position of the session was seen (the late-join rule has placed it)
         std::uint64_t next_seq;
+        std::uint64_t seen_end;  // every position below was received or revealed (highest seen + 1)
         std::size_t open_holes;
         std::size_t held;
         bool gave_up;
@@ -104,7 +118,8 @@ public:
     };
     [[nodiscard]] ChannelView channel(std::uint32_t ch) const noexcept {
         const Channel& c = channels_[ch];
-        return {c.session, c.has_session, c.next_seq, c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
+        return {c.session, c.has_session, c.positioned, c.next_seq, c.seen_end,
+                c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
     }
     [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
     [[nodiscard]] std::size_t held_packets() const noexcept { return slots_.size() - free_.size(); }
@@ -126,32 +141,57 @@ public:
         return at;
     }
 
-    // One datagram of channel `ch` (its key read once by read_key), arrived
-    // at `recv_ns`; `retransmission`: a re-request server's answer (its
-    // positions applied count in recovered_messages, when they are applied).
+    // One datagram of channel `ch` from a line (its key read once by
+    // read_key), arrived at `recv_ns`.
     template <class Sink>
     void on_datagram(std::uint32_t ch, std::span<const std::byte> d, const Key& key, std::int64_t recv_ns,
-                     Sink& sink, bool retransmission = false) noexcept {
+                     Sink& sink) noexcept {
         Channel& c = channels_[ch];
-        c.counters.packets.add();
-        if (!key.valid() || d.size() > cfg_.max_datagram) {  // short, or larger than a slot can hold
-            c.counters.malformed_packets.add();
-            return;
-        }
-        if (key.kind == PacketKind::kRequest) {
-            c.counters.request_packets.add();
-            return;
-        }
-        const Walk w = walk(d, key, min_length, [](std::uint16_t, std::span<const std::byte>) noexcept {});
-        c.counters.messages.add(w.received);
-        if (w.fault != Fault::kNone) c.counters.malformed_packets.add();
+        std::uint16_t received = 0;
+        if (!receive(c, d, key, received)) return;
         if (!observe_session(ch, c, key.session, sink)) return;
+        if (implausible(c, key.seq)) return;
         if (key.kind != PacketKind::kMessages) {
             heartbeat(ch, c, key.seq, recv_ns, sink);
             return;
         }
-        if (w.received == 0) return;  // reveals nothing
-        packet(ch, c, d, key.seq, key.seq + w.received, recv_ns, sink, retransmission);
+        if (received == 0) return;  // reveals nothing
+        packet(ch, c, d, key.seq, key.seq, key.seq + received, recv_ns, sink, false);
+    }
+
+    // One answer of channel `ch`'s re-request server (ITCH50.md "Re-request
+    // answers"), arrived at `recv_ns`. Of its messages only the positions
+    // that were requested and are still missing (neither applied nor held:
+    // they lie in an open hole) are applied, or held behind an older hole,
+    // and count in recovered_messages when applied; the others count in
+    // unrequested_answer_messages and are dropped. `requested(at)` returns
+    // the first range [lo, hi) asked for with hi > at, as a std::pair (lo may
+    // be below `at`; lo >= hi: none). An answer never starts a session: one
+    // for another session than the channel's current one has nothing
+    // requested. A heartbeat or end of session answers nothing and reveals
+    // nothing (the lines carry those). Implausible positions are dropped
+    // first, as on a line. O(held packets of the channel) per range applied.
+    template <class Sink, class Requested>
+    void on_answer(std::uint32_t ch, std::span<const std::byte> d, const Key& key, std::int64_t recv_ns, Sink& sink,
+                   Requested&& requested) noexcept {
+        Channel& c = channels_[ch];
+        std::uint16_t received = 0;
+        if (!receive(c, d, key, received)) return;
+        if (!c.has_session || key.session != c.session) {
+            c.counters.unrequested_answer_messages.add(received);
+            return;
+        }
+        if (implausible(c, key.seq) || key.kind != PacketKind::kMessages) return;
+        const std::uint64_t first = key.seq, end = first + received;
+        std::uint64_t taken = 0;
+        for (std::uint64_t at = first; at < end;) {
+            const auto [lo, hi] = next_wanted(ch, c, at, end, requested);
+            if (lo >= hi) break;
+            packet(ch, c, d, first, lo, hi, recv_ns, sink, true);
+            taken += hi - lo;
+            at = hi;
+        }
+        c.counters.unrequested_answer_messages.add(received - taken);
     }
 
     // Gives up, oldest first, every hole opened strictly more than its
@@ -208,7 +248,8 @@ private:
     };
     static constexpr std::uint32_t kNone = UINT32_MAX;
     struct Slot {
-        std::uint64_t begin, end;  // received positions [begin, end)
+        std::uint64_t first;       // the datagram's first position
+        std::uint64_t begin, end;  // the positions [begin, end) it is held for
         std::int64_t recv_ns;
         std::uint32_t len;
         std::uint32_t next;        // the channel's next held slot by position, kNone at the end
@@ -232,6 +273,69 @@ private:
     };
 
     static std::size_t min_length(std::uint8_t type) noexcept { return Payload::min_length(type); }
+
+    // Counts datagram `d` on channel `c` and walks its messages (`received`
+    // of them); false: nothing more to do (malformed whole, or a captured
+    // re-request).
+    bool receive(Channel& c, std::span<const std::byte> d, const Key& key, std::uint16_t& received) noexcept {
+        c.counters.packets.add();
+        if (!key.valid() || d.size() > cfg_.max_datagram) {  // short, or larger than a slot can hold
+            c.counters.malformed_packets.add();
+            return false;
+        }
+        if (key.kind == PacketKind::kRequest) {
+            c.counters.request_packets.add();
+            return false;
+        }
+        const Walk w = walk(d, key, min_length, [](std::uint16_t, std::span<const std::byte>) noexcept {});
+        c.counters.messages.add(w.received);
+        if (key.seq > UINT64_MAX - w.received) {  // its end would pass 2^64 - 1: no position there
+            c.counters.malformed_packets.add();
+            return false;
+        }
+        if (w.fault != Fault::kNone) c.counters.malformed_packets.add();
+        received = w.received;
+        return true;
+    }
+
+    // ITCH50.md "Implausible positions": `seq` (a packet's first position, a
+    // heartbeat's next) more than kImplausibleSeqJump beyond the highest
+    // position seen of the current session. Before any position of the
+    // session is seen there is nothing to measure against: the late-join
+    // rule places the first datagram, whatever its position.
+    bool implausible(Channel& c, std::uint64_t seq) noexcept {
+        const std::uint64_t highest = c.seen_end - 1;
+        if (!c.positioned || seq <= highest || seq - highest <= kImplausibleSeqJump) return false;
+        c.counters.implausible_positions.add();
+        return true;
+    }
+
+    // The first range [lo, hi) at or after `at` and before `end` of positions
+    // that channel `ch` misses (in [next_seq, seen_end), no held packet
+    // covering them) and `requested` names; lo >= hi: none.
+    template <class Requested>
+    [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> next_wanted(std::uint32_t ch, const Channel& c,
+                                                                      std::uint64_t at, std::uint64_t end,
+                                                                      Requested& requested) const noexcept {
+        const std::uint64_t stop = std::min(end, c.seen_end);
+        for (;;) {
+            at = first_missing(ch, at);
+            if (at >= stop) return {0, 0};
+            const auto [rlo, rhi] = requested(at);
+            if (rlo >= rhi || rlo >= stop) return {0, 0};
+            if (rlo > at) {
+                at = rlo;
+                continue;
+            }
+            std::uint64_t hi = std::min(stop, rhi);
+            for (std::uint32_t s = c.first_held; s != kNone; s = slots_[s].next)
+                if (slots_[s].begin > at) {  // first_missing passed those below: the first beyond is the next held
+                    hi = std::min(hi, slots_[s].begin);
+                    break;
+                }
+            return {at, hi};
+        }
+    }
 
     // false: a stale session's packet, discarded.
     template <class Sink>
@@ -294,9 +398,10 @@ private:
         if (c.holes.empty() && !c.gave_up) sink.alive(ch, recv_ns);
     }
 
+    // Positions [begin, end) of datagram `d` (whose first position is `first`).
     template <class Sink>
-    void packet(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
-                std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
+    void packet(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t first, std::uint64_t begin,
+                std::uint64_t end, std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
         if (!c.positioned) position(ch, c, begin, sink);
         if (end <= c.next_seq) {
             c.counters.duplicate_messages.add(end - begin);
@@ -310,29 +415,29 @@ private:
                 return;
             }
             if (!free_.empty()) {
-                hold(c, d, begin, end, recv_ns, retransmission);
+                hold(c, d, first, begin, end, recv_ns, retransmission);
                 return;
             }
             const Hole* oldest = oldest_hole();  // the pool is full: held packets imply an open hole
             if (oldest == nullptr) [[unlikely]] return;
             give_up_oldest(oldest->channel, sink);
         }
-        apply(ch, c, d, begin, end, recv_ns, sink, retransmission);
+        apply(ch, c, d, first, begin, end, recv_ns, sink, retransmission);
         drain(ch, c, sink);
         if (c.holes.empty() && !c.gave_up) sink.alive(ch, recv_ns);
     }
 
-    // Applies positions [max(begin, next_seq), end) of datagram `d` (from `begin`).
+    // Applies positions [max(begin, next_seq), end) of datagram `d` (its first position `first`).
     template <class Sink>
-    void apply(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
-               std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
+    void apply(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t first, std::uint64_t begin,
+               std::uint64_t end, std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
         if (c.next_seq > begin) c.counters.duplicate_messages.add(std::min(c.next_seq, end) - begin);
         if (end <= c.next_seq) return;
         const std::uint64_t from = c.next_seq;
         if (retransmission) c.counters.recovered_messages.add(end - from);
         const Key key = read_key(d, 0);
         (void)walk(d, key, min_length, [&](std::uint16_t i, std::span<const std::byte> m) {
-            const std::uint64_t pos = begin + i;
+            const std::uint64_t pos = first + i;
             if (pos >= from && pos < end) sink.message(ch, m, pos, recv_ns);
         });
         c.next_seq = end;
@@ -347,7 +452,7 @@ private:
             c.first_held = slots_[s].next;
             --c.held;
             const Slot& slot = slots_[s];
-            apply(ch, c, held_bytes(s), slot.begin, slot.end, slot.recv_ns, sink, slot.retransmission);
+            apply(ch, c, held_bytes(s), slot.first, slot.begin, slot.end, slot.recv_ns, sink, slot.retransmission);
             free_.push_back(s);
         }
     }
@@ -424,13 +529,13 @@ private:
             if (slots_[s].begin <= begin && slots_[s].end >= end) return true;
         return false;
     }
-    void hold(Channel& c, std::span<const std::byte> d, std::uint64_t begin, std::uint64_t end,
+    void hold(Channel& c, std::span<const std::byte> d, std::uint64_t first, std::uint64_t begin, std::uint64_t end,
               std::int64_t recv_ns, bool retransmission) noexcept {
         const std::uint32_t s = free_.back();
         free_.pop_back();
         const std::size_t len = std::min(d.size(), cfg_.max_datagram);
         std::memcpy(bytes_.data() + std::size_t{s} * cfg_.max_datagram, d.data(), len);
-        slots_[s] = {begin, end, recv_ns, static_cast<std::uint32_t>(len), kNone, retransmission};
+        slots_[s] = {first, begin, end, recv_ns, static_cast<std::uint32_t>(len), kNone, retransmission};
         std::uint32_t* link = &c.first_held;
         while (*link != kNone && slots_[*link].begin <= begin) link = &slots_[*link].next;
         slots_[s].next = *link;
