@@ -10,6 +10,7 @@
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/sequencer.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -40,7 +41,7 @@ namespace {
 // copies out of it (a batch per socket) to apply in timestamp order.
 MemoryEstimate estimate_itch_memory(const Config& c) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
-    constexpr std::uint32_t kLocates = 65536;          // every u16 stock locate is an instrument id
+    const std::uint32_t kLocates = itch50::instrument_ids(c.channels.size());  // 65,536 ids per channel
     const std::size_t lines = 2 * c.channels.size();
     const std::size_t round = std::size_t{c.receiver.batch} * lines;
     MemoryEstimate e;
