@@ -15,7 +15,8 @@ int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
 
 OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
                      unsigned scope_bits)
-    : max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8), scope_bits_(scope_bits),
+    : max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8),
+      min_sweep_(std::max<std::size_t>(1, table_size(max_orders) / 32)), scope_bits_(scope_bits),
       // Seeded per book: references chosen to collide under a known hash cannot be prepared.
       seed_((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()) {
     if (max_instruments == 0 || max_orders == 0 || max_levels == 0)
@@ -104,7 +105,11 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
     }
     if (size_ >= max_orders_) return OrderResult::kStoreFull;
     if (!level_add(id, side, price, shares)) return OrderResult::kStoreFull;
-    if (size_ + stale_ >= sweep_at_) sweep();  // keeps free slots, so every probe run ends
+    // Stale entries lengthen probe runs like live ones: swept once the store
+    // is as full as live orders alone can make it and a sweep frees at
+    // least 1/32 of it (so its cost is at most 32 slots per freed entry,
+    // each an earlier add); the hard limit keeps free slots, so every run ends.
+    if ((stale_ >= min_sweep_ && size_ + stale_ >= max_orders_) || size_ + stale_ >= sweep_at_) sweep();
     std::size_t i = home(scope_of(id), ref);
     for (;; i = next(i)) {  // the first free slot, or a stale one (occupied either way: runs stay intact)
         ++probes_;

@@ -13,8 +13,9 @@
 // them onto one slot. Emptying an instrument (a new session, an
 // unsubscribe) is O(1): its generation moves on and its entries become
 // stale, reused in place by later adds and swept out, all at once, when
-// live plus stale entries would pass max_orders × 9/8 (each sweep frees at
-// least max_orders / 8, so its cost is a few slots per add). Levels: per
+// live plus stale entries reach max_orders and at least 1/32 of the store
+// is stale (so a sweep costs at most 32 slots per entry it frees, and the
+// load stays about where live orders alone put it). Levels: per
 // instrument and side a sorted flat array searched by bisection (best
 // last, so the updates near the touch that dominate real feeds move little), carved from one arena
 // fixed at start-up in power-of-two blocks (a side that outgrows its block
@@ -191,7 +192,8 @@ private:
     std::size_t size_ = 0;   // live entries
     std::size_t stale_ = 0;  // entries of an emptied instrument not yet reused or swept
     std::size_t max_orders_;
-    std::size_t sweep_at_;   // live + stale entries that trigger a sweep (leaves free slots)
+    std::size_t sweep_at_;   // live + stale entries that force a sweep (leaves free slots)
+    std::size_t min_sweep_;  // stale entries worth a sweep once the store is that full
     unsigned scope_bits_;
     std::uint64_t seed_;
     std::uint64_t probes_ = 0;
