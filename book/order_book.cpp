@@ -87,12 +87,17 @@ void OrderBook::sweep() noexcept {
 }
 
 void OrderBook::clear(std::uint32_t id) noexcept {
-    // A generation that wrapped would revive entries stale since: sweep them first.
-    if (gen_[id] == UINT16_MAX) sweep();
-    ++gen_[id];
-    stale_ += orders_of_[id];
-    size_ -= orders_of_[id];
-    orders_of_[id] = 0;
+    // Without live orders there is nothing to retire: the generation moves
+    // only for an instrument that had orders, so it wraps (and a wrap, which
+    // would revive entries stale since, sweeps them first) only after
+    // 65,535 rounds of adds and clears of that instrument.
+    if (orders_of_[id] != 0) {
+        if (gen_[id] == UINT16_MAX) sweep();
+        ++gen_[id];
+        stale_ += orders_of_[id];
+        size_ -= orders_of_[id];
+        orders_of_[id] = 0;
+    }
     release(sides_[std::size_t{id} * 2]);
     release(sides_[std::size_t{id} * 2 + 1]);
 }

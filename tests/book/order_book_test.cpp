@@ -237,5 +237,22 @@ TEST(OrderBookRule, ClearingAnInstrumentCostsNoWalkOfTheStoreAndItsEntriesComeBa
     EXPECT_LT(b.probes(), std::uint64_t{100} * 200 * kOrders);
 }
 
+// The generation of an emptied instrument wraps after 65,535 clears with
+// orders: an entry stale since then must not come back to life.
+TEST(OrderBookRule, AnOrderOfAnEmptiedInstrumentNeverComesBack) {
+    OrderBook b(2, 64, 64);
+    b.add(0, 2, Side::kBid, 5, 100);
+    b.add(0, 1, Side::kBid, 5, 100);
+    b.clear(0);
+    for (int round = 0; round < 70'000; ++round) {
+        ASSERT_EQ(b.add(0, 1, Side::kBid, 5, 100), OrderResult::kApplied);
+        b.clear(0);
+        b.clear(1);  // no orders: nothing to retire
+    }
+    EXPECT_EQ(b.reduce(0, 2, 1), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.open_orders(), 0u);
+    EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
+}
+
 }  // namespace
 }  // namespace tickgate
