@@ -192,6 +192,9 @@ TEST(ItchReplayRule, LocatesAndOrderReferencesAreAChannelsOwnWithoutAConfigByFir
 TEST(ItchReplayRule, OneChannelHasOneChannelsIds) {
     EXPECT_EQ(Replay(small_config()).instruments().max_instruments(), 65536u);
     EXPECT_EQ(Replay(two_line_config()).instruments().max_instruments(), 65536u);
+    // config check's estimate counts the second channel's ids too
+    EXPECT_GE(estimate_memory(two_channel_config()).total_bytes,
+              estimate_memory(two_line_config()).total_bytes + InstrumentTable::bytes_for(65536));
 }
 
 // The same symbol on two channels is two instruments; find() answers the one
