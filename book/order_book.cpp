@@ -108,6 +108,9 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
         level_sub(old->id, static_cast<Side>(old->side), old->price, old->shares, true);
         erase(old);
     }
+    // An order of no shares would be gone at once (as an execution to 0):
+    // none is kept, so no level ever shows 0 shares.
+    if (shares == 0) return OrderResult::kRemoved;
     if (size_ >= max_orders_) return OrderResult::kStoreFull;
     if (!level_add(id, side, price, shares)) return OrderResult::kStoreFull;
     // Stale entries lengthen probe runs like live ones: swept once the store

@@ -254,5 +254,19 @@ TEST(OrderBookRule, AnOrderOfAnEmptiedInstrumentNeverComesBack) {
     EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
 }
 
+// Found by fuzz_itch50: an add (or replace) of 0 shares made a level of 0
+// shares. Such an order would be gone at once, as an execution to 0: none is
+// kept, and a live order it reuses the reference of is gone too.
+TEST(OrderBookRule, AnOrderOfNoSharesIsNotKept) {
+    OrderBook b(2, 64, 64);
+    EXPECT_EQ(b.add(1, 7, Side::kBid, 0, 500), OrderResult::kRemoved);
+    EXPECT_EQ(b.open_orders(1), 0u);
+    EXPECT_TRUE(levels(b, 1, Side::kBid).empty());
+    b.add(1, 8, Side::kAsk, 10, 600);
+    EXPECT_EQ(b.replace(1, 8, 9, 0, 610), OrderResult::kRemoved);
+    EXPECT_TRUE(levels(b, 1, Side::kAsk).empty());
+    EXPECT_EQ(b.open_orders(), 0u);
+}
+
 }  // namespace
 }  // namespace tickgate

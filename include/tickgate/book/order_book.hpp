@@ -104,6 +104,7 @@ public:
                                                std::uint32_t max_levels) noexcept;
 
     // A (or F): a new order; a live `ref` of the same scope is replaced (ITCH50.md). `id` < max_instruments.
+    // An order of 0 shares is not kept (kRemoved): it would be gone at once.
     OrderResult add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares, std::uint32_t price) noexcept;
     // E, C, X: the order's shares go down by `shares`; at 0 it is gone, below 0 an over-execution.
     OrderResult reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept;
