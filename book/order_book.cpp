@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <random>
 #include <stdexcept>
 
 namespace tickgate {
@@ -12,12 +13,17 @@ std::size_t arena_size(std::uint32_t max_levels) noexcept { return std::size_t{m
 int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
 }  // namespace
 
-OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels)
-    : max_orders_(max_orders) {
+OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
+                     unsigned scope_bits)
+    : max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8),
+      min_sweep_(std::max<std::size_t>(1, table_size(max_orders) / 32)), scope_bits_(scope_bits),
+      // Seeded per book: references chosen to collide under a known hash cannot be prepared.
+      seed_((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()) {
     if (max_instruments == 0 || max_orders == 0 || max_levels == 0)
         throw std::invalid_argument("order book: capacities must be positive");
     table_ = ZeroedArray<Entry>(table_size(max_orders));  // an all-zero Entry is an empty slot
     orders_of_.assign(max_instruments, 0);
+    gen_.assign(max_instruments, 0);
     sides_.assign(std::size_t{max_instruments} * 2, SideLevels{});
     arena_ = ZeroedArray<OrderLevel>(arena_size(max_levels));
     for (int c = 0; c < kClasses; ++c) {
@@ -35,23 +41,23 @@ std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t ma
            free_lists;
 }
 
-OrderBook::Entry* OrderBook::find(std::uint64_t ref) noexcept {
-    for (std::size_t i = home(ref);; i = next(i)) {
+OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
+    const std::uint32_t scope = scope_of(id);
+    for (std::size_t i = home(scope, ref);; i = next(i)) {
+        ++probes_;
         Entry& e = table_[i];
         if (!e.used) return nullptr;
-        if (e.ref == ref) return &e;
+        if (e.ref == ref && scope_of(e.id) == scope && live(e)) return &e;
     }
 }
 
-void OrderBook::erase(Entry* e) noexcept {
+void OrderBook::shift_into(std::size_t hole) noexcept {
     // Backward-shift deletion: move later entries of the probe run into the hole.
-    std::size_t hole = static_cast<std::size_t>(e - table_.data());
-    --orders_of_[e->id];
-    --size_;
     for (std::size_t i = next(hole);; i = next(i)) {
+        ++probes_;
         Entry& c = table_[i];
         if (!c.used) break;
-        const std::size_t h = home(c.ref);
+        const std::size_t h = home(scope_of(c.id), c.ref);
         // c may move into `hole` only if its home is not in (hole, i] (cyclically).
         const bool home_between = hole <= i ? (h > hole && h <= i) : (h > hole || h <= i);
         if (home_between) continue;
@@ -61,24 +67,73 @@ void OrderBook::erase(Entry* e) noexcept {
     table_[hole].used = 0;
 }
 
+void OrderBook::erase(Entry* e) noexcept {
+    --orders_of_[e->id];
+    --size_;
+    shift_into(static_cast<std::size_t>(e - table_.data()));
+}
+
+void OrderBook::sweep() noexcept {
+    for (std::size_t i = 0; i < table_.size();) {
+        ++probes_;
+        if (table_[i].used && !live(table_[i])) {
+            shift_into(i);  // shifts a later entry into i: look at i again
+            --stale_;
+            continue;
+        }
+        ++i;
+    }
+}
+
+void OrderBook::clear(std::uint32_t id) noexcept {
+    // Without live orders there is nothing to retire: the generation moves
+    // only for an instrument that had orders, so it wraps (and a wrap, which
+    // would revive entries stale since, sweeps them first) only after
+    // 65,535 rounds of adds and clears of that instrument.
+    if (orders_of_[id] != 0) {
+        if (gen_[id] == UINT16_MAX) sweep();
+        ++gen_[id];
+        stale_ += orders_of_[id];
+        size_ -= orders_of_[id];
+        orders_of_[id] = 0;
+    }
+    release(sides_[std::size_t{id} * 2]);
+    release(sides_[std::size_t{id} * 2 + 1]);
+}
+
 OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares,
                            std::uint32_t price) noexcept {
-    if (Entry* old = find(ref)) {  // a live reference reused: that order is replaced
+    if (Entry* old = find(id, ref)) {  // a live reference reused: that order is replaced
         level_sub(old->id, static_cast<Side>(old->side), old->price, old->shares, true);
         erase(old);
     }
+    // An order of no shares would be gone at once (as an execution to 0):
+    // none is kept, so no level ever shows 0 shares.
+    if (shares == 0) return OrderResult::kRemoved;
     if (size_ >= max_orders_) return OrderResult::kStoreFull;
     if (!level_add(id, side, price, shares)) return OrderResult::kStoreFull;
-    std::size_t i = home(ref);
-    while (table_[i].used) i = next(i);
-    table_[i] = {ref, price, shares, static_cast<std::uint16_t>(id), static_cast<std::uint8_t>(side), 1};
+    // Stale entries lengthen probe runs like live ones: swept once the store
+    // is as full as live orders alone can make it and a sweep frees at
+    // least 1/32 of it (so its cost is at most 32 slots per freed entry,
+    // each an earlier add); the hard limit keeps free slots, so every run ends.
+    if ((stale_ >= min_sweep_ && size_ + stale_ >= max_orders_) || size_ + stale_ >= sweep_at_) sweep();
+    std::size_t i = home(scope_of(id), ref);
+    for (;; i = next(i)) {  // the first free slot, or a stale one (occupied either way: runs stay intact)
+        ++probes_;
+        if (!table_[i].used) break;
+        if (!live(table_[i])) {
+            --stale_;
+            break;
+        }
+    }
+    table_[i] = {ref, price, shares, id, gen_[id], static_cast<std::uint8_t>(side), 1};
     ++size_;
     ++orders_of_[id];
     return OrderResult::kApplied;
 }
 
 OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept {
-    Entry* e = find(ref);
+    Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
     const Side s = static_cast<Side>(e->side);
     if (shares < e->shares) {
@@ -93,7 +148,7 @@ OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t
 }
 
 OrderResult OrderBook::remove(std::uint32_t id, std::uint64_t ref) noexcept {
-    Entry* e = find(ref);
+    Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
     level_sub(e->id, static_cast<Side>(e->side), e->price, e->shares, true);
     erase(e);
@@ -102,7 +157,7 @@ OrderResult OrderBook::remove(std::uint32_t id, std::uint64_t ref) noexcept {
 
 OrderResult OrderBook::replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
                                std::uint32_t price) noexcept {
-    Entry* e = find(ref);
+    Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
     const Side side = static_cast<Side>(e->side);
     level_sub(e->id, side, e->price, e->shares, true);

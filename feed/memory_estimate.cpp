@@ -12,6 +12,7 @@
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/sequencer.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -34,11 +35,6 @@ const MemoryPart& MemoryEstimate::largest() const {
                              [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
 }
 
-std::uint32_t itch_instrument_ids(const Config& c) noexcept {
-    constexpr std::uint32_t kLocates = 65536;  // every u16 stock locate is an instrument id
-    return c.channels.size() > 1 ? kLocates * static_cast<std::uint32_t>(c.channels.size()) : kLocates;
-}
-
 namespace {
 void add_up(MemoryEstimate& e) {
     for (const MemoryPart& p : e.parts) {
@@ -54,7 +50,7 @@ void add_up(MemoryEstimate& e) {
 // copies out of it (a batch per socket) to apply in timestamp order.
 MemoryEstimate estimate_itch_memory(const Config& c) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
-    const std::uint32_t ids = itch_instrument_ids(c);
+    const std::uint32_t ids = itch50::instrument_ids(c.channels.size());  // 65,536 ids per channel
     const std::size_t lines = 2 * c.channels.size();
     const std::size_t round = std::size_t{c.receiver.batch} * lines;
     const std::size_t held = std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes;

@@ -70,7 +70,9 @@ int replay_as(const Options& a, const std::string& capture, const Config& cfg) {
 int replay_itch50(const Options& a, const std::string& capture, const Config& cfg) {
     if (a.has("--arbitrate"))
         throw UsageError{"--arbitrate: ITCH 5.0 merges its lines by stream position always (no packet arbitration)"};
-    auto replay = std::make_unique<itch50::Replay>(cfg);
+    // Without a config, instrument ids for the channels the capture holds (ITCH50.md: 65,536 per channel).
+    auto replay = std::make_unique<itch50::Replay>(cfg, nullptr,
+                                                   cfg.channels.empty() ? itch50::Replay::channels_in(capture) : 1);
     const ReplayResult r = replay->run(capture);
     const SummaryContext ctx{.now_ns = r.last_ts_ns,
                              .capture = capture,

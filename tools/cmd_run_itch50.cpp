@@ -65,7 +65,7 @@ int run_itch50(const Config& cfg, const ItchRunOptions& o) {
     ItchMetrics metrics(cfg, handler);
     std::optional<MetricsServer> server;
     serve_metrics(server, metrics.registry(), o.metrics_listen, o.metrics_option);
-    StateLog state_log(cfg.logging, {.max_instruments = itch50::kMaxLocates});
+    StateLog state_log(cfg.logging, {.max_instruments = handler.core().instruments().max_instruments()});
     install_signal_handlers();
     std::FILE* view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     const bool tty = ::isatty(::fileno(view)) != 0;

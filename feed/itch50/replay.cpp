@@ -27,15 +27,20 @@ std::uint32_t channel_slots(const Config& cfg) {
 
 bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
 
+std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
+    return cfg.channels.empty() ? std::clamp<std::uint32_t>(unconfigured, 1, kMaxUnconfiguredIdChannels)
+                                : static_cast<std::uint32_t>(cfg.channels.size());
+}
+
 std::string ipv4_text(std::uint32_t ip) {
     return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
 }
 
 }  // namespace
 
-Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client)
-    : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(kMaxLocates),
-      book_(kMaxLocates, cfg.itch.max_orders, cfg.itch.max_levels),
+Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::uint32_t unconfigured_channels)
+    : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(instrument_ids(id_channels(cfg, unconfigured_channels))),
+      book_(instruments_.max_instruments(), cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits),
       sequencer_(instruments_, book_, channel_slots(cfg),
                  cfg.itch.utc_offset_minutes),
       stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
@@ -70,6 +75,21 @@ std::uint32_t Replay::slot_of(std::span<const std::byte> payload, std::uint32_t 
     if (channels_.size() == kMaxUnconfiguredChannels) return UINT32_MAX;
     channels_.push_back({fmt::format("{}:{}", ipv4_text(dst_ip), dst_port), dst_ip, dst_port});
     return static_cast<std::uint32_t>(channels_.size() - 1);
+}
+
+std::uint32_t Replay::channels_in(const std::string& path) {
+    CaptureReader reader(path);
+    FrameCounters frames;
+    std::vector<std::pair<std::uint32_t, std::uint16_t>> seen;
+    while (auto rec = reader.next()) {
+        const auto d = extract_udp(reader.link_type(), rec->frame, frames);
+        if (!d || !is_multicast(d->dst_ip)) continue;
+        const std::pair<std::uint32_t, std::uint16_t> dst{d->dst_ip, d->dst_port};
+        if (std::find(seen.begin(), seen.end(), dst) != seen.end()) continue;
+        seen.push_back(dst);
+        if (seen.size() == kMaxUnconfiguredIdChannels) break;
+    }
+    return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(seen.size()));
 }
 
 void Replay::on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
@@ -174,7 +194,7 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
     for (const std::uint32_t id : ids) {
         const InstrumentState& st = instruments_.state(id);
         const ItchInstrumentCounters& ic = sequencer_.counters(id);
-        json::Value i = {{"id", id}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
+        json::Value i = {{"id", id}, {"locate", locate_of(id)}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;
         i["unknown_orders"] = ic.unknown_orders;

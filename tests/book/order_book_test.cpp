@@ -181,5 +181,92 @@ TEST(OrderBookDifferential, MatchesAMapModel) {
     }
 }
 
+// ITCH50.md "Locates and order references are a channel's own": a reference
+// names an order within its scope (ids sharing id >> 16, a channel) only.
+TEST(OrderBookRule, SameReferenceInTwoScopesNamesTwoOrders) {
+    OrderBook b(2 * 65536, 64, 64);
+    const std::uint32_t a = 5, other = 65536 + 5;  // locate 5 of channels 0 and 1
+    EXPECT_EQ(b.add(a, 1, Side::kBid, 100, 1000), OrderResult::kApplied);
+    EXPECT_EQ(b.add(other, 1, Side::kAsk, 200, 2000), OrderResult::kApplied);  // replaces nothing
+    EXPECT_EQ(b.open_orders(), 2u);
+    EXPECT_EQ(b.remove(other, 1), OrderResult::kRemoved);
+    EXPECT_EQ(levels(b, a, Side::kBid), (std::vector<L>{{1000, 100, 1}}));
+    EXPECT_EQ(b.reduce(other, 1, 10), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.reduce(a, 1, 10), OrderResult::kApplied);
+}
+
+// Item 6 of issue 21: `ref % size` put references that are multiples of the
+// table size on one slot (160,000 adds: 26 s). The home mixes the key:
+// the store's work per add stays a few slots whatever the references.
+TEST(OrderBookRule, ReferencesChosenToCollideCostAFewProbesEach) {
+    constexpr std::uint32_t kOrders = 160'000;
+    const std::uint64_t table = std::uint64_t{kOrders} + kOrders / 4 + 1;  // the store's size
+    for (const std::uint64_t stride : {table, std::uint64_t{1} << 20, std::uint64_t{8}}) {
+        OrderBook b(1, kOrders, 16);
+        for (std::uint64_t k = 1; k <= kOrders; ++k) ASSERT_EQ(b.add(0, k * stride, Side::kBid, 1, 100), OrderResult::kApplied);
+        for (std::uint64_t k = 1; k <= kOrders; k += 2) ASSERT_EQ(b.remove(0, k * stride), OrderResult::kRemoved);
+        EXPECT_EQ(b.open_orders(0), kOrders / 2);
+        EXPECT_LT(b.probes(), std::uint64_t{40} * kOrders) << "stride " << stride;
+    }
+}
+
+// Item 6 of issue 21: emptying an instrument walked the whole store (a new
+// session per heartbeat: 30 s). It is O(1); its entries are reused or swept
+// at a bounded cost per add, and the store stays exact.
+TEST(OrderBookRule, ClearingAnInstrumentCostsNoWalkOfTheStoreAndItsEntriesComeBack) {
+    constexpr std::uint32_t kOrders = 4096;
+    OrderBook b(4, kOrders, 64);
+    std::uint64_t ref = 1;
+    for (int round = 0; round < 200; ++round) {
+        const std::uint32_t id = static_cast<std::uint32_t>(round % 3);
+        const std::uint64_t first = ref;
+        for (std::uint32_t i = 0; i < kOrders - 10; ++i) ASSERT_EQ(b.add(id, ref++, Side::kAsk, 5, 100 + i % 50), OrderResult::kApplied);
+        EXPECT_EQ(b.add(3, first, Side::kBid, 7, 90), OrderResult::kApplied);  // another instrument (same scope) may reuse the reference
+        EXPECT_EQ(b.remove(3, first), OrderResult::kRemoved);
+        const std::uint64_t before = b.probes();
+        b.clear(id);
+        EXPECT_EQ(b.probes(), before);  // no store walk
+        EXPECT_EQ(b.open_orders(id), 0u);
+        EXPECT_EQ(b.open_orders(), 0u);
+        EXPECT_TRUE(levels(b, id, Side::kAsk).empty());
+        EXPECT_EQ(b.reduce(id, first, 1), OrderResult::kUnknownOrder);  // gone with its instrument
+    }
+    // 200 rounds of ~4,086 adds at the highest load the store allows (live
+    // orders at 4/5 of it), the removed entries swept or reused on the way:
+    // a bounded number of slots per add (the old store walk: 5,121 per clear).
+    EXPECT_LT(b.probes(), std::uint64_t{100} * 200 * kOrders);
+}
+
+// The generation of an emptied instrument wraps after 65,535 clears with
+// orders: an entry stale since then must not come back to life.
+TEST(OrderBookRule, AnOrderOfAnEmptiedInstrumentNeverComesBack) {
+    OrderBook b(2, 64, 64);
+    b.add(0, 2, Side::kBid, 5, 100);
+    b.add(0, 1, Side::kBid, 5, 100);
+    b.clear(0);
+    for (int round = 0; round < 70'000; ++round) {
+        ASSERT_EQ(b.add(0, 1, Side::kBid, 5, 100), OrderResult::kApplied);
+        b.clear(0);
+        b.clear(1);  // no orders: nothing to retire
+    }
+    EXPECT_EQ(b.reduce(0, 2, 1), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.open_orders(), 0u);
+    EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
+}
+
+// Found by fuzz_itch50: an add (or replace) of 0 shares made a level of 0
+// shares. Such an order would be gone at once, as an execution to 0: none is
+// kept, and a live order it reuses the reference of is gone too.
+TEST(OrderBookRule, AnOrderOfNoSharesIsNotKept) {
+    OrderBook b(2, 64, 64);
+    EXPECT_EQ(b.add(1, 7, Side::kBid, 0, 500), OrderResult::kRemoved);
+    EXPECT_EQ(b.open_orders(1), 0u);
+    EXPECT_TRUE(levels(b, 1, Side::kBid).empty());
+    b.add(1, 8, Side::kAsk, 10, 600);
+    EXPECT_EQ(b.replace(1, 8, 9, 0, 610), OrderResult::kRemoved);
+    EXPECT_TRUE(levels(b, 1, Side::kAsk).empty());
+    EXPECT_EQ(b.open_orders(), 0u);
+}
+
 }  // namespace
 }  // namespace tickgate

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "../support/json.hpp"
 #include "tickgate/book/book.hpp"
@@ -226,3 +227,43 @@ TEST(ItchLive, ImplausiblePositionForgedHeartbeatMidSessionMovesNothing) {
 }
 
 }  // namespace
+
+// ITCH50.md "Locates and order references are a channel's own", live: two
+// configured channels carry locate 5 and order reference 1 each; they are
+// two instruments (ids 5 and 65,541) and two orders. Then a new session on
+// the second channel empties only its books and shows its locate, not an
+// empty symbol (issue 21 item 12). Loopback multicast, TTL 0.
+TEST(ItchLiveRule, LocatesAndOrderReferencesAreAChannelsOwnAndANewSessionShowsTheLocate) {
+    const Config cfg = parse_config(
+        "[itch]\nmax_orders = 4096\nmax_levels = 4096\n"
+        "[[channel]]\nid = 1\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.33.9\", port = 31609 }\nb = { group = \"239.255.33.10\", port = 31610 }\n"
+        "[[channel]]\nid = 2\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.33.11\", port = 31611 }\nb = { group = \"239.255.33.12\", port = 31612 }\n",
+        "e2e.toml");
+    LiveHandler h(cfg);
+    MulticastSender tx;
+    const auto send = [&](std::uint32_t group, std::uint16_t port, const Bytes& d) {
+        ASSERT_TRUE(tx.send(group, port, {d.data(), d.size()}));
+    };
+    const auto poll_until = [&](auto&& done) {
+        for (int i = 0; i < 2000 && !done(); ++i) h.poll(LiveHandler::kMaxWaitNs);
+    };
+    send(0xEFFF2109, 31609, mold_packet("SESSION001", 1, std::vector<Bytes>{stock_directory(5, "AAPL"), add_order(5, 1, 'B', 100, 1000)}));
+    send(0xEFFF210B, 31611, mold_packet("SESSION002", 1, std::vector<Bytes>{stock_directory(5, "MSFT"), add_order(5, 1, 'S', 200, 2000),
+                                                                      delete_order(5, 1), add_order(5, 2, 'S', 300, 3000)}));
+    poll_until([&] { return h.core().channel(0).next_seq == 3 && h.core().channel(1).next_seq == 5; });
+    const OrderBook& book = h.core().book();
+    EXPECT_EQ(book.open_orders(5), 1u);
+    EXPECT_EQ(book.open_orders(65536 + 5), 1u);
+    EXPECT_STREQ(h.core().instruments().state(5).symbol, "AAPL");
+    EXPECT_STREQ(h.core().instruments().state(65536 + 5).symbol, "MSFT");
+    EXPECT_NE(h.summary_json(realtime_ns()).find("\"locate\": 5"), std::string::npos);
+
+    send(0xEFFF210B, 31611, mold_packet("SESSION003", 1, std::vector<Bytes>{add_order(5, 9, 'B', 10, 900)}));
+    poll_until([&] { return h.core().channel(1).counters.session_changes.get() == 1 && h.core().channel(1).next_seq == 2; });
+    EXPECT_STREQ(h.core().instruments().state(65536 + 5).symbol, "5");
+    EXPECT_EQ(book.open_orders(65536 + 5), 1u);  // the new session's only
+    EXPECT_EQ(book.open_orders(5), 1u);          // the other channel untouched
+    EXPECT_STREQ(h.core().instruments().state(5).symbol, "AAPL");
+}

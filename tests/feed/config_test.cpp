@@ -1,5 +1,6 @@
 #include "tickgate/feed/sequencer.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/sequencer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -719,8 +720,11 @@ TEST(Config, MemoryRuleAChannelLessConfigIsCheckedForTheProtocolItRunsAs) {
     // Several ITCH channels: 65,536 instrument ids each.
     const std::string two = channel + "[[channel]]\nid = 2\nprotocol = \"itch50\"\na = { group = \"239.1.1.3\", port = 1 }\n"
                                       "b = { group = \"239.1.1.4\", port = 1 }\n";
-    EXPECT_EQ(tickgate::itch_instrument_ids(tickgate::parse_config(channel, "c.toml")), 65536u);
-    EXPECT_EQ(tickgate::itch_instrument_ids(tickgate::parse_config(two, "c.toml")), 2u * 65536u);
+    const auto ids = [](const std::string& t) {
+        return tickgate::itch50::instrument_ids(tickgate::parse_config(t, "c.toml").channels.size());
+    };
+    EXPECT_EQ(ids(channel), 65536u);
+    EXPECT_EQ(ids(two), 2u * 65536u);
 }
 
 // Item 11: config check refuses what run would: more sources on one line

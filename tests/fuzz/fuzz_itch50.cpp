@@ -17,7 +17,15 @@
 // best first, the per-instrument open orders adding up to the store's;
 // and (#21 items 4-5) a datagram beyond the implausible-position bound
 // moves no stream state, an answer never reveals a position.
+//
+// Work budget (issue 21 item 6, check_work_budget below): the same input
+// through a replay with a store of 65,536 orders, where a walk of the store
+// shows; after every datagram the store has visited at most
+// kProbesPerMessage slots per message received and per datagram so far (a
+// held message is applied by a later datagram; a new session costs no
+// slot), and the whole input stays within a wall-time budget.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -90,6 +98,45 @@ void check_stream_moves(const itch50::Replay& r, const StreamState& before, std:
         FUZZ_CHECK(after.next_seq <= std::max(before.next_seq, before.seen_end));
         FUZZ_CHECK(after.late_join == before.late_join);
     }
+// ---- work budget (issue 21 item 6): work grows with the input, not the store.
+// Slots a datagram may make the store visit per message received (+1):
+// linear probing at the load a 65,536-order store reaches within a fuzz
+// input visits a few; a walk of the store visits 81,921.
+constexpr std::uint64_t kProbesPerMessage = 512;
+// Wall time for one input (at most 16 KB, run.sh's max_len): the pipeline
+// takes well under 50 ms for one, ASan and UBSan included; a path whose
+// work grows with the store (a walk per new session, one probe run for
+// every reference, a quadratic level insert) takes seconds.
+constexpr std::chrono::milliseconds kInputBudget{2000};
+
+const Config& big_store_config() {
+    static const Config cfg = parse_config(
+        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 1\nmax_held_packets = 4\n"
+        "[[channel]]\nid = 1\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.10.1\", port = 31001 }\nb = { group = \"239.255.10.2\", port = 31002 }\n",
+        "fuzz_itch50_budget.toml");
+    return cfg;
+}
+
+void check_work_budget(std::span<const std::byte> in) {
+    const auto start = std::chrono::steady_clock::now();
+    itch50::Replay replay(big_store_config());
+    std::int64_t t = kBase;
+    std::uint64_t datagrams = 0;
+    while (in.size() >= 2) {
+        const auto h = static_cast<std::uint16_t>((std::to_integer<unsigned>(in[0]) << 8) | std::to_integer<unsigned>(in[1]));
+        in = in.subspan(2);
+        const std::size_t len = std::min<std::size_t>(h & 0x7FF, in.size());
+        t += kSteps[(h >> 11) & 7];
+        const bool b = (h >> 14) & 1;
+        const std::uint32_t dst = (h >> 15) & 1 ? 0x7F000001 : (b ? 0xEFFF0A02 : 0xEFFF0A01);
+        replay.on_datagram(in.first(len), dst, b ? 31002 : 31001, t);
+        in = in.subspan(len);
+        ++datagrams;
+        FUZZ_CHECK(replay.book().probes() <= kProbesPerMessage * (replay.channel(0).counters.messages.get() + datagrams));
+    }
+    replay.finish();
+    FUZZ_CHECK(std::chrono::steady_clock::now() - start <= kInputBudget);
 }
 
 }  // namespace
@@ -137,5 +184,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     FUZZ_CHECK(orders == replay.book().open_orders());
     (void)replay.summary_json({.now_ns = t});
+    check_work_budget({reinterpret_cast<const std::byte*>(data), size});
     return 0;
 }

@@ -2,9 +2,20 @@
 // the book"), with an aggregated L2 view (price, shares, order count) kept
 // incrementally and read through ReadableBook like every other book.
 //
-// Orders: one open-addressing table (linear probing from ref mod size,
-// backward-shift delete, no tombstones) of 24-byte entries, sized at start-up to max_orders × 5/4,
-// so an open order costs 30 bytes when the store is full. Levels: per
+// Orders: one open-addressing table (linear probing, backward-shift delete)
+// of 24-byte entries, sized at start-up to max_orders × 5/4, so an open
+// order costs 30 bytes when the store is full. An order is keyed by its
+// reference within its *scope* (ITCH: its channel, ITCH50.md "Locates and
+// order references are a channel's own"): instrument ids id >> scope_bits
+// share one reference space. The home slot mixes the key with a seeded
+// hash, keeping 8 consecutive references of a scope in neighbouring slots
+// (recent orders are the busy ones), so no choice of references can pile
+// them onto one slot. Emptying an instrument (a new session, an
+// unsubscribe) is O(1): its generation moves on and its entries become
+// stale, reused in place by later adds and swept out, all at once, when
+// live plus stale entries reach max_orders and at least 1/32 of the store
+// is stale (so a sweep costs at most 32 slots per entry it frees, and the
+// load stays about where live orders alone put it). Levels: per
 // instrument and side a sorted flat array searched by bisection (best
 // last, so the updates near the touch that dominate real feeds move little), carved from one arena
 // fixed at start-up in power-of-two blocks (a side that outgrows its block
@@ -82,21 +93,24 @@ static_assert(std::forward_iterator<OrderBookSide::iterator>);
 
 class OrderBook {
 public:
-    // Instruments (stock locates) 0 .. max_instruments-1; `max_orders` open
-    // orders at once; `max_levels` price levels at once, all instruments
-    // and sides (the arena holds twice that, for power-of-two blocks).
-    // Throws std::invalid_argument for a zero capacity.
-    OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels);
+    // Instruments 0 .. max_instruments-1; `max_orders` open orders at once;
+    // `max_levels` price levels at once, all instruments and sides (the
+    // arena holds twice that, for power-of-two blocks). References are
+    // unique within the ids sharing id >> scope_bits (ITCH: 16, a channel's
+    // 65,536 locates). Throws std::invalid_argument for a zero capacity.
+    OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
+              unsigned scope_bits = 16);
     // What the constructor allocates (the config's memory estimate).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels) noexcept;
     // What of it is resident once constructed: the per-instrument arrays
     // (the order table and level arena are zero pages until used).
     [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments) noexcept {
-        return std::size_t{max_instruments} * (sizeof(std::uint32_t) + 2 * sizeof(SideLevels));
+        return std::size_t{max_instruments} * (sizeof(std::uint32_t) + sizeof(std::uint16_t) + 2 * sizeof(SideLevels));
     }
 
-    // A (or F): a new order; a live `ref` is replaced (ITCH50.md). `id` < max_instruments.
+    // A (or F): a new order; a live `ref` of the same scope is replaced (ITCH50.md). `id` < max_instruments.
+    // An order of 0 shares is not kept (kRemoved): it would be gone at once.
     OrderResult add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares, std::uint32_t price) noexcept;
     // E, C, X: the order's shares go down by `shares`; at 0 it is gone, below 0 an over-execution.
     OrderResult reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept;
@@ -105,26 +119,14 @@ public:
     // U: the original order gone, a new one with `new_ref`, same side and instrument.
     OrderResult replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price) noexcept;
-    // Empties instrument `id` (a new session): its orders and levels. Walks
-    // the whole store: cold path only.
-    void clear(std::uint32_t id) noexcept {
-        clear_if([id](std::uint32_t i) noexcept { return i == id; });
-    }
-    // Empties every instrument for which pred(id) holds, in one walk of the store.
+    // Empties instrument `id` (a new session, an unsubscribe): its orders
+    // (made stale in O(1)) and levels.
+    void clear(std::uint32_t id) noexcept;
+    // Empties every instrument for which pred(id) holds. O(max_instruments).
     template <class Pred>
     void clear_if(Pred&& pred) noexcept {
-        for (std::size_t i = 0; i < table_.size();) {
-            if (table_[i].used && pred(std::uint32_t{table_[i].id})) {
-                erase(&table_[i]);  // shifts a later entry into i: look at i again
-                continue;
-            }
-            ++i;
-        }
         for (std::uint32_t id = 0; id < orders_of_.size(); ++id)
-            if (pred(id)) {
-                release(sides_[std::size_t{id} * 2]);
-                release(sides_[std::size_t{id} * 2 + 1]);
-            }
+            if (pred(id)) clear(id);
     }
 
     [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
@@ -137,13 +139,17 @@ public:
     [[nodiscard]] std::uint32_t open_orders(std::uint32_t id) const noexcept { return orders_of_[id]; }
     [[nodiscard]] std::size_t open_orders() const noexcept { return size_; }
     [[nodiscard]] std::uint32_t max_instruments() const noexcept { return static_cast<std::uint32_t>(orders_of_.size()); }
+    // Table slots visited by lookups and inserts so far, and entries moved or
+    // swept: the store's work, whatever the references (tests bound it per message).
+    [[nodiscard]] std::uint64_t probes() const noexcept { return probes_; }
 
 private:
     struct Entry {
         std::uint64_t ref;
         std::uint32_t price;
         std::uint32_t shares;
-        std::uint16_t id;      // instrument (stock locate)
+        std::uint32_t id;      // instrument
+        std::uint16_t gen;     // the instrument's generation when added: live only while it is current
         std::uint8_t side;
         std::uint8_t used;
     };
@@ -155,14 +161,30 @@ private:
     };
     static constexpr std::uint32_t kMinBlock = 4;
     static constexpr int kClasses = 33;
+    static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
 
-    // ITCH references are assigned in increasing order and most activity is
-    // on recent orders: ref modulo the size keeps them in neighbouring slots
-    // (a mixing hash scattered them, a cache miss each).
-    [[nodiscard]] std::size_t home(std::uint64_t ref) const noexcept { return static_cast<std::size_t>(ref % table_.size()); }
+    [[nodiscard]] std::size_t home(std::uint32_t scope, std::uint64_t ref) const noexcept {
+        std::uint64_t h = (ref >> kRunBits) ^ (std::uint64_t{scope} << 48) ^ seed_;  // murmur3's fmix64
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 33;
+        // Scaled into [0, size) by a multiply (no division), then the place within the run.
+        __extension__ using U128 = unsigned __int128;
+        std::size_t i = static_cast<std::size_t>((static_cast<U128>(h) * table_.size()) >> 64) +
+                        static_cast<std::size_t>(ref & ((1u << kRunBits) - 1));
+        return i >= table_.size() ? i - table_.size() : i;
+    }
     [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return i + 1 == table_.size() ? 0 : i + 1; }
-    [[nodiscard]] Entry* find(std::uint64_t ref) noexcept;
+    [[nodiscard]] std::uint32_t scope_of(std::uint32_t id) const noexcept { return id >> scope_bits_; }
+    [[nodiscard]] bool live(const Entry& e) const noexcept { return e.gen == gen_[e.id]; }
+    [[nodiscard]] Entry* find(std::uint32_t id, std::uint64_t ref) noexcept;
     void erase(Entry* e) noexcept;
+    // Empties slot `hole` by backward shift: later entries of its run move up.
+    void shift_into(std::size_t hole) noexcept;
+    // Removes every stale entry (one walk of the store).
+    void sweep() noexcept;
     [[nodiscard]] static std::int64_t key_of(Side s, std::uint32_t price) noexcept {
         return s == Side::kBid ? std::int64_t{price} : -std::int64_t{price};
     }
@@ -174,9 +196,16 @@ private:
     void release(SideLevels& sl) noexcept;
 
     ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
-    std::size_t size_ = 0;
+    std::size_t size_ = 0;   // live entries
+    std::size_t stale_ = 0;  // entries of an emptied instrument not yet reused or swept
     std::size_t max_orders_;
+    std::size_t sweep_at_;   // live + stale entries that force a sweep (leaves free slots)
+    std::size_t min_sweep_;  // stale entries worth a sweep once the store is that full
+    unsigned scope_bits_;
+    std::uint64_t seed_;
+    std::uint64_t probes_ = 0;
     std::vector<std::uint32_t> orders_of_;  // open orders per instrument
+    std::vector<std::uint16_t> gen_;        // per instrument
     std::vector<SideLevels> sides_;         // [id * 2 + side]
     ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
     std::size_t arena_used_ = 0;

@@ -258,11 +258,6 @@ struct MemoryEstimate {
 // For `protocol` (one of kProtocolNames): a channel-less config runs with
 // whatever --protocol says.
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::string_view protocol);
-// The instrument ids of the ITCH pipeline: every u16 stock locate of every
-// channel (ITCH50.md "Locates and order references are a channel's own"):
-// 65,536 × the channels of a config with several ITCH channels, else 65,536.
-// What the ITCH instrument table and order store are sized for.
-[[nodiscard]] std::uint32_t itch_instrument_ids(const Config& c) noexcept;
 // Bytes as whole MiB, rounded up (what messages and `config check` print).
 [[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
 

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "../../support/json.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
@@ -27,6 +29,20 @@ Config two_line_config() {
         "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
         "a = { group = \"239.255.10.1\", port = 31001 }\n"
         "b = { group = \"239.255.10.2\", port = 31002 }\n");
+}
+Config two_channel_config() {
+    return small_config(
+        "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.10.1\", port = 31001 }\n"
+        "b = { group = \"239.255.20.1\", port = 31011 }\n"
+        "[[channel]]\nid = 8\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.10.2\", port = 31002 }\n"
+        "b = { group = \"239.255.20.2\", port = 31012 }\n");
+}
+const Json* instrument(const Json& summary, std::int64_t id) {
+    for (std::size_t i = 0; i < summary["instruments"].size(); ++i)
+        if (summary["instruments"][i]["id"].as_int() == id) return &summary["instruments"][i];
+    return nullptr;
 }
 Bytes adds(std::uint64_t seq, int n, std::string_view session = "SESSION001") {
     std::vector<Bytes> msgs;
@@ -176,6 +192,123 @@ TEST(ItchReplay, EndOfCaptureGivesUpEveryOpenHole) {
     replay.finish();
     EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 3u);
     EXPECT_TRUE(replay.instruments().state(5).suspect);
+}
+
+// ITCH50.md "Locates and order references are a channel's own": locate 5 and
+// order reference 1 on two channels are two stocks and two orders; ids are
+// 65,536 × the channel's position + locate, with the locate in the summary.
+void expect_channels_own_locates_and_references(Replay& replay) {
+    const std::vector<Bytes> first{stock_directory(5, "AAPL"), add_order(5, 1, 'B', 100, 1000)};
+    const std::vector<Bytes> second{stock_directory(5, "MSFT"), add_order(5, 1, 'S', 200, 2000), delete_order(5, 1),
+                                    add_order(5, 2, 'S', 300, 3000)};
+    feed(replay, mold_packet("SESSION001", 1, first), kGroupA, 31001, 0);
+    feed(replay, mold_packet("SESSION002", 1, second), kGroupB, 31002, 1);
+    const Json s = Json::parse(replay.summary_json({.now_ns = 2}));
+    const Json* a = instrument(s, 5);
+    const Json* b = instrument(s, 65536 + 5);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ((*a)["locate"].as_int(), 5);
+    EXPECT_EQ((*b)["locate"].as_int(), 5);
+    EXPECT_EQ((*a)["symbol"].as_string(), "AAPL");
+    EXPECT_EQ((*b)["symbol"].as_string(), "MSFT");
+    EXPECT_EQ((*a)["orders"].as_int(), 1);  // channel 8's add and delete of reference 1 left it alone
+    EXPECT_EQ((*a)["bids"].dump(), "[[1000,100]]");
+    EXPECT_EQ((*b)["orders"].as_int(), 1);
+    EXPECT_EQ((*b)["asks"].dump(), "[[3000,300]]");
+    EXPECT_EQ((*b)["unknown_orders"].as_int(), 0);
+    EXPECT_EQ(s["out_of_range_instruments"].as_int(), 0);
+}
+
+TEST(ItchReplayRule, LocatesAndOrderReferencesAreAChannelsOwnWithAConfig) {
+    Replay replay(two_channel_config());
+    expect_channels_own_locates_and_references(replay);
+    EXPECT_EQ(replay.instruments().max_instruments(), 2u * 65536);  // ids for both channels
+}
+
+TEST(ItchReplayRule, LocatesAndOrderReferencesAreAChannelsOwnWithoutAConfigByFirstAppearance) {
+    Replay replay(small_config(), nullptr, 2);
+    expect_channels_own_locates_and_references(replay);
+    EXPECT_EQ(replay.channels()[1].name, "239.255.10.2:31002");
+}
+
+TEST(ItchReplayRule, OneChannelHasOneChannelsIds) {
+    EXPECT_EQ(Replay(small_config()).instruments().max_instruments(), 65536u);
+    EXPECT_EQ(Replay(two_line_config()).instruments().max_instruments(), 65536u);
+    // config check's estimate counts the second channel's ids too
+    EXPECT_GE(estimate_memory(two_channel_config()).total_bytes,
+              estimate_memory(two_line_config()).total_bytes + InstrumentTable::bytes_for(65536));
+}
+
+// The same symbol on two channels is two instruments; find() answers the one
+// a directory named it on last (README, "Engine API"), subscriptions take both.
+TEST(ItchReplayRule, SameSymbolOnTwoChannelsIsTwoInstruments) {
+    Replay replay(two_channel_config());
+    feed(replay, mold_packet("SESSION001", 1, std::vector<Bytes>{stock_directory(5, "AAPL")}), kGroupA, 31001, 0);
+    EXPECT_EQ(replay.find("AAPL")->id, 5u);
+    feed(replay, mold_packet("SESSION002", 1, std::vector<Bytes>{stock_directory(9, "AAPL")}), kGroupB, 31002, 1);
+    EXPECT_EQ(replay.find("AAPL")->id, 65536u + 9);
+    EXPECT_STREQ(replay.instruments().state(5).symbol, "AAPL");
+    ASSERT_TRUE(replay.subscribe("AAPL"));
+    EXPECT_TRUE(replay.instruments().state(5).booked);
+    EXPECT_TRUE(replay.instruments().state(65536 + 9).booked);
+}
+
+// ITCH50.md "Summary and replay" (pinned): a unicast datagram of no channel,
+// one too short for a header included, is unmatched, not a channel's packet.
+TEST(ItchReplayRule, UnicastDatagramOfNoChannelIsUnmatchedNotAPacket) {
+    Replay replay(small_config());
+    feed(replay, adds(1, 1), kGroupA, 31001, 0);
+    feed(replay, adds(2, 1, "NOBODY"), 0x7F000001, 40000, 1);  // a session no channel has
+    Bytes short_one(5);
+    feed(replay, short_one, 0x7F000001, 40000, 2);
+    const Json s = Json::parse(replay.summary_json({.now_ns = 3}));
+    EXPECT_EQ(s["unmatched_datagrams"].as_int(), 2);
+    EXPECT_EQ(s["packets"].as_int(), 1);
+    EXPECT_EQ(s["malformed_packets"].as_int(), 0);
+    EXPECT_EQ(s["channels"][0]["packets"].as_int(), 1);
+}
+
+// Issue 21 item 12: after a session change the symbols printed empty. The
+// new session empties books and orders and unnames the locates (find()
+// answers none until the new directory), and the summary shows the locate
+// in decimal meanwhile, as before any directory.
+TEST(ItchReplayRule, NewSessionShowsTheLocateAsSymbolUntilItsDirectoryNamesIt) {
+    Replay replay(two_line_config());
+    feed(replay, mold_packet("SESSION001", 1, std::vector<Bytes>{stock_directory(5, "AAPL"), add_order(5, 1, 'B', 100, 1000)}),
+         kGroupA, 31001, 0);
+    feed(replay, mold_packet("SESSION002", 1, std::vector<Bytes>{add_order(5, 2, 'S', 10, 2000)}), kGroupA, 31001, 1);
+    Json s = Json::parse(replay.summary_json({.now_ns = 2}));
+    EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "5");
+    EXPECT_EQ((*instrument(s, 5))["orders"].as_int(), 1);  // the old session's order is gone
+    EXPECT_EQ((*instrument(s, 5))["bids"].dump(), "[]");
+    EXPECT_FALSE(replay.find("AAPL").has_value());
+    EXPECT_FALSE(replay.find("5").has_value());  // a placeholder, not a symbol
+    EXPECT_NE(replay.summary_table({.now_ns = 2}).find(" 5 "), std::string::npos);
+    feed(replay, mold_packet("SESSION002", 2, std::vector<Bytes>{stock_directory(5, "AAPL")}), kGroupA, 31001, 3);
+    s = Json::parse(replay.summary_json({.now_ns = 4}));
+    EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "AAPL");
+    EXPECT_EQ(replay.find("AAPL")->id, 5u);
+}
+
+// Issue 21 item 6: every new session walked the whole order store (1,500
+// heartbeats with new session strings: 30 s). A new session costs only the
+// channel's own instruments: the store is not visited at all.
+TEST(ItchReplayRule, NewSessionCostsOnlyTheChannelsOwnOrders) {
+    Replay replay(parse_config("[itch]\nmax_orders = 1000000\nmax_levels = 4096\n", "itch.toml"));
+    std::vector<Bytes> msgs;
+    for (std::uint64_t r = 1; r <= 50; ++r) msgs.push_back(add_order(5, r, 'B', 100, 1000));
+    feed(replay, mold_packet("SESSION000", 1, msgs), kGroupA, 31001, 0);
+    const std::uint64_t before = replay.book().probes();
+    for (int i = 0; i < 1500; ++i) {
+        char session[11];
+        std::snprintf(session, sizeof session, "S%09d", i);
+        const Bytes hb = mold_heartbeat(session, 1);
+        feed(replay, hb, kGroupA, 31001, 1 + i);
+    }
+    EXPECT_EQ(replay.channel(0).counters.session_changes.get(), 1500u);
+    EXPECT_EQ(replay.book().open_orders(), 0u);
+    EXPECT_EQ(replay.book().probes(), before);
 }
 
 TEST(ItchConfig, KeysAndDefaults) {

@@ -30,10 +30,11 @@
 
 namespace tickgate::itch50 {
 
-// Every u16 stock locate is an instrument id.
-inline constexpr std::uint32_t kMaxLocates = 65536;
 // Channels a replay without a config tells apart (multicast group:port); more are counted and dropped.
 inline constexpr std::uint32_t kMaxUnconfiguredChannels = 256;
+// Without a config, instrument ids (65,536 per channel, ~20 MB) for at most
+// this many channels; a later channel's stocks count in out_of_range.
+inline constexpr std::uint32_t kMaxUnconfiguredIdChannels = 16;
 
 // The engine's calls (find, safe_quote, subscribe: feed/engine_api.hpp) read
 // its instruments by the day's directory.
@@ -43,11 +44,19 @@ class Replay : public EngineApi<Replay> {
 public:
     using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
 
-    // Sizes everything from `cfg` ([moldudp64], [itch], [gate], channels).
-    // With `live_client` (live: channels in config order), holes are
-    // requested through it, and a channel without a re-request server gives
-    // a hole up after receiver.arbitration_hold_us instead of gap_timeout.
-    explicit Replay(const Config& cfg, moldudp64::RerequestClient* live_client = nullptr);
+    // Sizes everything from `cfg` ([moldudp64], [itch], [gate], channels):
+    // instrument ids for every configured channel, or without channels for
+    // `unconfigured_channels` (what channels_in() counts in the capture;
+    // at most kMaxUnconfiguredIdChannels). With `live_client` (live:
+    // channels in config order), holes are requested through it, and a
+    // channel without a re-request server gives a hole up after
+    // receiver.arbitration_hold_us instead of gap_timeout.
+    explicit Replay(const Config& cfg, moldudp64::RerequestClient* live_client = nullptr,
+                    std::uint32_t unconfigured_channels = 1);
+    // The channels a replay without a config will see in the capture at
+    // `path` (distinct multicast group:port, at most
+    // kMaxUnconfiguredIdChannels; at least 1). Throws as run() does.
+    [[nodiscard]] static std::uint32_t channels_in(const std::string& path);
 
     // Feeds the capture at `path` (see replay_capture in replay.hpp for the
     // errors thrown and the truncation rule) and gives up the holes left open.

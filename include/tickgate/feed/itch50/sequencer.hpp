@@ -1,6 +1,6 @@
 // ITCH 5.0's own sequencer stage: what moldudp64::Stream applies, in
-// position order, reaches the instruments (stock locates) and their order
-// books here (ITCH50.md "ITCH 5.0 messages and the book", "Liveness and the
+// position order, reaches the instruments (a channel's stock locates) and
+// their order books here (ITCH50.md "ITCH 5.0 messages and the book", "Liveness and the
 // gate"). QFB/1's per-instrument sequence rules do not fit: ITCH positions
 // belong to the stream, loss is decided once per channel by the stream,
 // and the book is order by order, so this stage is the Stream's sink rather
@@ -33,9 +33,22 @@ struct ItchInstrumentCounters {
 // Per channel, what is not the stream's.
 struct ItchChannelCounters {
     RelaxedCounter unknown_messages;         // types ITCH 5.0 does not define, once per position
-    RelaxedCounter out_of_range_instruments; // locates >= max_instruments
-    RelaxedCounter foreign_channel_messages; // locates bound to another channel
+    RelaxedCounter out_of_range_instruments; // instrument ids beyond the table (a channel without ids)
 };
+
+// Every u16 stock locate of a channel is an instrument (ITCH50.md "Locates
+// and order references are a channel's own"): id = 65,536 × the channel's
+// position + locate, so a single channel's ids are its locates.
+inline constexpr std::uint32_t kMaxLocates = 65536;
+inline constexpr unsigned kLocateBits = 16;
+[[nodiscard]] constexpr std::uint32_t instrument_id(std::uint32_t channel, std::uint16_t locate) noexcept {
+    return (channel << kLocateBits) | locate;
+}
+[[nodiscard]] constexpr std::uint16_t locate_of(std::uint32_t id) noexcept { return static_cast<std::uint16_t>(id); }
+// The instrument ids a table needs for `channels` channels (at least one channel's).
+[[nodiscard]] constexpr std::uint32_t instrument_ids(std::size_t channels) noexcept {
+    return kMaxLocates * static_cast<std::uint32_t>(channels == 0 ? 1 : channels);
+}
 
 inline constexpr std::int64_t kNsPerMinute = 60'000'000'000;
 // How often, at most, a clean stream refreshes its instruments' liveness.
@@ -59,8 +72,10 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
 
 class Sequencer {
 public:
-    // Writes `instruments` (ids = stock locates) and `book`; `max_channels`
-    // dense channel slots, as the Stream's. `utc_offset_minutes`: venue time
+    // Writes `instruments` (ids: instrument_id(channel slot, locate); a
+    // channel whose ids lie beyond the table counts out_of_range_instruments)
+    // and `book` (its reference scopes: kLocateBits); `max_channels` dense
+    // channel slots, as the Stream's. `utc_offset_minutes`: venue time
     // minus UTC ([itch] utc_offset_minutes); nullopt: "auto", from the first
     // message applied of each channel and session.
     Sequencer(InstrumentTable& instruments, OrderBook& book, std::uint32_t max_channels,
@@ -83,7 +98,7 @@ public:
     // Acts on the instrument table's subscriptions (InstrumentTable::subscribe):
     // an instrument no longer booked loses its orders; one booked again is
     // suspect for the rest of the session (the orders added before are
-    // unknown: no snapshot on this feed). Engine thread; O(max_instruments + orders).
+    // unknown: no snapshot on this feed). Engine thread; O(max_instruments).
     void apply_subscriptions() noexcept;
 
     [[nodiscard]] const ItchInstrumentCounters& counters(std::uint32_t id) const noexcept { return per_instrument_[id].counters; }
@@ -124,6 +139,8 @@ private:
     std::uint32_t instrument(std::uint32_t ch, std::uint16_t locate) noexcept;
     void make_channel_suspect(std::uint32_t ch) noexcept;
     void refresh_suspect(std::uint32_t ch, std::uint32_t id) noexcept;
+    // The symbol of an instrument no directory names (yet, or in this session): its locate in decimal.
+    void name_by_locate(std::uint32_t id) noexcept;
     void order(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
     // `missed`: messages of the instrument went by in this session unkept.
     void on_booking_changed(std::uint32_t id, bool missed) noexcept;
@@ -137,33 +154,31 @@ private:
 
 inline std::uint32_t Sequencer::instrument(std::uint32_t ch, std::uint16_t locate) noexcept {
     Channel& c = channels_[ch];
-    if (locate >= instruments_.max_instruments()) {
+    const std::uint32_t id = instrument_id(ch, locate);
+    if (id >= instruments_.max_instruments()) {
         c.counters.out_of_range_instruments.add();
         return kNoInstrument;
     }
-    InstrumentState& st = instruments_.state(locate);
-    if (!st.bound) {
-        st.bound = true;
-        st.channel_id = static_cast<std::uint16_t>(ch);
-        st.clock_offset_ns = instruments_.clock_offset(st.channel_id);
-        st.price_exponent = kPriceExponent;  // the table and the live view show dollars
-        if (st.symbol[0] == '\0') {  // until an R names it: the locate in decimal
-            const auto end = std::to_chars(st.symbol, st.symbol + sizeof st.symbol - 1, locate).ptr;
-            *end = '\0';
-        }
-        per_instrument_[locate].next_in_channel = c.first_instrument;
-        c.first_instrument = locate;
-        c.new_instruments = true;
-        instruments_.mark_seen(locate);
-        refresh_suspect(ch, locate);
-        return locate;
-    }
-    if (st.channel_id != ch) {
-        c.counters.foreign_channel_messages.add();
-        ++st.counters.foreign_channel;
-        return kNoInstrument;
-    }
-    return locate;
+    InstrumentState& st = instruments_.state(id);
+    if (st.bound) return id;  // the id is the channel's own: no other channel can reach it
+    st.bound = true;
+    st.channel_id = static_cast<std::uint16_t>(ch);
+    st.clock_offset_ns = instruments_.clock_offset(st.channel_id);
+    st.price_exponent = kPriceExponent;  // the table and the live view show dollars
+    if (st.symbol[0] == '\0') name_by_locate(id);
+    per_instrument_[id].next_in_channel = c.first_instrument;
+    c.first_instrument = id;
+    c.new_instruments = true;
+    instruments_.mark_seen(id);
+    refresh_suspect(ch, id);
+    return id;
+}
+
+inline void Sequencer::name_by_locate(std::uint32_t id) noexcept {
+    // Written past the symbol index: find() never answers a placeholder.
+    InstrumentState& st = instruments_.state(id);
+    const auto end = std::to_chars(st.symbol, st.symbol + sizeof st.symbol - 1, locate_of(id)).ptr;
+    *end = '\0';
 }
 
 // Suspect: the channel lost or never had part of the session, a full store
@@ -209,9 +224,11 @@ inline void Sequencer::session_started(std::uint32_t ch, bool replaces_another) 
     c.suspect = false;
     c.has_offset = false;
     if (!replaces_another) return;
-    book_.clear_if([&](std::uint32_t id) { return instruments_.state(id).bound && instruments_.state(id).channel_id == ch; });
+    // Only the channel's own instruments and orders: O(1) per instrument
+    // (OrderBook::clear), never a walk of the store or of other channels.
     for (std::uint32_t id = c.first_instrument; id != kNoInstrument; id = per_instrument_[id].next_in_channel) {
         InstrumentState& st = instruments_.state(id);
+        book_.clear(id);
         st.last_seq = 0;
         st.known = false;
         st.has_source = false;
@@ -221,8 +238,10 @@ inline void Sequencer::session_started(std::uint32_t ch, bool replaces_another) 
         // Stock locates are the day's: until the new session's directory
         // names it again, the locate has no symbol (find() answers none, the
         // old handles read `unknown`), so an engine never trades yesterday's
-        // symbol on whatever the locate means today.
-        if (instruments_.set_symbol(id, {})) on_booking_changed(id, false);
+        // symbol on whatever the locate means today. The summary and the
+        // table show the locate meanwhile, as before any directory.
+        (void)instruments_.set_symbol(id, {});
+        name_by_locate(id);
         refresh_suspect(ch, id);
     }
 }
@@ -293,9 +312,8 @@ inline void Sequencer::order(std::uint32_t id, const OrderMessage& o, bool seen_
 inline void Sequencer::on_booking_changed(std::uint32_t id, bool missed) noexcept {
     InstrumentState& st = instruments_.state(id);
     if (!st.booked) {
-        // Its orders are no longer kept. The store walk is for the rare
-        // locate that had orders (a directory usually precedes them).
-        if (book_.open_orders(id) != 0) book_.clear(id);
+        // Its orders are no longer kept.
+        book_.clear(id);
         return;
     }
     if (!missed) return;
@@ -304,17 +322,13 @@ inline void Sequencer::on_booking_changed(std::uint32_t id, bool missed) noexcep
 }
 
 inline void Sequencer::apply_subscriptions() noexcept {
-    bool dropped = false;
     for (std::uint32_t id = 0; id < instruments_.max_instruments(); ++id) {
         InstrumentState& st = instruments_.state(id);
         const bool booked = instruments_.wanted(st.symbol);
         if (booked == st.booked) continue;
         st.booked = booked;
-        if (booked) on_booking_changed(id, st.known);
-        else dropped = dropped || book_.open_orders(id) != 0;
+        on_booking_changed(id, st.known);
     }
-    // One walk of the store for every instrument dropped at once.
-    if (dropped) book_.clear_if([&](std::uint32_t id) noexcept { return !instruments_.state(id).booked; });
 }
 
 }  // namespace tickgate::itch50
