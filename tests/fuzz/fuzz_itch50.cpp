@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "fuzz_common.hpp"
@@ -98,6 +99,8 @@ void check_stream_moves(const itch50::Replay& r, const StreamState& before, std:
         FUZZ_CHECK(after.next_seq <= std::max(before.next_seq, before.seen_end));
         FUZZ_CHECK(after.late_join == before.late_join);
     }
+}
+
 // ---- work budget (issue 21 item 6): work grows with the input, not the store.
 // Slots a datagram may make the store visit per message received (+1):
 // linear probing at the load a 65,536-order store reaches within a fuzz
@@ -118,20 +121,35 @@ const Config& big_store_config() {
     return cfg;
 }
 
+// One record of the input format (header comment): its datagram, where it
+// was sent, and the arrival time `t` advanced by its step; none at the end.
+struct Record {
+    std::span<const std::byte> bytes;
+    std::uint32_t dst;
+    std::uint16_t port;
+    bool unicast;
+};
+std::optional<Record> next_record(std::span<const std::byte>& in, std::int64_t& t) {
+    if (in.size() < 2) return std::nullopt;
+    const auto h = static_cast<std::uint16_t>((std::to_integer<unsigned>(in[0]) << 8) | std::to_integer<unsigned>(in[1]));
+    in = in.subspan(2);
+    const std::size_t len = std::min<std::size_t>(h & 0x7FF, in.size());
+    t += kSteps[(h >> 11) & 7];
+    const bool b = (h >> 14) & 1;
+    const bool unicast = (h >> 15) & 1;
+    const Record r{in.first(len), unicast ? 0x7F000001u : (b ? 0xEFFF0A02u : 0xEFFF0A01u),
+                   static_cast<std::uint16_t>(b ? 31002 : 31001), unicast};
+    in = in.subspan(len);
+    return r;
+}
+
 void check_work_budget(std::span<const std::byte> in) {
     const auto start = std::chrono::steady_clock::now();
     itch50::Replay replay(big_store_config());
     std::int64_t t = kBase;
     std::uint64_t datagrams = 0;
-    while (in.size() >= 2) {
-        const auto h = static_cast<std::uint16_t>((std::to_integer<unsigned>(in[0]) << 8) | std::to_integer<unsigned>(in[1]));
-        in = in.subspan(2);
-        const std::size_t len = std::min<std::size_t>(h & 0x7FF, in.size());
-        t += kSteps[(h >> 11) & 7];
-        const bool b = (h >> 14) & 1;
-        const std::uint32_t dst = (h >> 15) & 1 ? 0x7F000001 : (b ? 0xEFFF0A02 : 0xEFFF0A01);
-        replay.on_datagram(in.first(len), dst, b ? 31002 : 31001, t);
-        in = in.subspan(len);
+    while (const auto r = next_record(in, t)) {
+        replay.on_datagram(r->bytes, r->dst, r->port, t);
         ++datagrams;
         FUZZ_CHECK(replay.book().probes() <= kProbesPerMessage * (replay.channel(0).counters.messages.get() + datagrams));
     }
@@ -146,21 +164,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
     std::int64_t t = kBase;
     std::uint64_t last_next = 0, last_changes = 0, last_packets = 0, last_lost = 0;
-    while (in.size() >= 2) {
-        const auto h = static_cast<std::uint16_t>((std::to_integer<unsigned>(in[0]) << 8) | std::to_integer<unsigned>(in[1]));
-        in = in.subspan(2);
-        const std::size_t len = std::min<std::size_t>(h & 0x7FF, in.size());
-        t += kSteps[(h >> 11) & 7];
-        const bool b = (h >> 14) & 1;
-        const bool unicast = (h >> 15) & 1;
-        const std::uint32_t dst = unicast ? 0x7F000001 : (b ? 0xEFFF0A02 : 0xEFFF0A01);
+    while (const auto r = next_record(in, t)) {
         replay.expire(t);  // what on_datagram gives up first, so that `before` is the datagram's own
         const StreamState before = stream_state(replay);
         const std::uint64_t implausible_before = replay.channel(0).counters.implausible_positions.get();
-        const bool beyond = beyond_the_bound(replay, in.first(len));
-        replay.on_datagram(in.first(len), dst, b ? 31002 : 31001, t);
-        check_stream_moves(replay, before, implausible_before, beyond, unicast);
-        in = in.subspan(len);
+        const bool beyond = beyond_the_bound(replay, r->bytes);
+        replay.on_datagram(r->bytes, r->dst, r->port, t);
+        check_stream_moves(replay, before, implausible_before, beyond, r->unicast);
 
         const auto ch = replay.channel(0);
         const std::uint64_t changes = ch.counters.session_changes.get();
