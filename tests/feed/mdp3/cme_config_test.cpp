@@ -115,7 +115,8 @@ TEST(CmeConfigImport, TheOutputIsAValidConfig) {
 TEST(CmeConfigImport, AnySourceLeavesSourcesOut) {
     const std::string toml = import(sample_text(), {310}, false);
     EXPECT_EQ(toml.find("sources"), std::string::npos) << toml;
-    for (const LineConfig* line : parse_config(toml, "any.toml").channels[0].lines()) EXPECT_TRUE(line->sources.empty());
+    const Config cfg = parse_config(toml, "any.toml");  // lines() points into it: keep it alive
+    for (const LineConfig* line : cfg.channels[0].lines()) EXPECT_TRUE(line->sources.empty());
 }
 
 // Item 11: import writes only what `config check` and `run` accept. Each
