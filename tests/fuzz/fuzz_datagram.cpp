@@ -319,7 +319,10 @@ private:
         for (std::uint32_t id = 0; id < n; ++id) FUZZ_CHECK(same(shadow_[id], seq.instruments().state(id)));
         // Rule 7: a packet changes only instruments of the channel its header
         // names (one it binds, or one already bound to that channel), apart
-        // from the count of its own dropped messages.
+        // from the count of its own dropped messages. The one exception (the
+        // README's reading, cert_two_channels): another channel's snapshot
+        // that lags a suspect instrument's own stream repairs it, never
+        // rebinding it or moving its last_seq back.
         const qfb1::PacketHeaderView hdr(d);
         if (bind_channels_ && hdr.valid()) {
             for (std::uint32_t id = 0; id < n; ++id) {
@@ -327,8 +330,14 @@ private:
                 const InstrumentState& now = seq.instruments().state(id);
                 if (same_except_counters(was, now) && was.bound == now.bound && was.channel_id == now.channel_id)
                     continue;
+                if (was.bound && was.channel_id != hdr.channel_id()) {
+                    FUZZ_CHECK(now.bound && now.channel_id == was.channel_id);
+                    FUZZ_CHECK(was.known && was.suspect);
+                    FUZZ_CHECK(now.counters.snapshots_applied > was.counters.snapshots_applied);
+                    FUZZ_CHECK(now.last_seq >= was.last_seq);
+                    continue;
+                }
                 FUZZ_CHECK(now.channel_id == hdr.channel_id());
-                FUZZ_CHECK(!was.bound || was.channel_id == hdr.channel_id());
             }
         }
         check_books(seq);
