@@ -40,6 +40,10 @@ constexpr std::int64_t kMaxMemoryMb = 16'777'216;  // 16 TiB
 constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
 constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
 constexpr std::string_view kPipelines[] = {"two_thread", "inline"};
+constexpr std::string_view kBackends[] = {"sockets", "af_xdp"};
+constexpr std::string_view kXdpModes[] = {"auto", "native", "generic"};
+constexpr std::string_view kXdpZeroCopy[] = {"auto", "true", "false"};
+constexpr std::string_view kXdpFallback[] = {"none", "sockets"};
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 // Values and keys are echoed in messages; escape them so that what() stays
@@ -131,6 +135,10 @@ std::optional<std::pair<std::uint32_t, std::uint16_t>> parse_host_port(std::stri
 bool valid_rerequest_server(std::string_view s) {
     const auto hp = parse_host_port(s);
     return hp && hp->first != 0 && is_host_range(hp->first) && hp->second != 0;
+}
+// An interface name as the kernel takes it (IFNAMSIZ - 1 characters).
+bool valid_interface_name(std::string_view s) {
+    return !s.empty() && s.size() <= 15 && s.find_first_of("/ \t:") == std::string_view::npos;
 }
 bool valid_metrics_listen(std::string_view s) {
     const auto hp = parse_host_port(s);
@@ -238,6 +246,25 @@ public:
         for (std::size_t i = 0; i < arr->size(); ++i) {
             check_string(arr->get(i), element(key, i), what, valid);
             out.emplace_back(arr->get(i)->as_string()->get());
+        }
+        return n;
+    }
+
+    // An array of integers, each in lo..hi.
+    template <class T>
+    const toml::node* integers(std::string_view key, std::vector<T>& out, std::int64_t lo, std::int64_t hi) const {
+        const toml::node* n = find(key, "", false);
+        if (!n) return nullptr;
+        const auto* arr = n->as_array();
+        const auto what = "array of integers in " + range_text(lo, hi);
+        if (!arr) expected(n, key, what, describe(*n));
+        out.clear();
+        for (std::size_t i = 0; i < arr->size(); ++i) {
+            const auto* v = arr->get(i)->as_integer();
+            if (!v) expected(arr->get(i), element(key, i), "integer in " + range_text(lo, hi), describe(*arr->get(i)));
+            if (v->get() < lo || v->get() > hi)
+                expected(arr->get(i), element(key, i), "integer in " + range_text(lo, hi), std::to_string(v->get()));
+            out.push_back(static_cast<T>(v->get()));
         }
         return n;
     }
@@ -496,8 +523,30 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
         t->integer("stale_ms", c.gate.stale_ms, 1, 86'400'000);
         t->integer("source_age_ms", c.gate.source_age_ms, 1, 86'400'000);
     }
-    if (const auto t = root.table("receiver", {"ring_size", "rcvbuf_bytes", "batch", "arbitration",
-                                               "arbitration_hold_us", "arbitration_window"})) {
+    if (const auto t = root.table("receiver", {"backend", "af_xdp", "ring_size", "rcvbuf_bytes", "batch",
+                                               "arbitration", "arbitration_hold_us", "arbitration_window"})) {
+        if (const auto backend = t->choice("backend", kBackends))
+            c.receiver.backend = *backend == "af_xdp" ? ReceiveBackend::kAfXdp : ReceiveBackend::kSockets;
+        if (const auto x = t->table("af_xdp", {"interface", "queues", "mode", "zero_copy", "frames", "fallback"})) {
+            AfXdpConfig& a = c.receiver.af_xdp;
+            x->string("interface", a.interface, "network interface name (1..15 characters, no '/' or space)",
+                      valid_interface_name);
+            const auto* queues = x->integers("queues", a.queues, 0, 255);
+            if (queues && a.queues.empty()) x->expected(queues, "queues", "at least one RX queue", "[]");
+            for (std::size_t i = 0; i < a.queues.size(); ++i)
+                for (std::size_t j = 0; j < i; ++j)
+                    if (a.queues[i] == a.queues[j])
+                        x->expected(queues, "queues", "each queue once", "queue " + std::to_string(a.queues[i]) + " twice");
+            if (const auto mode = x->choice("mode", kXdpModes)) a.mode = *mode;
+            if (const auto zc = x->choice("zero_copy", kXdpZeroCopy)) a.zero_copy = *zc;
+            const auto* frames = x->integer("frames", a.frames, 64, 262'144);
+            if (!std::has_single_bit(a.frames))
+                x->expected(frames, "frames", "a power of two in 64..262144", std::to_string(a.frames));
+            if (const auto fb = x->choice("fallback", kXdpFallback)) a.fallback_to_sockets = *fb == "sockets";
+        }
+        if (c.receiver.backend == ReceiveBackend::kAfXdp && c.receiver.af_xdp.interface.empty())
+            t->expected(t->node("backend"), "af_xdp.interface", "the interface to attach to (backend = \"af_xdp\")",
+                        "nothing (missing)");
         // The ring indexes with a mask.
         const auto* ring = t->integer("ring_size", c.receiver.ring_size, 1024, 67'108'864);
         if (!std::has_single_bit(c.receiver.ring_size))

@@ -11,6 +11,7 @@
 
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
+#include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/sequencer.hpp"
 #include "tickgate/feed/metrics.hpp"
@@ -36,6 +37,14 @@ const MemoryPart& MemoryEstimate::largest() const {
 }
 
 namespace {
+// AF_XDP's UMEM (receiver.backend = "af_xdp"): pinned and written by the
+// kernel as frames come, so reserved and resident alike.
+void add_receive_backend(MemoryEstimate& e, const Config& c) {
+    if (c.receiver.backend != ReceiveBackend::kAfXdp) return;
+    const std::size_t umem = XdpPort::umem_bytes(c.receiver.af_xdp);
+    e.parts.push_back({"AF_XDP UMEM", {"receiver.af_xdp.frames", "receiver.af_xdp.queues"}, umem, umem});
+}
+
 void add_up(MemoryEstimate& e) {
     for (const MemoryPart& p : e.parts) {
         e.total_bytes += p.bytes;
@@ -68,6 +77,7 @@ MemoryEstimate estimate_itch_memory(const Config& c) {
         {"per-instrument state", {}, per_instrument, per_instrument},
         {"receiver", {"receiver.batch"}, receiver, receiver},
     };
+    add_receive_backend(e, c);
     add_up(e);
     return e;
 }
@@ -113,6 +123,7 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         // per-instrument flags are counted above), receive batch, state log ring.
         {"receiver and arbiter", {"receiver.arbitration_window", "receiver.batch"}, receiver, receiver},
     };
+    add_receive_backend(e, c);
     add_up(e);
     return e;
 }

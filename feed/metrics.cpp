@@ -83,6 +83,12 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate, co
     s.ring.load(h.publisher);
     s.ring_fill = h.ring ? h.ring->size_approx() : 0;
     s.ring_capacity = h.ring ? h.ring->capacity() : 0;
+    // Two syscalls per publish (the kernel's ring and the program's counters), none per packet.
+    const XdpPort* xdp = h.receiver.af_xdp();
+    s.has_af_xdp = xdp != nullptr;
+    s.af_xdp = xdp ? xdp->counters() : AfXdpCounters{};
+    s.af_xdp_native = xdp && xdp->mode() == "native";
+    s.af_xdp_zero_copy = xdp && xdp->zero_copy();
 
     s.gate = gate;
     s.has_latency = latency != nullptr;
@@ -134,6 +140,10 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     out.ring = s.ring;
     out.ring_fill = s.ring_fill;
     out.ring_capacity = s.ring_capacity;
+    out.has_af_xdp = s.has_af_xdp;
+    out.af_xdp_native = s.af_xdp_native;
+    out.af_xdp_zero_copy = s.af_xdp_zero_copy;
+    out.af_xdp = s.af_xdp;
     out.gate = s.gate;
     out.has_latency = s.has_latency;
     out.latency = s.latency;
@@ -278,6 +288,29 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     }
     w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
     w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);
+    if (s.has_af_xdp) {
+        const AfXdpCounters& x = s.af_xdp;
+        w.family("tickgate_af_xdp_info", G, "The AF_XDP receive backend in use: XDP mode and zero-copy (value 1).");
+        w.sample("tickgate_af_xdp_info",
+                 std::string("mode=\"") + (s.af_xdp_native ? "native" : "generic") + "\",zero_copy=\"" +
+                     (s.af_xdp_zero_copy ? "true" : "false") + "\"",
+                 std::uint64_t{1});
+        w.single("tickgate_af_xdp_frames_total", C, "Frames taken off the AF_XDP RX rings.", x.frames);
+        w.single("tickgate_af_xdp_bytes_total", C, "Bytes of those frames, Ethernet headers included.", x.bytes);
+        w.single("tickgate_af_xdp_bad_frames_total", C, "Frames that do not read as a whole IPv4/UDP datagram.",
+                 x.bad_frames);
+        w.single("tickgate_af_xdp_unmatched_frames_total", C, "Frames diverted to no line being received.",
+                 x.unmatched_frames);
+        w.single("tickgate_af_xdp_redirected_frames_total", C, "Frames the XDP program sent to an AF_XDP socket.",
+                 x.redirected);
+        w.single("tickgate_af_xdp_passed_frames_total", C, "Frames the XDP program passed to the kernel.",
+                 x.passed_to_kernel);
+        w.single("tickgate_af_xdp_rx_ring_full_drops_total", C, "Frames the kernel dropped: RX ring full.",
+                 x.rx_ring_full);
+        w.single("tickgate_af_xdp_fill_ring_empty_total", C, "Times the kernel found the fill ring empty.",
+                 x.fill_ring_empty);
+        w.single("tickgate_af_xdp_rx_dropped_total", C, "Frames the kernel dropped for other reasons.", x.rx_dropped);
+    }
 
     // Gate.
     w.family("tickgate_gate_rejections_total", C, "Pre-trade gate checks that refused the price, by reason.");

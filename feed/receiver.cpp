@@ -10,11 +10,15 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/multicast.hpp>
 #include <boost/asio/ip/udp.hpp>
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
+#include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/udp_frame.hpp"
 
 namespace tickgate {
 
@@ -124,6 +128,98 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     }
     pollfds_ = std::make_unique<pollfd[]>(sockets_.size());
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
+    if (cfg.receiver.backend == ReceiveBackend::kAfXdp) start_af_xdp(cfg);
+}
+
+namespace {
+std::uint64_t line_key(std::uint32_t group, std::uint16_t port) noexcept {
+    return (std::uint64_t{group} << 16) | port;
+}
+std::size_t line_slot(std::uint64_t key, std::size_t mask) noexcept {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+}
+constexpr std::uint64_t kNoLine = ~std::uint64_t{0};
+}  // namespace
+
+// The sockets keep the memberships (IGMP, the switch); the XDP program
+// takes their frames. A line is found from its frame's group:port.
+void Receiver::start_af_xdp(const Config& cfg) {
+    std::vector<XdpPort::Line> lines;
+    const std::size_t size = std::bit_ceil(std::max<std::size_t>(2 * sockets_.size(), 8));
+    line_keys_.assign(size, kNoLine);
+    line_sockets_.assign(size, 0);
+    for (std::size_t i = 0; i < sockets_.size(); ++i) {
+        const Socket& s = *sockets_[i];
+        lines.push_back({s.group, s.port});
+        const std::uint64_t key = line_key(s.group, s.port);
+        std::size_t at = line_slot(key, size - 1);
+        while (line_keys_[at] != kNoLine && line_keys_[at] != key) at = (at + 1) & (size - 1);
+        if (line_keys_[at] == key)  // config.cpp refuses a group:port used twice
+            throw std::runtime_error("two lines on one group:port: AF_XDP cannot tell them apart");
+        line_keys_[at] = key;
+        line_sockets_[at] = static_cast<std::uint32_t>(i);
+    }
+    try {
+        xdp_ = std::make_unique<XdpPort>(cfg.receiver.af_xdp, lines, static_cast<std::uint32_t>(batch_size_));
+    } catch (const XdpUnavailable& e) {
+        if (!cfg.receiver.af_xdp.fallback_to_sockets) throw;
+        xdp_fallback_reason_ = e.what();  // `run` says it once
+        line_keys_.clear();
+        line_sockets_.clear();
+    }
+}
+
+int Receiver::xdp_receive() noexcept {
+    const int n = xdp_->receive();
+    // One CPU-clock timestamp per batch: when its frames were seen (no
+    // kernel timestamp on this path).
+    xdp_batch_ns_ = realtime_ns();
+    return n;
+}
+
+void Receiver::xdp_release() noexcept { xdp_->release(); }
+
+const RawDatagram* Receiver::xdp_datagram(int i, bool& oversized) noexcept {
+    const XdpFrame& f = xdp_->frames()[static_cast<std::size_t>(i)];
+    UdpFrame u;
+    if (parse_udp_frame(f.bytes, u) != FrameVerdict::kUdp) {
+        xdp_->count_bad_frame();
+        return nullptr;
+    }
+    const std::uint64_t key = line_key(u.dst_ip, u.dst_port);
+    const std::size_t mask = line_keys_.size() - 1;
+    std::size_t at = line_slot(key, mask);
+    while (line_keys_[at] != key) {
+        if (line_keys_[at] == kNoLine) {
+            xdp_->count_unmatched_frame();
+            return nullptr;
+        }
+        at = (at + 1) & mask;
+    }
+    const std::size_t si = line_sockets_[at];
+    Socket& s = *sockets_[si];
+    LineStats& st = *stats_[si];
+    if (!s.joined) {  // a snapshot line left: the kernel would not deliver it either
+        xdp_->count_unmatched_frame();
+        return nullptr;
+    }
+    if (!s.sources.empty()) {
+        bool allowed = false;
+        for (const std::uint32_t a : s.sources) allowed |= a == u.src_ip;
+        if (!allowed) {
+            st.rejected_source.add();
+            return nullptr;
+        }
+    }
+    oversized = u.payload.size() > kSlotBytes;  // as a socket's slot would have cut it
+    if (oversized) {
+        st.oversized.add();
+        return nullptr;
+    }
+    st.packets.add();
+    st.bytes.add(u.payload.size());
+    current_ = {u.payload, xdp_batch_ns_, u.src_ip, u.src_port, s.group, s.port, s.line, s.channel_id, &st};
+    return &current_;
 }
 
 // Joins (IP_ADD_MEMBERSHIP, or source-specific for each allowed source) or
@@ -172,10 +268,15 @@ std::size_t Receiver::batch_bytes(std::uint32_t batch) noexcept {
     return n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes);
 }
 
-// The sockets must go before the io_context (in batch_) they were opened on.
-Receiver::~Receiver() { sockets_.clear(); }
+// The XDP program goes first (its frames reference the sockets' lines); the
+// sockets must go before the io_context (in batch_) they were opened on.
+Receiver::~Receiver() {
+    xdp_.reset();
+    sockets_.clear();
+}
 
 int Receiver::wait(std::int64_t timeout_ns) noexcept {
+    if (xdp_) return xdp_->wait(timeout_ns);
     const timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};
     return ::ppoll(pollfds_.get(), sockets_.size(), &ts, nullptr);
 }

@@ -2,6 +2,7 @@
 
 #include "json_writer.hpp"
 #include "summary_fields.hpp"
+#include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/text.hpp"
 
@@ -69,6 +70,28 @@ namespace {
 
 // {"channels": [{"id": N, "lines": [{"line": "A", "group": ..., "port": ..., counters...}, B]}, ...],
 //  "arbitration": {"enabled": bool, counters...}, "ring": {"capacity": N, "fill": N, counters...}}
+// The receive backend: sockets, or AF_XDP with its mode and counters.
+json::Value receiver_json(const Receiver& r) {
+    const XdpPort* x = r.af_xdp();
+    json::Value out = {{"backend", x ? "af_xdp" : "sockets"}};
+    if (!r.af_xdp_fallback_reason().empty()) out["af_xdp_fallback_reason"] = r.af_xdp_fallback_reason();
+    if (!x) return out;
+    const AfXdpCounters c = x->counters();
+    out["af_xdp"] = {{"interface", x->interface()},
+                     {"mode", x->mode()},
+                     {"zero_copy", x->zero_copy()},
+                     {"frames", c.frames},
+                     {"bytes", c.bytes},
+                     {"bad_frames", c.bad_frames},
+                     {"unmatched_frames", c.unmatched_frames},
+                     {"redirected", c.redirected},
+                     {"passed_to_kernel", c.passed_to_kernel},
+                     {"rx_ring_full", c.rx_ring_full},
+                     {"fill_ring_empty", c.fill_ring_empty},
+                     {"rx_dropped", c.rx_dropped}};
+    return out;
+}
+
 json::Value live_json(const FeedStats& h) {
     json::Value channels = json::Value::array();
     for (const auto& l : h.lines) {
@@ -82,7 +105,9 @@ json::Value live_json(const FeedStats& h) {
     json::put_counters(arbitration, h.arbiter, kArbiterCounterFields);
     json::Value ring = {{"capacity", h.ring ? h.ring->capacity() : 0}, {"fill", h.ring ? h.ring->size_approx() : 0}};
     json::put_counters(ring, h.publisher, kRingCounterFields);
-    return {{"channels", std::move(channels)}, {"arbitration", std::move(arbitration)}, {"ring", std::move(ring)}};
+    json::Value out = {{"channels", std::move(channels)}, {"arbitration", std::move(arbitration)}, {"ring", std::move(ring)}};
+    out["receiver"] = receiver_json(h.receiver);
+    return out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
@@ -91,6 +92,12 @@ std::string line_table(const FeedStats& h) {
     out += fmt::format("A/B: {}\n", titled_counters(h.arbiter, kArbiterCounterFields));
     if (h.ring)
         out += fmt::format("ring: fill {}  {}\n", h.ring->size_approx(), titled_counters(h.publisher, kRingCounterFields));
+    if (const XdpPort* x = h.receiver.af_xdp()) {
+        const AfXdpCounters c = x->counters();
+        out += fmt::format("AF_XDP {} ({}{}): frames {}  bad {}  passed {}  ring full {}  fill empty {}\n",
+                           x->interface(), x->mode(), x->zero_copy() ? ", zero-copy" : ", copy", c.frames,
+                           c.bad_frames, c.passed_to_kernel, c.rx_ring_full, c.fill_ring_empty);
+    }
     return out;
 }
 
@@ -121,6 +128,9 @@ public:
           state_log_(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler_.instruments()),
           metrics_(handler_.stats()) {
         serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
+        // Said once: the config asked for AF_XDP and got sockets.
+        if (const std::string& why = handler_.stats().receiver.af_xdp_fallback_reason(); !why.empty())
+            fmt::print(stderr, "tickgate: receiving on sockets (receiver.af_xdp.fallback = \"sockets\"): {}\n", why);
     }
 
     int run() {

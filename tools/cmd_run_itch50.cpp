@@ -40,7 +40,7 @@ public:
         handler.core().totals(decoder);
         const SequencerCounters sequencer = handler.core().sequencer_totals();
         const FeedStats stats{handler.receiver().lines(), decoder,  no_arbiter_, no_publisher_,
-                              handler.core().instruments(), sequencer, nullptr, false};
+                              handler.core().instruments(), sequencer, nullptr, false, handler.receiver()};
         for (std::uint32_t ch = 0; ch < streams_.size(); ++ch) {
             MetricsRegistry::StreamSample& s = streams_[ch];
             s.stream.load(handler.core().channel(ch).counters);
@@ -65,6 +65,8 @@ int run_itch50(const Config& cfg, const ItchRunOptions& o) {
     ItchMetrics metrics(cfg, handler);
     std::optional<MetricsServer> server;
     serve_metrics(server, metrics.registry(), o.metrics_listen, o.metrics_option);
+    if (const std::string& why = handler.receiver().af_xdp_fallback_reason(); !why.empty())
+        fmt::print(stderr, "tickgate: receiving on sockets (receiver.af_xdp.fallback = \"sockets\"): {}\n", why);
     StateLog state_log(cfg.logging, {.max_instruments = handler.core().instruments().max_instruments()});
     install_signal_handlers();
     std::FILE* view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json

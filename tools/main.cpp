@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
 
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
         return kExitUsage;
     } catch (const tickgate::ConfigError& e) {
         fmt::print(stderr, "tickgate: config error: {}\n", e.what());
+        return kExitUsage;
+    } catch (const tickgate::XdpUnavailable& e) {
+        // The config asks for what this machine cannot give: say what to change.
+        fmt::print(stderr, "tickgate: {}\n(or set receiver.af_xdp.fallback = \"sockets\")\n", e.what());
         return kExitUsage;
     } catch (const tickgate::CaptureWriteError& e) {
         fmt::print(stderr, "tickgate: {}\n", e.what());

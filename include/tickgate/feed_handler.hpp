@@ -169,7 +169,8 @@ public:
     [[nodiscard]] const SnapshotFeedControl& snapshot_feed() const noexcept { return snapshot_feed_; }
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), publisher_.decoder_counters(), publisher_.arbiter_counters(),
-                publisher_.counters(), instruments_, sequencer_.counters(), &ring_,   cfg_.receiver.arbitration};
+                publisher_.counters(), instruments_, sequencer_.counters(), &ring_,   cfg_.receiver.arbitration,
+                receiver_};
     }
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> line_stats() const noexcept { return receiver_.lines(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return publisher_.decoder_counters(); }

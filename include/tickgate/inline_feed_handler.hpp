@@ -127,7 +127,8 @@ public:
     // Any thread. No ring: stats().ring is nullptr and its counters stay 0.
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), front_.decoder_counters(), front_.arbiter_counters(), no_ring_,
-                instruments_,      sequencer_.counters(),     nullptr,                   cfg_.receiver.arbitration};
+                instruments_,      sequencer_.counters(),     nullptr,                   cfg_.receiver.arbitration,
+                receiver_};
     }
     [[nodiscard]] std::span<const std::unique_ptr<LineStats>> line_stats() const noexcept { return receiver_.lines(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }

@@ -93,7 +93,24 @@ enum class ThreadMode : std::uint8_t { kBlocking, kBusyPoll };
 // decodes, sequences, books and calls the engine back (kInline).
 enum class PipelineMode : std::uint8_t { kTwoThread, kInline };
 
+// Where datagrams come from: kernel UDP sockets (recvmmsg), or an AF_XDP
+// socket per RX queue fed by tickgate's XDP program (feed/af_xdp.cpp); the
+// rest of the pipeline cannot tell them apart. Multicast memberships are
+// joined with sockets either way, so IGMP keeps the switch forwarding.
+enum class ReceiveBackend : std::uint8_t { kSockets, kAfXdp };
+
+struct AfXdpConfig {
+    std::string interface;                  // network interface name (required for af_xdp)
+    std::vector<std::uint32_t> queues{0};   // RX queues to bind, one AF_XDP socket each
+    std::string mode = "auto";              // XDP attach: "auto" (native, else generic), "native", "generic"
+    std::string zero_copy = "auto";         // "auto" (zero-copy, else copy), "true", "false"
+    std::uint32_t frames = 2048;            // UMEM frames per queue (4 KiB each), power of two
+    bool fallback_to_sockets = false;       // fallback = "sockets": start on sockets, saying why, if AF_XDP cannot
+};
+
 struct ReceiverConfig {
+    ReceiveBackend backend = ReceiveBackend::kSockets;
+    AfXdpConfig af_xdp;
     std::uint32_t ring_size = 65536;      // events per ring, power of two
     std::int32_t rcvbuf_bytes = 8 << 20;  // SO_RCVBUF per socket
     std::uint32_t batch = 64;             // datagrams per recvmmsg

@@ -27,6 +27,7 @@ struct FeedStats {
     const SequencerCounters& sequencer;
     const SpscRing<Event>* ring;  // nullptr: the inline pipeline, which has none
     bool arbitration;  // receiver.arbitration: lines A/B merged
+    const Receiver& receiver;  // its backend (AF_XDP counters, a fallback's reason)
 };
 
 }  // namespace tickgate

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/counter_fields.hpp"
@@ -87,6 +88,10 @@ public:
         CounterValues<kArbiterCounterFields> arbiter;
         CounterValues<kRingCounterFields> ring;
         std::uint64_t ring_fill = 0, ring_capacity = 0;
+        // The AF_XDP backend, when the receiver runs on it (receiver.backend).
+        bool has_af_xdp = false;
+        bool af_xdp_native = false, af_xdp_zero_copy = false;
+        AfXdpCounters af_xdp;
         GateRejections gate;
         bool has_latency = false;
         LatencySummary latency;

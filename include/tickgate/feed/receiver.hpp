@@ -24,6 +24,8 @@ struct pollfd;
 
 namespace tickgate {
 
+class XdpPort;
+
 struct LineStats {
     std::uint16_t channel_id = 0;
     std::uint8_t line = 0;  // kLineA, kLineB, MDP3's snapshot and definition lines (config.hpp)
@@ -99,15 +101,31 @@ public:
     // waiting for the other line may be given up only up to this time.
     [[nodiscard]] std::int64_t drained_until() const noexcept { return drained_until_; }
 
+    // The AF_XDP backend in use (receiver.backend = "af_xdp"), else nullptr;
+    // its counters() may be read from any thread.
+    [[nodiscard]] const XdpPort* af_xdp() const noexcept { return xdp_.get(); }
+    // Why a config asking for AF_XDP runs on sockets (fallback = "sockets"), else empty.
+    [[nodiscard]] const std::string& af_xdp_fallback_reason() const noexcept { return xdp_fallback_reason_; }
+
 private:
     struct Socket;
     struct Batch;
     static const char* set_membership(Socket& s, bool join) noexcept;
     int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
     int receive(std::size_t socket_index) noexcept;          // recvmmsg into the batch
+    int xdp_receive() noexcept;                              // the AF_XDP rings' frames into the batch
+    void xdp_release() noexcept;                             // ... given back
     // The i-th datagram of the batch, or nullptr: rejected source, or
     // `oversized` (larger than the slot). Counted per line either way.
     const RawDatagram* datagram(std::size_t socket_index, int i, bool& oversized) noexcept;
+    // The i-th frame of the AF_XDP batch as a datagram of its line, or
+    // nullptr (not a whole UDP datagram, no line received, rejected source,
+    // oversized: each counted).
+    const RawDatagram* xdp_datagram(int i, bool& oversized) noexcept;
+    void start_af_xdp(const Config& cfg);
+    // Hands one accepted datagram on (the rule 7 check with a protocol); true if handed.
+    template <class P, class Sink>
+    bool hand_on(const RawDatagram& d, Sink& sink);
 
     std::vector<std::unique_ptr<Socket>> sockets_;
     std::vector<std::array<std::size_t, 2>> snapshot_sockets_;  // per channel with snapshot lines: A's and B's index
@@ -117,7 +135,32 @@ private:
     std::unique_ptr<::pollfd[]> pollfds_;
     RawDatagram current_{};
     std::int64_t drained_until_ = 0;
+    std::unique_ptr<XdpPort> xdp_;
+    std::string xdp_fallback_reason_;
+    std::int64_t xdp_batch_ns_ = 0;
+    // (group, port) -> socket index for AF_XDP frames: open addressing, a power of two.
+    std::vector<std::uint64_t> line_keys_;
+    std::vector<std::uint32_t> line_sockets_;
 };
+
+template <class P, class Sink>
+bool Receiver::hand_on(const RawDatagram& d, Sink& sink) {
+    if constexpr (std::is_void_v<P>) {
+        sink(d);
+    } else {
+        const typename P::Key key = P::read_key(d.payload, d.channel_id);
+        if constexpr (P::kHeaderNamesChannel) {
+            if (key.valid() && key.channel != d.channel_id) {
+                // Rule 7: the socket decides the channel. Another channel's header
+                // must not reset, move or feed this one's (or any other's) state.
+                d.stats->foreign_channel_packets.add();
+                return false;
+            }
+        }
+        sink(d, key);
+    }
+    return true;
+}
 
 template <class P, class Sink>
 int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
@@ -127,32 +170,36 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
     const std::int64_t start = realtime_ns();
     bool drained = true;
     int handed = 0;
+    const auto offer = [&](const RawDatagram* d, bool oversized) {
+        if (d) {
+            handed += hand_on<P>(*d, sink);
+        } else if (oversized) {
+            // A sink that decodes counts it as malformed too; one that
+            // only records (capture) has nothing to do with it.
+            if constexpr (requires { sink.oversized(); }) sink.oversized();
+        }
+    };
+    if (xdp_) {
+        // AF_XDP: the frames of every queue's RX ring, no syscall; the
+        // sockets only hold the memberships (the XDP program diverts their traffic).
+        const int n = xdp_receive();
+        drained = static_cast<std::size_t>(n) < batch_size_;
+        for (int i = 0; i < n; ++i) {
+            bool oversized = false;
+            const RawDatagram* d = xdp_datagram(i, oversized);
+            offer(d, oversized);
+        }
+        xdp_release();
+        drained_until_ = drained ? start : 0;
+        return handed;
+    }
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
         const int n = receive(s);
         drained &= static_cast<std::size_t>(n) < batch_size_;
         for (int i = 0; i < n; ++i) {
             bool oversized = false;
-            if (const RawDatagram* d = datagram(s, i, oversized)) {
-                if constexpr (std::is_void_v<P>) {
-                    sink(*d);
-                } else {
-                    const typename P::Key key = P::read_key(d->payload, d->channel_id);
-                    if constexpr (P::kHeaderNamesChannel) {
-                        if (key.valid() && key.channel != d->channel_id) {
-                            // Rule 7: the socket decides the channel. Another channel's header
-                            // must not reset, move or feed this one's (or any other's) state.
-                            d->stats->foreign_channel_packets.add();
-                            continue;
-                        }
-                    }
-                    sink(*d, key);
-                }
-                ++handed;
-            } else if (oversized) {
-                // A sink that decodes counts it as malformed too; one that
-                // only records (capture) has nothing to do with it.
-                if constexpr (requires { sink.oversized(); }) sink.oversized();
-            }
+            const RawDatagram* d = datagram(s, i, oversized);
+            offer(d, oversized);
         }
     }
     drained_until_ = drained ? start : 0;
