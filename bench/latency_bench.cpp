@@ -66,7 +66,11 @@
 //
 // Safety: every datagram goes through tickgate::MulticastSender (loopback
 // interface, TTL 0) to 239.255.x.x groups joined on 127.0.0.1 only.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -87,6 +91,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common.hpp"
@@ -253,6 +258,15 @@ using bench::wait_until;
 
 // ------------------------------------------------------------------ options
 enum class Mode { kBlocking, kBusy, kInline };
+// Where datagrams travel and what receives them. kLoopback: sockets on
+// loopback multicast (the default). With --backend af_xdp every point runs
+// through a veth pair between two network namespaces the bench creates
+// (sender in one, handler in the other), kVethSockets beside kAfXdp, so
+// the two receive paths are compared on the same wire and schedule.
+enum class Backend { kLoopback, kVethSockets, kAfXdp };
+const char* backend_name(Backend b) {
+    return b == Backend::kAfXdp ? "af_xdp" : b == Backend::kVethSockets ? "veth-sockets" : "sockets";
+}
 const char* mode_name(Mode m) {
     return m == Mode::kInline ? "inline" : m == Mode::kBusy ? "busy_poll" : "blocking";
 }
@@ -282,6 +296,8 @@ struct Options {
     std::uint32_t instruments = 64;
     std::uint32_t ring_size = 65536;
     bool stages = false;  // --stages: per-stage stamps on the inline path
+    std::vector<Backend> backends{Backend::kLoopback};
+    std::string xdp_mode = "native";  // --xdp-mode: the XDP attach mode on the veth
     std::string argv_line;
 };
 
@@ -295,7 +311,8 @@ struct Options {
                  "                     [--max-rate [--start-rate N] [--confirm-seconds S] [--tolerance F]]\n"
                  "                     [--sender-cpu N] [--engine-cpu N] [--net-cpu N|-1]\n"
                  "                     [--spin-us N] [--nice N] [--engine-idle spin|yield]\n"
-                 "                     [--tag NAME] [--group-a G] [--group-b G] [--port P]\n",
+                 "                     [--tag NAME] [--group-a G] [--group-b G] [--port P]\n"
+                 "                     [--backend sockets|af_xdp|both] [--xdp-mode native|generic]\n",
                  msg);
     std::exit(2);
 }
@@ -361,6 +378,16 @@ Options parse(int argc, char** argv) {
         else if (a == "--group-b") o.group_b = need(i);
         else if (a == "--port") o.port = static_cast<std::uint16_t>(std::stoul(need(i)));
         else if (a == "--ring-size") o.ring_size = static_cast<std::uint32_t>(std::stoul(need(i)));
+        else if (a == "--backend") {
+            const std::string b = need(i);
+            if (b == "sockets") o.backends = {Backend::kLoopback};
+            else if (b == "af_xdp") o.backends = {Backend::kAfXdp};
+            else if (b == "both") o.backends = {Backend::kVethSockets, Backend::kAfXdp};
+            else usage("--backend: sockets, af_xdp or both (sockets and AF_XDP over one veth pair)");
+        } else if (a == "--xdp-mode") {
+            o.xdp_mode = need(i);
+            if (o.xdp_mode != "native" && o.xdp_mode != "generic") usage("--xdp-mode: native or generic");
+        }
         else if (a == "-h" || a == "--help") usage("help");
         else usage(("unknown option " + a).c_str());
     }
@@ -485,6 +512,7 @@ void self_check_layout() {
 // ------------------------------------------------------------------ one run
 struct Result {
     Mode mode{};
+    Backend backend = Backend::kLoopback;
     double rate = 0, seconds = 0, achieved_rate = 0;
     std::uint32_t batch = 1;
     bool both_lines = false;
@@ -562,6 +590,101 @@ public:
 };
 static_assert(tickgate::SequencedBook<StampedBook>);
 
+// ------------------------------------------------------------------ veth topology
+// Two network namespaces joined by a veth pair, made for this run and
+// deleted at exit: the sender's (10.213.1.1 on vtx) and the handler's
+// (10.213.1.2 on vrx). Nothing else exists in either: multicast leaves the
+// sender's namespace on its veth (TTL 1: the one hop into the peer) and
+// ends in the handler's. Threads enter a namespace with setns(2), which
+// moves only the calling thread (and the threads it creates after).
+class VethPair {
+public:
+    static constexpr const char* kTxAddress = "10.213.1.1";
+    static constexpr const char* kRxAddress = "10.213.1.2";
+    static constexpr const char* kRxInterface = "vrx";
+
+    VethPair() {
+        const std::string id = std::to_string(::getpid());
+        tx_ = "tgbench-tx-" + id;
+        rx_ = "tgbench-rx-" + id;
+        home_fd_ = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        const std::string commands[] = {
+            "ip netns add " + tx_,
+            "ip netns add " + rx_,
+            "ip link add vtx netns " + tx_ + " type veth peer name vrx netns " + rx_,
+            "ip -n " + tx_ + " addr add 10.213.1.1/30 dev vtx",
+            "ip -n " + rx_ + " addr add 10.213.1.2/30 dev vrx",
+            "ip -n " + tx_ + " link set lo up",
+            "ip -n " + rx_ + " link set lo up",
+            "ip -n " + tx_ + " link set vtx up",
+            "ip -n " + rx_ + " link set vrx up",
+            "ip -n " + tx_ + " route add 224.0.0.0/4 dev vtx"};
+        for (const std::string& c : commands) {
+            if (std::system((c + " 2>/dev/null").c_str()) != 0) {
+                remove();
+                throw std::runtime_error("veth topology: '" + c + "' failed (needs root and iproute2)");
+            }
+        }
+        tx_fd_ = ::open(("/run/netns/" + tx_).c_str(), O_RDONLY | O_CLOEXEC);
+        rx_fd_ = ::open(("/run/netns/" + rx_).c_str(), O_RDONLY | O_CLOEXEC);
+        if (home_fd_ < 0 || tx_fd_ < 0 || rx_fd_ < 0) {
+            remove();
+            throw std::runtime_error("veth topology: cannot open the namespaces");
+        }
+    }
+    ~VethPair() { remove(); }
+    VethPair(const VethPair&) = delete;
+    VethPair& operator=(const VethPair&) = delete;
+
+    void enter_sender() const { enter(tx_fd_, tx_); }
+    void enter_handler() const { enter(rx_fd_, rx_); }
+    void leave() const { enter(home_fd_, "the bench's own"); }
+
+private:
+    static void enter(int fd, const std::string& name) {
+        if (::setns(fd, CLONE_NEWNET) != 0)
+            throw std::runtime_error("setns into " + name + " namespace: " + std::strerror(errno));
+    }
+    void remove() noexcept {
+        for (int* fd : {&tx_fd_, &rx_fd_, &home_fd_})
+            if (*fd >= 0) ::close(std::exchange(*fd, -1));
+        for (const std::string* ns : {&tx_, &rx_})
+            if (!ns->empty()) (void)std::system(("ip netns del " + *ns + " 2>/dev/null").c_str());
+    }
+
+    std::string tx_, rx_;
+    int tx_fd_ = -1, rx_fd_ = -1, home_fd_ = -1;
+};
+std::optional<VethPair> g_veth;  // made in main() when a point runs over veth
+
+// The sender on the veth (its namespace only): IP_MULTICAST_IF the veth's
+// address, TTL 1, loop off. MulticastSender stays loopback-only.
+class VethSender {
+public:
+    VethSender() : fd_(::socket(AF_INET, SOCK_DGRAM, 0)) {
+        in_addr ifaddr{htonl(*tickgate::parse_ipv4(VethPair::kTxAddress))};
+        const unsigned char ttl = 1, loop = 0;
+        if (fd_ < 0 || ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &ifaddr, sizeof ifaddr) != 0 ||
+            ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) != 0 ||
+            ::setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof loop) != 0)
+            throw std::runtime_error(std::string("veth sender: ") + std::strerror(errno));
+    }
+    ~VethSender() { ::close(fd_); }
+    VethSender(const VethSender&) = delete;
+    VethSender& operator=(const VethSender&) = delete;
+    bool send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept {
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_addr.s_addr = htonl(group);
+        to.sin_port = htons(port);
+        return ::sendto(fd_, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
+               static_cast<ssize_t>(payload.size());
+    }
+
+private:
+    int fd_;
+};
+
 // What one stamp costs: the median of back-to-back CLOCK_REALTIME reads.
 std::int64_t stamp_cost_ns() {
     std::vector<std::int64_t> d(10'001);
@@ -602,10 +725,7 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
     std::atomic<std::uint64_t> sent_msgs{0};
     std::int64_t send_first = 0, send_last = 0;
     const std::int64_t spin_ns = static_cast<std::int64_t>(o.spin_us * 1000);
-    std::thread sender([&] {
-        bench::pin_to(o.sender_cpu);
-        ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-        tickgate::MulticastSender tx("127.0.0.1");
+    const auto send_all = [&](auto& tx) {
         const std::uint32_t ga = *tickgate::parse_ipv4(o.group_a), gb = *tickgate::parse_ipv4(o.group_b);
         const std::uint16_t pa = o.port, pb = static_cast<std::uint16_t>(o.port + 1);
         Traffic traffic(o.channel, o.instruments, o.batch);
@@ -630,6 +750,18 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
         r.sent_dgrams = total_dgrams;
         r.send_errors = errors;
         sender_done.store(true, std::memory_order_release);
+    };
+    std::thread sender([&] {
+        bench::pin_to(o.sender_cpu);
+        ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        if (r.backend == Backend::kLoopback) {
+            tickgate::MulticastSender tx("127.0.0.1");
+            send_all(tx);
+        } else {
+            g_veth->enter_sender();
+            VethSender tx;
+            send_all(tx);
+        }
     });
 
     // Engine: spin on poll(); time each applied Q/D message inside the callback.
@@ -713,9 +845,10 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
 }
 
 
-Result run_point(const Options& o, Mode mode, double rate, double seconds) {
+Result run_point(const Options& o, Backend backend, Mode mode, double rate, double seconds) {
     Result r;
     r.mode = mode;
+    r.backend = backend;
     r.rate = rate;
     r.seconds = seconds;
     r.batch = o.batch;
@@ -730,10 +863,25 @@ Result run_point(const Options& o, Mode mode, double rate, double seconds) {
     tickgate::Config cfg;
     tickgate::ChannelConfig ch;
     ch.id = o.channel;
-    ch.a = {o.group_a, o.port, "127.0.0.1"};
-    ch.b = {o.group_b, static_cast<std::uint16_t>(o.port + 1), "127.0.0.1"};
+    const char* interface = backend == Backend::kLoopback ? "127.0.0.1" : VethPair::kRxAddress;
+    ch.a = {o.group_a, o.port, interface};
+    ch.b = {o.group_b, static_cast<std::uint16_t>(o.port + 1), interface};
     cfg.channels.push_back(ch);
     cfg.receiver.ring_size = o.ring_size;
+    if (backend == Backend::kAfXdp) {
+        cfg.receiver.backend = tickgate::ReceiveBackend::kAfXdp;
+        cfg.receiver.af_xdp.interface = VethPair::kRxInterface;
+        cfg.receiver.af_xdp.mode = o.xdp_mode;
+    }
+    // The handler (its sockets, and the network thread it starts) in the
+    // receiving namespace; back home once it is gone.
+    if (backend != Backend::kLoopback) g_veth->enter_handler();
+    struct Home {
+        bool away;
+        ~Home() {
+            if (away) g_veth->leave();
+        }
+    } home{backend != Backend::kLoopback};
     cfg.threading.mode = mode == Mode::kBusy ? tickgate::ThreadMode::kBusyPoll : tickgate::ThreadMode::kBlocking;
     cfg.threading.busy_poll_yield = o.engine_yield;
     cfg.threading.pipeline = mode == Mode::kInline ? tickgate::PipelineMode::kInline : tickgate::PipelineMode::kTwoThread;
@@ -774,8 +922,20 @@ void print_hist_row(const char* what, const Histogram& h) {
     std::printf(" %9s %11" PRIu64 "\n", us(h.max()).c_str(), h.count());
 }
 
+// A point's name in the summaries: its mode, over veth its backend, its tag.
+std::string label(const Result& r) {
+    std::string l = mode_name(r.mode);
+    if (r.backend != Backend::kLoopback) l += std::string("/") + backend_name(r.backend);
+    if (!r.tag.empty()) l += "/" + r.tag;
+    return l;
+}
+
 void print_result(const Result& r) {
     if (!r.tag.empty()) std::printf("\n== [%s]", r.tag.c_str());
+    if (r.backend != Backend::kLoopback)
+        std::printf("\n== backend %s: a veth pair between two namespaces of this run (sender %s, handler %s)%s",
+                    backend_name(r.backend), VethPair::kTxAddress, VethPair::kRxAddress,
+                    r.backend == Backend::kAfXdp ? "; recv stamp = CPU clock when the RX ring batch is seen" : "");
     std::printf("\n== %s  rate %s msg/s  (%s dgram/s, batch %u, line%s)  %.1f s  [sender cpu %d, engine cpu %d%s, net cpu %s]\n",
                 mode_name(r.mode), fmt_rate(r.rate).c_str(), fmt_rate(r.rate / r.batch).c_str(), r.batch,
                 r.both_lines ? "s A+B" : " A", r.seconds, r.sender_cpu, r.engine_cpu,
@@ -823,6 +983,7 @@ tickgate::json::Value stages_json(const Result& r) {
 
 tickgate::json::Value result_json(const Result& r) {
     return {{"mode", mode_name(r.mode)},
+            {"backend", backend_name(r.backend)},
             {"rate", r.rate},
             {"batch", r.batch},
             {"lines", r.both_lines ? "ab" : "a"},
@@ -861,6 +1022,7 @@ tickgate::json::Value result_json(const Result& r) {
 void write_dat(const Options& o, const Result& r) {
     if (o.hist_out.empty()) return;
     std::string suffix = std::string(mode_name(r.mode)) + "-" + fmt_rate(r.rate);
+    if (r.backend != Backend::kLoopback) suffix += std::string("-") + backend_name(r.backend);
     if (r.batch != 1) suffix += "-b" + std::to_string(r.batch);
     if (r.both_lines) suffix += "-ab";
     if (!o.tag.empty()) suffix += "-" + o.tag;
@@ -925,6 +1087,8 @@ int main(int argc, char** argv) {
                     "(batch/rate); 'from schedule' = book time - scheduled send time (open-loop, CO-free).\n");
         std::fflush(stdout);
 
+        if (std::any_of(o.backends.begin(), o.backends.end(), [](Backend b) { return b != Backend::kLoopback; }))
+            g_veth.emplace();
         std::vector<Result> results;
         struct Search {
             Mode mode;
@@ -936,18 +1100,20 @@ int main(int argc, char** argv) {
         std::vector<Search> searches;
 
         if (!o.max_rate) {
-            for (const Mode m : o.modes)
-                for (const double rate : o.rates) {
-                    Result r = run_point(o, m, rate, o.seconds);
-                    print_result(r);
-                    write_dat(o, r);
-                    results.push_back(std::move(r));
-                }
+            for (const Backend b : o.backends)
+                for (const Mode m : o.modes)
+                    for (const double rate : o.rates) {
+                        Result r = run_point(o, b, m, rate, o.seconds);
+                        print_result(r);
+                        write_dat(o, r);
+                        results.push_back(std::move(r));
+                    }
         } else {
+            for (const Backend b : o.backends)
             for (const Mode m : o.modes) {
                 Search s{m, 0, false, "", {}};
                 auto pass = [&](double rate, double secs) {
-                    Result r = run_point(o, m, rate, secs);
+                    Result r = run_point(o, b, m, rate, secs);
                     print_result(r);
                     const bool ok = r.zero_loss() && r.rate_held();
                     std::printf("    -> %s at %s msg/s: %s\n", mode_name(m), fmt_rate(rate).c_str(),
@@ -996,24 +1162,24 @@ int main(int argc, char** argv) {
 
         // Summary tables.
         std::printf("\n== summary: tick-to-book (CO-corrected), us\n");
-        std::printf("%-10s %9s %5s %9s %9s %9s %9s %9s %9s %11s %9s %8s %8s\n", "mode", "rate", "batch", "p50", "p90",
+        std::printf("%-22s %9s %5s %9s %9s %9s %9s %9s %9s %11s %9s %8s %8s\n", "mode", "rate", "batch", "p50", "p90",
                     "p99", "p99.9", "p99.99", "max", "count", "missing", "kdrops", "ok");
         for (const auto& r : results) {
-            std::printf("%-10s %9s %5u", (std::string(mode_name(r.mode)) + (r.tag.empty() ? "" : "/" + r.tag)).c_str(),
+            std::printf("%-22s %9s %5u", label(r).c_str(),
                         fmt_rate(r.rate).c_str(), r.batch);
             for (double p : kPcts) std::printf(" %9s", us(r.t2b_co.at(p)).c_str());
             std::printf(" %9s %11" PRIu64 " %9" PRIu64 " %8" PRIu64 " %8s\n", us(r.t2b_co.max()).c_str(), r.t2b_co.count(),
                         r.missing(), r.kernel_drops, r.zero_loss() && r.rate_held() ? "yes" : "NO");
         }
         std::printf("\n== summary: raw (uncorrected) p50 / p99 / p99.9 / max, us\n");
-        std::printf("%-10s %9s %5s %31s %31s %31s\n", "mode", "rate", "batch", "tick-to-book", "recv stamp->book",
+        std::printf("%-22s %9s %5s %31s %31s %31s\n", "mode", "rate", "batch", "tick-to-book", "recv stamp->book",
                     "from schedule");
         for (const auto& r : results) {
             auto cell = [](const Histogram& h) {
                 return us(h.at(50)) + "/" + us(h.at(99)) + "/" + us(h.at(99.9)) + "/" + us(h.max());
             };
-            std::printf("%-10s %9s %5u %31s %31s %31s\n",
-                        (std::string(mode_name(r.mode)) + (r.tag.empty() ? "" : "/" + r.tag)).c_str(), fmt_rate(r.rate).c_str(), r.batch,
+            std::printf("%-22s %9s %5u %31s %31s %31s\n",
+                        label(r).c_str(), fmt_rate(r.rate).c_str(), r.batch,
                         cell(r.t2b).c_str(), cell(r.own).c_str(), cell(r.sched).c_str());
         }
         for (const auto& s : searches) {

@@ -137,6 +137,9 @@ XdpPort::XdpPort(const AfXdpConfig& cfg, std::span<const Line> lines, std::uint3
         if (const int err = xsk_umem__create(&q.umem, q.area, q.area_bytes, &q.fill, &q.comp, &ucfg); err != 0)
             throw XdpUnavailable(where + "UMEM registration failed (" + errno_text(err) +
                                  "): raise RLIMIT_MEMLOCK or lower receiver.af_xdp.frames");
+        // A queue whose previous socket is still being released (a handler
+        // restarted at once) answers EBUSY for a few milliseconds: wait for it.
+        int busy_retries = 200;
         for (int attempt = 0; attempt < 2; ++attempt) {
             xsk_socket_config scfg{};
             scfg.rx_size = std::min<std::uint32_t>(cfg.frames, XSK_RING_CONS__DEFAULT_NUM_DESCS * 2);
@@ -146,6 +149,11 @@ XdpPort::XdpPort(const AfXdpConfig& cfg, std::span<const Line> lines, std::uint3
             const int err = xsk_socket__create(&q.xsk, cfg.interface.c_str(), q.id, q.umem, &q.rx, nullptr, &scfg);
             if (err == 0) break;
             q.xsk = nullptr;
+            if (err == -EBUSY && busy_retries-- > 0) {
+                ::usleep(5'000);
+                --attempt;
+                continue;
+            }
             if (zero_copy && cfg.zero_copy == "auto" && attempt == 0) {
                 zero_copy = false;  // the driver cannot: copy mode
                 continue;
