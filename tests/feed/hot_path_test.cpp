@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -32,6 +33,8 @@
 #include "tickgate/feed/mdp3/simulator.hpp"
 #include "mdp3/mdp3_builder.hpp"
 #include "../support/mdp3_channel.hpp"
+#include "../support/veth_pair.hpp"
+#include "tickgate/feed/af_xdp.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
@@ -366,6 +369,89 @@ TEST(HotPath, InlineReceiveToCallbackAllocatesNothing) {
     EXPECT_GT(handler.decoder_counters().malformed_packets.get(), 0u);
     EXPECT_EQ(handler.decoder_counters().session_changes.get(), 1u);
     EXPECT_GT(gate_ok, 0u);
+}
+
+// AF_XDP (receiver.backend = "af_xdp"): the same inline path, the frames
+// coming off the RX ring of a veth in a namespace the test makes, sent from
+// its peer's namespace. Skipped, saying why, where AF_XDP cannot start.
+TEST(HotPath, AfXdpInlineReceiveToCallbackAllocatesNothing) {
+    if (::geteuid() != 0) GTEST_SKIP() << "AF_XDP and network namespaces need root";
+    std::optional<test::VethPair> veth;
+    try {
+        veth.emplace();
+    } catch (const std::exception& e) {
+        GTEST_SKIP() << e.what();
+    }
+    Config cfg = live_config(PipelineMode::kInline);
+    for (LineConfig* l : {&cfg.channels.front().a, &cfg.channels.front().b}) l->interface = test::VethPair::kRxAddress;
+    cfg.channels.front().sources.clear();
+    cfg.receiver.backend = ReceiveBackend::kAfXdp;
+    cfg.receiver.af_xdp.interface = test::VethPair::kRxInterface;
+    cfg.receiver.af_xdp.mode = "generic";
+    const ChannelConfig& ch = cfg.channels.front();
+    const auto stream = build_stream(3);
+    veth->enter_handler();
+    struct Home {
+        test::VethPair& v;
+        ~Home() { v.leave(); }
+    } home{*veth};
+    std::optional<InlineFeedHandler> made;
+    try {
+        made.emplace(cfg);
+    } catch (const XdpUnavailable& e) {
+        GTEST_SKIP() << "AF_XDP cannot start here: " << e.what();
+    }
+    InlineFeedHandler& handler = *made;
+    ASSERT_NE(handler.stats().receiver.af_xdp(), nullptr);
+    std::uint64_t updates = 0;
+    auto engine = [&](const Update& u, const Event&) {
+        ++updates;
+        (void)handler.gate().check(u.instrument_id, 1'700'000'000'100'000'000);
+    };
+    // The sender: its own thread in the other namespace, made before counting.
+    std::atomic<int> phase{0};  // 0 warm-up, 1 send the stream, 2 done
+    std::atomic<std::size_t> sent{0};
+    const std::uint32_t ga = *parse_ipv4(ch.a.group), gb = *parse_ipv4(ch.b.group);
+    std::thread sender([&] {
+        veth->enter_sender();
+        test::VethSender tx;
+        while (phase.load() == 0) {
+            tx.send(ga, ch.a.port, stream.front());
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        std::size_t n = 0;
+        for (const auto& d : stream) {
+            n += tx.send(ga, ch.a.port, d);
+            n += tx.send(gb, ch.b.port, d);
+            if (n % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // within the ring
+        }
+        sent.store(n);
+        phase.store(2);
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handler.decoder_counters().packets.get() == 0 && std::chrono::steady_clock::now() < deadline)
+        handler.poll(engine, 5'000'000);
+    const bool warmed = handler.decoder_counters().packets.get() > 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (handler.poll(engine, 1'000'000) != 0) {
+    }
+    const std::uint64_t packets_before = received_packets(handler);
+    const std::uint64_t updates_before = updates;
+    const std::uint64_t before = g_allocations.load();
+    phase.store(1);
+    while (phase.load() != 2) handler.poll(engine);  // busy-poll while the stream comes
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (received_packets(handler) - packets_before < sent.load() && std::chrono::steady_clock::now() < end)
+        handler.poll(engine, 1'000'000);
+    while (handler.poll(engine, 1'000'000) != 0) {
+    }
+    const std::uint64_t after = g_allocations.load();
+    sender.join();
+    ASSERT_TRUE(warmed) << "nothing arrived through AF_XDP";
+    EXPECT_EQ(after - before, 0u) << "allocations on the AF_XDP inline hot path";
+    EXPECT_EQ(received_packets(handler) - packets_before, sent.load());
+    EXPECT_GT(updates - updates_before, 15'000u);
+    EXPECT_GT(handler.stats().receiver.af_xdp()->counters().frames, sent.load());
 }
 
 }  // namespace
