@@ -15,15 +15,22 @@
 // stale, reused in place by later adds and swept out, all at once, when
 // live plus stale entries reach max_orders and at least 1/32 of the store
 // is stale (so a sweep costs at most 32 slots per entry it frees, and the
-// load stays about where live orders alone put it). Levels: per
-// instrument and side a sorted flat array searched by bisection (best
-// last, so the updates near the touch that dominate real feeds move little), carved from one arena
-// fixed at start-up in power-of-two blocks (a side that outgrows its block
-// moves to the next size). Nothing allocates after construction; a full
-// order store or level arena refuses the add and says so. Engine thread only.
+// load stays about where live orders alone put it). Levels: per instrument
+// and side a red-black tree of price levels, its nodes taken from one pool
+// of exactly max_levels fixed at start-up (#21 item 6: no choice of prices
+// makes a level insert, lookup or erase more than logarithmic; a sorted
+// flat array made 300,000 distinct prices quadratic). An order keeps its
+// level's node, so executions, cancels and deletes reach their level
+// without a search; an add searches from the side's best level (a climb
+// up the tree's right spine, then down), so a price d levels from the touch
+// costs O(log d), and the updates near the touch that dominate real feeds
+// visit a node or two. Readers iterate best outward (in-order, through
+// parent links). Emptying a side gives its whole tree back to the pool in
+// O(1) (taken apart a node per later allocation). Nothing allocates after
+// construction; a full order store or level pool refuses the add and says
+// so. Engine thread only.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -51,10 +58,20 @@ enum class OrderResult : std::uint8_t {
     kRemoved,         // E/C/X took the order to 0 shares, or D
     kOverExecution,   // more shares executed or cancelled than the order had: removed
     kUnknownOrder,    // no live order with that reference on that instrument: nothing changed
-    kStoreFull,       // the order store (or the level arena) is full: the add refused
+    kStoreFull,       // the order store (or the level pool) is full: the add refused
 };
 
-// One side of an instrument's L2 view, best first; valid until the book changes.
+// A node of the level pool: an aggregated level and its red-black links
+// (pool indices; 0 is the shared nil node).
+struct LevelNode {
+    OrderLevel level;
+    std::uint32_t left, right, parent;
+    std::uint8_t red;
+};
+
+// One side of an instrument's L2 view, best first (iterated from the best
+// level outward; no random access: levels are not contiguous); valid until
+// the book changes.
 class OrderBookSide {
 public:
     class iterator {
@@ -62,31 +79,46 @@ public:
         using value_type = OrderLevel;
         using difference_type = std::ptrdiff_t;
         iterator() = default;
-        explicit iterator(const OrderLevel* p) noexcept : p_(p) {}
-        const OrderLevel& operator*() const noexcept { return p_[-1]; }
+        iterator(const LevelNode* nodes, std::uint32_t at) noexcept : nodes_(nodes), at_(at) {}
+        const OrderLevel& operator*() const noexcept { return nodes_[at_].level; }
+        // The in-order predecessor: amortised O(1) over a whole walk.
         iterator& operator++() noexcept {
-            --p_;
+            std::uint32_t x = at_;
+            if (nodes_[x].left != 0) {
+                x = nodes_[x].left;
+                while (nodes_[x].right != 0) x = nodes_[x].right;
+            } else {
+                std::uint32_t p = nodes_[x].parent;
+                while (p != 0 && x == nodes_[p].left) {
+                    x = p;
+                    p = nodes_[p].parent;
+                }
+                x = p;
+            }
+            at_ = x;
             return *this;
         }
         iterator operator++(int) noexcept {
             iterator t = *this;
-            --p_;
+            ++*this;
             return t;
         }
-        bool operator==(const iterator& o) const noexcept { return p_ == o.p_; }
+        bool operator==(const iterator& o) const noexcept { return at_ == o.at_; }
 
     private:
-        const OrderLevel* p_ = nullptr;  // one past the level it reads
+        const LevelNode* nodes_ = nullptr;
+        std::uint32_t at_ = 0;  // 0: past the last level
     };
-    OrderBookSide(const OrderLevel* levels, std::uint32_t size) noexcept : levels_(levels), size_(size) {}
+    OrderBookSide(const LevelNode* nodes, std::uint32_t best, std::uint32_t size) noexcept
+        : nodes_(nodes), best_(best), size_(size) {}
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-    [[nodiscard]] const OrderLevel& operator[](std::size_t i) const noexcept { return levels_[size_ - 1 - i]; }
-    [[nodiscard]] iterator begin() const noexcept { return iterator(levels_ + size_); }
-    [[nodiscard]] iterator end() const noexcept { return iterator(levels_); }
+    [[nodiscard]] iterator begin() const noexcept { return {nodes_, best_}; }
+    [[nodiscard]] iterator end() const noexcept { return {nodes_, 0}; }
 
 private:
-    const OrderLevel* levels_;  // ascending by key: the best level is the last
+    const LevelNode* nodes_;
+    std::uint32_t best_;  // 0 when empty
     std::uint32_t size_;
 };
 static_assert(std::forward_iterator<OrderBookSide::iterator>);
@@ -94,8 +126,7 @@ static_assert(std::forward_iterator<OrderBookSide::iterator>);
 class OrderBook {
 public:
     // Instruments 0 .. max_instruments-1; `max_orders` open orders at once;
-    // `max_levels` price levels at once, all instruments and sides (the
-    // arena holds twice that, for power-of-two blocks). References are
+    // `max_levels` price levels at once, all instruments and sides. References are
     // unique within the ids sharing id >> scope_bits (ITCH: 16, a channel's
     // 65,536 locates). Throws std::invalid_argument for a zero capacity.
     OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
@@ -104,7 +135,7 @@ public:
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels) noexcept;
     // What of it is resident once constructed: the per-instrument arrays
-    // (the order table and level arena are zero pages until used).
+    // (the order table and level pool are zero pages until used).
     [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments) noexcept {
         return std::size_t{max_instruments} * (sizeof(std::uint32_t) + sizeof(std::uint16_t) + 2 * sizeof(SideLevels));
     }
@@ -131,22 +162,23 @@ public:
 
     [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
         const SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
-        return {arena_.data() + sl.offset, sl.size};
+        return {nodes_.data(), sl.best, sl.size};
     }
-    // Levels are unbounded per side (the arena bounds them all): the depth
+    // Levels are unbounded per side (the pool bounds them all): the depth
     // a reader asks for is what it gets.
     [[nodiscard]] std::uint32_t depth() const noexcept { return UINT32_MAX; }
     [[nodiscard]] std::uint32_t open_orders(std::uint32_t id) const noexcept { return orders_of_[id]; }
     [[nodiscard]] std::size_t open_orders() const noexcept { return size_; }
     [[nodiscard]] std::uint32_t max_instruments() const noexcept { return static_cast<std::uint32_t>(orders_of_.size()); }
-    // Table slots visited by lookups and inserts so far, and entries moved or
-    // swept: the store's work, whatever the references (tests bound it per message).
+    // Table slots visited by lookups and inserts so far, entries moved or
+    // swept, and level-tree nodes visited (searches, rebalancing): the
+    // store's work, whatever the references and prices (tests bound it per message).
     [[nodiscard]] std::uint64_t probes() const noexcept { return probes_; }
 
 private:
     struct Entry {
         std::uint64_t ref;
-        std::uint32_t price;
+        std::uint32_t level;   // its price level's node (the price is the level's)
         std::uint32_t shares;
         std::uint32_t id;      // instrument
         std::uint16_t gen;     // the instrument's generation when added: live only while it is current
@@ -155,12 +187,10 @@ private:
     };
     static_assert(sizeof(Entry) == 24);
     struct SideLevels {
-        std::uint32_t offset = 0;
+        std::uint32_t root = 0;  // 0: no level
+        std::uint32_t best = 0;  // the tree's last node (highest key)
         std::uint32_t size = 0;
-        std::uint32_t cap = 0;  // 0: no block yet
     };
-    static constexpr std::uint32_t kMinBlock = 4;
-    static constexpr int kClasses = 33;
     static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
 
     [[nodiscard]] std::size_t home(std::uint32_t scope, std::uint64_t ref) const noexcept {
@@ -185,15 +215,25 @@ private:
     void shift_into(std::size_t hole) noexcept;
     // Removes every stale entry (one walk of the store).
     void sweep() noexcept;
-    [[nodiscard]] static std::int64_t key_of(Side s, std::uint32_t price) noexcept {
-        return s == Side::kBid ? std::int64_t{price} : -std::int64_t{price};
+    // Level keys ascend towards the best level: the bid's price, the ask's negated.
+    [[nodiscard]] static std::int64_t key_of(Side s, std::int64_t price) noexcept { return s == Side::kBid ? price : -price; }
+    [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
+        return sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     }
-    // Adds `shares` (one order) at `price`; false if the arena has no room.
-    bool level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
-    // Takes `shares` (and, if `order_gone`, one order) from the level at `price`.
-    void level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept;
-    bool grow(SideLevels& sl) noexcept;
-    void release(SideLevels& sl) noexcept;
+    // Adds `shares` (one order) at `price`: its level's node, 0 if the pool has no room.
+    std::uint32_t level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
+    // Takes `shares` (and, if `order_gone`, one order) from order `e`'s level.
+    void level_sub(const Entry& e, std::uint32_t shares, bool order_gone) noexcept;
+    // The red-black tree of one side (CLRS, over pool indices).
+    void rotate_left(SideLevels& sl, std::uint32_t x) noexcept;
+    void rotate_right(SideLevels& sl, std::uint32_t x) noexcept;
+    void insert_fixup(SideLevels& sl, std::uint32_t z) noexcept;
+    void transplant(SideLevels& sl, std::uint32_t u, std::uint32_t v) noexcept;
+    void erase_fixup(SideLevels& sl, std::uint32_t x) noexcept;
+    void erase_level(SideLevels& sl, std::uint32_t z) noexcept;
+    // A node from the pool (0 if none); a freed tree back to it in O(1).
+    std::uint32_t take_node() noexcept;
+    void give_back(std::uint32_t root) noexcept;
 
     ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
     std::size_t size_ = 0;   // live entries
@@ -207,9 +247,10 @@ private:
     std::vector<std::uint32_t> orders_of_;  // open orders per instrument
     std::vector<std::uint16_t> gen_;        // per instrument
     std::vector<SideLevels> sides_;         // [id * 2 + side]
-    ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
-    std::size_t arena_used_ = 0;
-    std::array<std::vector<std::uint32_t>, kClasses> free_blocks_;  // by log2(cap); reserved at start-up
+    // Node 0 is nil; 1 .. max_levels the levels. Zero pages: resident only where levels were.
+    ZeroedArray<LevelNode> nodes_;
+    std::uint32_t fresh_ = 1;   // the first node never used
+    std::uint32_t forest_ = 0;  // freed trees, their roots linked through `parent`
 };
 
 static_assert(ReadableBook<OrderBook>);
