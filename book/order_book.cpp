@@ -1,6 +1,7 @@
 #include "tickgate/book/order_book.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <random>
 #include <stdexcept>
 
@@ -8,7 +9,9 @@ namespace tickgate {
 
 namespace {
 std::size_t table_size(std::uint32_t max_orders) noexcept { return std::size_t{max_orders} + max_orders / 4 + 1; }
+std::size_t arena_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} * 2; }
 std::size_t pool_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} + 1; }  // and nil
+int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
 }  // namespace
 
 OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
@@ -23,13 +26,19 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
     orders_of_.assign(max_instruments, 0);
     gen_.assign(max_instruments, 0);
     sides_.assign(std::size_t{max_instruments} * 2, SideLevels{});
+    arena_ = ZeroedArray<OrderLevel>(arena_size(max_levels));
+    for (std::uint32_t block = kMinBlock; block <= kFlatLevels; block *= 2)
+        free_blocks_[static_cast<std::size_t>(class_of(block))].reserve(arena_.size() / block);
     nodes_ = ZeroedArray<LevelNode>(pool_size(max_levels));  // an all-zero node is nil: black, no links
 }
 
 std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                  std::uint32_t max_levels) noexcept {
-    return table_size(max_orders) * sizeof(Entry) + resident_bytes_for(max_instruments) +
-           pool_size(max_levels) * sizeof(LevelNode);
+    const std::size_t arena = arena_size(max_levels);
+    std::size_t free_lists = 0;
+    for (std::size_t block = kMinBlock; block <= kFlatLevels; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
+    return table_size(max_orders) * sizeof(Entry) + resident_bytes_for(max_instruments) + arena * sizeof(OrderLevel) +
+           free_lists + pool_size(max_levels) * sizeof(LevelNode);
 }
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
@@ -88,9 +97,13 @@ void OrderBook::clear(std::uint32_t id) noexcept {
         size_ -= orders_of_[id];
         orders_of_[id] = 0;
     }
-    for (const Side s : {Side::kBid, Side::kAsk}) {  // each tree back to the pool whole
+    for (const Side s : {Side::kBid, Side::kAsk}) {  // a block or a whole tree back, O(1)
         SideLevels& sl = levels_of(id, s);
-        give_back(sl.root);
+        if (sl.root != 0) {
+            give_back(sl.root);
+            nodes_in_use_ -= sl.size;
+        }
+        release_block(sl);
         sl = SideLevels{};
     }
 }
@@ -98,15 +111,14 @@ void OrderBook::clear(std::uint32_t id) noexcept {
 OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares,
                            std::uint32_t price) noexcept {
     if (Entry* old = find(id, ref)) {  // a live reference reused: that order is replaced
-        level_sub(*old, old->shares, true);
+        level_sub(old->id, static_cast<Side>(old->side), old->price, old->shares, true);
         erase(old);
     }
     // An order of no shares would be gone at once (as an execution to 0):
     // none is kept, so no level ever shows 0 shares.
     if (shares == 0) return OrderResult::kRemoved;
     if (size_ >= max_orders_) return OrderResult::kStoreFull;
-    const std::uint32_t level = level_add(id, side, price, shares);
-    if (level == 0) return OrderResult::kStoreFull;
+    if (!level_add(id, side, price, shares)) return OrderResult::kStoreFull;
     // Stale entries lengthen probe runs like live ones: swept once the store
     // is as full as live orders alone can make it and a sweep frees at
     // least 1/32 of it (so its cost is at most 32 slots per freed entry,
@@ -121,7 +133,7 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
             break;
         }
     }
-    table_[i] = {ref, level, shares, id, gen_[id], static_cast<std::uint8_t>(side), 1};
+    table_[i] = {ref, price, shares, id, gen_[id], static_cast<std::uint8_t>(side), 1};
     ++size_;
     ++orders_of_[id];
     return OrderResult::kApplied;
@@ -130,13 +142,14 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
 OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept {
     Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
+    const Side s = static_cast<Side>(e->side);
     if (shares < e->shares) {
-        level_sub(*e, shares, false);
+        level_sub(e->id, s, e->price, shares, false);
         e->shares -= shares;
         return OrderResult::kApplied;
     }
     const bool over = shares > e->shares;
-    level_sub(*e, e->shares, true);
+    level_sub(e->id, s, e->price, e->shares, true);
     erase(e);
     return over ? OrderResult::kOverExecution : OrderResult::kRemoved;
 }
@@ -144,7 +157,7 @@ OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t
 OrderResult OrderBook::remove(std::uint32_t id, std::uint64_t ref) noexcept {
     Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
-    level_sub(*e, e->shares, true);
+    level_sub(e->id, static_cast<Side>(e->side), e->price, e->shares, true);
     erase(e);
     return OrderResult::kRemoved;
 }
@@ -154,7 +167,7 @@ OrderResult OrderBook::replace(std::uint32_t id, std::uint64_t ref, std::uint64_
     Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
     const Side side = static_cast<Side>(e->side);
-    level_sub(*e, e->shares, true);
+    level_sub(e->id, side, e->price, e->shares, true);
     erase(e);
     return add(id, new_ref, side, shares, price);
 }
@@ -180,9 +193,117 @@ void OrderBook::give_back(std::uint32_t root) noexcept {
     forest_ = root;
 }
 
-std::uint32_t OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept {
+bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept {
     SideLevels& sl = levels_of(id, s);
-    const std::int64_t k = key_of(s, price);
+    const std::int64_t key = key_of(s, price);
+    if (sl.root == 0) {
+        OrderLevel* lv = arena_.data() + sl.offset;
+        // Ascending keys, best last: the first level whose key is above `key`.
+        const auto at = static_cast<std::uint32_t>(
+            std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) { return k < key_of(s, l.price); }) -
+            lv);
+        if (at > 0 && lv[at - 1].price == price) {
+            lv[at - 1].shares += shares;
+            ++lv[at - 1].orders;
+            return true;
+        }
+        if (sl.size < kFlatLevels) {
+            if (sl.size == sl.cap) {
+                if (!grow(sl)) return false;
+                lv = arena_.data() + sl.offset;
+            }
+            probes_ += sl.size - at;  // levels moved
+            std::copy_backward(lv + at, lv + sl.size, lv + sl.size + 1);
+            lv[at] = {price, shares, 1};
+            ++sl.size;
+            return true;
+        }
+        if (!to_tree(sl, s)) return false;
+    }
+    std::uint32_t parent = 0;
+    bool left = false;
+    if (const std::uint32_t x = search(sl, s, key, parent, left); x != 0) {
+        nodes_[x].level.shares += shares;
+        ++nodes_[x].level.orders;
+        return true;
+    }
+    return tree_insert(sl, s, parent, left, {price, shares, 1}) != 0;
+}
+
+void OrderBook::level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept {
+    SideLevels& sl = levels_of(id, s);
+    const std::int64_t key = key_of(s, price);
+    OrderLevel* l = nullptr;
+    std::uint32_t node = 0;
+    std::uint32_t at = 0;
+    if (sl.root != 0) {
+        std::uint32_t parent = 0;
+        bool left = false;
+        node = search(sl, s, key, parent, left);
+        if (node == 0) return;  // not reached: every live order has its level
+        l = &nodes_[node].level;
+    } else {
+        OrderLevel* lv = arena_.data() + sl.offset;
+        at = static_cast<std::uint32_t>(
+            std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& o) { return k < key_of(s, o.price); }) -
+            lv);
+        if (at == 0 || lv[at - 1].price != price) return;  // not reached
+        l = &lv[at - 1];
+    }
+    l->shares -= shares;
+    if (order_gone) --l->orders;
+    if (l->orders != 0) return;
+    if (node != 0) {
+        erase_level(sl, node);  // the last one gone: the side is flat (and blockless) again
+        return;
+    }
+    OrderLevel* lv = arena_.data() + sl.offset;
+    probes_ += sl.size - at;
+    std::copy(lv + at, lv + sl.size, lv + at - 1);
+    --sl.size;
+}
+
+bool OrderBook::grow(SideLevels& sl) noexcept {
+    const std::uint32_t cap = sl.cap == 0 ? kMinBlock : sl.cap * 2;
+    auto& fl = free_blocks_[static_cast<std::size_t>(class_of(cap))];
+    std::size_t offset;
+    if (!fl.empty()) {
+        offset = fl.back();
+        fl.pop_back();
+    } else if (arena_.size() - arena_used_ >= cap) {
+        offset = arena_used_;
+        arena_used_ += cap;
+    } else {
+        return false;
+    }
+    std::copy(arena_.data() + sl.offset, arena_.data() + sl.offset + sl.size, arena_.data() + offset);
+    release_block(sl);
+    sl.offset = static_cast<std::uint32_t>(offset);
+    sl.cap = cap;
+    return true;
+}
+
+void OrderBook::release_block(SideLevels& sl) noexcept {
+    if (sl.cap != 0) free_blocks_[static_cast<std::size_t>(class_of(sl.cap))].push_back(sl.offset);
+    sl.offset = sl.cap = 0;
+}
+
+bool OrderBook::to_tree(SideLevels& sl, Side s) noexcept {
+    if (nodes_.size() - 1 - nodes_in_use_ <= sl.size) return false;  // room for these and the new one
+    const OrderLevel* lv = arena_.data() + sl.offset;
+    const std::uint32_t n = sl.size;
+    sl.size = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {  // ascending: each the new last node, found from the best at once
+        std::uint32_t parent = 0;
+        bool left = false;
+        (void)search(sl, s, key_of(s, lv[i].price), parent, left);
+        (void)tree_insert(sl, s, parent, left, lv[i]);
+    }
+    release_block(sl);
+    return true;
+}
+
+std::uint32_t OrderBook::search(const SideLevels& sl, Side s, std::int64_t k, std::uint32_t& parent, bool& left) noexcept {
     const auto key = [&](std::uint32_t n) { return key_of(s, nodes_[n].level.price); };
     // Above the root's key, from the best level up the right spine while
     // the key is at or below the parent's: then the level (or its place) is
@@ -193,23 +314,24 @@ std::uint32_t OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price
         ++probes_;
         x = nodes_[x].parent;
     }
-    std::uint32_t parent = 0;
-    bool left = false;
+    parent = 0;
+    left = false;
     while (x != 0) {
         ++probes_;
         const std::int64_t kx = key(x);
-        if (k == kx) {
-            nodes_[x].level.shares += shares;
-            ++nodes_[x].level.orders;
-            return x;
-        }
+        if (k == kx) return x;
         parent = x;
         left = k < kx;
         x = left ? nodes_[x].left : nodes_[x].right;
     }
+    return 0;
+}
+
+std::uint32_t OrderBook::tree_insert(SideLevels& sl, Side s, std::uint32_t parent, bool left, const OrderLevel& l) noexcept {
     const std::uint32_t z = take_node();
     if (z == 0) return 0;
-    nodes_[z] = {{price, shares, 1}, 0, 0, parent, 1};
+    ++nodes_in_use_;
+    nodes_[z] = {l, 0, 0, parent, 1};
     if (parent == 0) {
         sl.root = z;
     } else if (left) {
@@ -217,17 +339,10 @@ std::uint32_t OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price
     } else {
         nodes_[parent].right = z;
     }
-    if (sl.best == 0 || k > key(sl.best)) sl.best = z;
+    if (sl.best == 0 || key_of(s, l.price) > key_of(s, nodes_[sl.best].level.price)) sl.best = z;
     ++sl.size;
     insert_fixup(sl, z);
     return z;
-}
-
-void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone) noexcept {
-    OrderLevel& l = nodes_[e.level].level;
-    l.shares -= shares;
-    if (order_gone) --l.orders;
-    if (l.orders == 0) erase_level(levels_of(e.id, static_cast<Side>(e.side)), e.level);
 }
 
 void OrderBook::rotate_left(SideLevels& sl, std::uint32_t x) noexcept {
@@ -363,6 +478,7 @@ void OrderBook::erase_level(SideLevels& sl, std::uint32_t z) noexcept {
     if (!y_red) erase_fixup(sl, x);
     n[0] = LevelNode{};  // nil as it was (the fixup may have linked it)
     --sl.size;
+    --nodes_in_use_;
     n[z].left = n[z].right = 0;
     give_back(z);
 }

@@ -316,7 +316,7 @@ TEST(OrderBookRule, LevelInsertsStayLogarithmicWith300kDistinctPrices) {
 // The common case: an update at or near the touch costs a node or two,
 // however deep the book (the add searches from the best level).
 TEST(OrderBookRule, AnAddNearTheTouchVisitsAFewLevelsWhateverTheDepth) {
-    OrderBook b(1, 200'000, 200'000);
+    OrderBook b(1, 2'000'000, 200'000);  // the store at 1/20 load: a slot or two of probes() per add
     std::uint64_t ref = 1;
     for (std::uint32_t i = 0; i < 100'000; ++i) ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, 1'000'000 + 4 * i), OrderResult::kApplied);
     const std::uint32_t best = 1'000'000 + 4 * 99'999;
@@ -329,26 +329,39 @@ TEST(OrderBookRule, AnAddNearTheTouchVisitsAFewLevelsWhateverTheDepth) {
     EXPECT_EQ((*b.side(0, Side::kBid).begin()).orders, 2u);
 }
 
-// max_levels is exact: that many levels at once, all instruments and sides;
-// the next new level is refused (kStoreFull), a new order on an existing
-// level is not, and an emptied side's levels (given back as a whole tree)
-// are every one usable again.
-TEST(OrderBookRule, TheLevelPoolHoldsExactlyMaxLevelsAndEmptiedSidesGiveThemBack) {
-    OrderBook b(4, 256, 8);
+// Capacity is fixed at start-up: a side of up to 64 levels is a flat block
+// of the arena (2 × max_levels), a deeper one a tree of the pool
+// (max_levels nodes). A new level neither has room for is refused
+// (kStoreFull); an order on an existing level is not. A tree emptied order
+// by order gives its nodes back and its side is flat again; a side emptied
+// at once (clear) gives its whole tree back: every node usable again.
+TEST(OrderBookRule, TheLevelPoolIsFixedAndEmptiedSidesGiveTheirLevelsBack) {
+    OrderBook b(4, 1024, 100);
     std::uint64_t ref = 1;
-    for (std::uint32_t p = 1; p <= 5; ++p) ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, p), OrderResult::kApplied);
-    for (std::uint32_t p = 1; p <= 3; ++p) ASSERT_EQ(b.add(1, ref++, Side::kAsk, 1, p), OrderResult::kApplied);
-    EXPECT_EQ(b.add(2, ref++, Side::kBid, 1, 7), OrderResult::kStoreFull);
-    EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 3), OrderResult::kApplied);  // level 3 exists
-    for (int round = 0; round < 50; ++round) {
-        b.clear(0);
-        for (std::uint32_t p = 1; p <= 5; ++p) ASSERT_EQ(b.add(2 + round % 2, ref++, Side::kAsk, 1, 100 + p), OrderResult::kApplied);
-        EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 9), OrderResult::kStoreFull);
-        b.clear(2 + round % 2);
-        for (std::uint32_t p = 1; p <= 5; ++p) ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, p), OrderResult::kApplied);
+    const auto fill = [&](std::uint32_t id, Side s) {
+        const std::uint64_t first = ref;
+        for (std::uint32_t p = 1; p <= 100; ++p) EXPECT_EQ(b.add(id, ref++, s, 1, 1000 + p), OrderResult::kApplied) << p;
+        return first;
+    };
+    const std::uint64_t first = fill(0, Side::kBid);  // 64 flat, then a tree of 65 .. 100
+    EXPECT_EQ(b.side(0, Side::kBid).size(), 100u);
+    EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 5000), OrderResult::kStoreFull);  // the pool is full
+    EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 1050), OrderResult::kApplied);    // an existing level
+    for (std::uint32_t p = 1; p <= 64; ++p) EXPECT_EQ(b.add(1, ref++, Side::kAsk, 1, p), OrderResult::kApplied);  // flat
+    EXPECT_EQ(b.add(1, ref++, Side::kAsk, 1, 65), OrderResult::kStoreFull);  // no node for a 65-level tree
+    for (std::uint64_t r = first; r < first + 100; ++r) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved);
+    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{1050, 1, 1}}));  // flat again, one level
+    b.clear(0);
+    for (int round = 0; round < 20; ++round) {
+        const auto id = static_cast<std::uint32_t>(2 + round % 2);
+        fill(id, Side::kBid);
+        b.clear(id);
     }
-    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{5, 1, 1}, {4, 1, 1}, {3, 1, 1}, {2, 1, 1}, {1, 1, 1}}));
-    EXPECT_EQ(levels(b, 1, Side::kAsk), (std::vector<L>{{1, 1, 1}, {2, 1, 1}, {3, 1, 1}}));
+    fill(3, Side::kAsk);
+    std::vector<L> want;
+    for (std::uint32_t p = 1; p <= 100; ++p) want.push_back({1000 + p, 1, 1});
+    EXPECT_EQ(levels(b, 3, Side::kAsk), want);
+    EXPECT_EQ(levels(b, 1, Side::kAsk).size(), 64u);
 }
 
 // The level trees against a model over wide price ranges (thousands of
