@@ -63,7 +63,7 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
     const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32);
     MemoryEstimate e;
     e.parts = {
-        // The order table and level arena are zero pages (ZeroedArray):
+        // The order table, level arena and level pool are zero pages (ZeroedArray):
         // resident as orders and levels come, up to the reserved figure.
         {"order books", {"itch.max_orders", "itch.max_levels"},
          OrderBook::bytes_for(ids, c.itch.max_orders, c.itch.max_levels), OrderBook::resident_bytes_for(ids)},
