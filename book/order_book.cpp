@@ -10,6 +10,7 @@ namespace tickgate {
 namespace {
 std::size_t table_size(std::uint32_t max_orders) noexcept { return std::size_t{max_orders} + max_orders / 4 + 1; }
 std::size_t arena_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} * 2; }
+std::size_t pool_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} + 1; }  // and nil
 int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
 }  // namespace
 
@@ -26,19 +27,18 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
     gen_.assign(max_instruments, 0);
     sides_.assign(std::size_t{max_instruments} * 2, SideLevels{});
     arena_ = ZeroedArray<OrderLevel>(arena_size(max_levels));
-    for (int c = 0; c < kClasses; ++c) {
-        const std::size_t block = std::size_t{1} << c;
-        if (block >= kMinBlock && block <= arena_.size()) free_blocks_[static_cast<std::size_t>(c)].reserve(arena_.size() / block);
-    }
+    for (std::uint32_t block = kMinBlock; block <= kFlatLevels; block *= 2)
+        free_blocks_[static_cast<std::size_t>(class_of(block))].reserve(arena_.size() / block);
+    nodes_ = ZeroedArray<LevelNode>(pool_size(max_levels));  // an all-zero node is nil: black, no links
 }
 
 std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                  std::uint32_t max_levels) noexcept {
     const std::size_t arena = arena_size(max_levels);
     std::size_t free_lists = 0;
-    for (std::size_t block = kMinBlock; block <= arena; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
+    for (std::size_t block = kMinBlock; block <= kFlatLevels; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
     return table_size(max_orders) * sizeof(Entry) + resident_bytes_for(max_instruments) + arena * sizeof(OrderLevel) +
-           free_lists;
+           free_lists + pool_size(max_levels) * sizeof(LevelNode);
 }
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
@@ -97,8 +97,15 @@ void OrderBook::clear(std::uint32_t id) noexcept {
         size_ -= orders_of_[id];
         orders_of_[id] = 0;
     }
-    release(sides_[std::size_t{id} * 2]);
-    release(sides_[std::size_t{id} * 2 + 1]);
+    for (const Side s : {Side::kBid, Side::kAsk}) {  // a block or a whole tree back, O(1)
+        SideLevels& sl = levels_of(id, s);
+        if (sl.root != 0) {
+            give_back(sl.root);
+            nodes_in_use_ -= sl.size;
+        }
+        release_block(sl);
+        sl = SideLevels{};
+    }
 }
 
 OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares,
@@ -165,51 +172,99 @@ OrderResult OrderBook::replace(std::uint32_t id, std::uint64_t ref, std::uint64_
     return add(id, new_ref, side, shares, price);
 }
 
+std::uint32_t OrderBook::take_node() noexcept {
+    if (forest_ != 0) {  // the first freed tree's root; its subtrees join the forest
+        const std::uint32_t x = forest_;
+        std::uint32_t head = nodes_[x].parent;
+        for (const std::uint32_t c : {nodes_[x].right, nodes_[x].left}) {
+            if (c == 0) continue;
+            nodes_[c].parent = head;
+            head = c;
+        }
+        forest_ = head;
+        return x;
+    }
+    return fresh_ < nodes_.size() ? fresh_++ : 0;
+}
+
+void OrderBook::give_back(std::uint32_t root) noexcept {
+    if (root == 0) return;
+    nodes_[root].parent = forest_;
+    forest_ = root;
+}
+
 bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept {
-    SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+    SideLevels& sl = levels_of(id, s);
     const std::int64_t key = key_of(s, price);
-    OrderLevel* lv = arena_.data() + sl.offset;
-    // Ascending keys, best last: the first level whose key is above `key`.
-    std::uint32_t at = static_cast<std::uint32_t>(
-        std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) {
-            return k < key_of(s, static_cast<std::uint32_t>(l.price));
-        }) - lv);
-    if (at > 0 && lv[at - 1].price == price) {
-        lv[at - 1].shares += shares;
-        ++lv[at - 1].orders;
+    if (sl.root == 0) {
+        OrderLevel* lv = arena_.data() + sl.offset;
+        // Ascending keys, best last: the first level whose key is above `key`.
+        const auto at = static_cast<std::uint32_t>(
+            std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) { return k < key_of(s, l.price); }) -
+            lv);
+        if (at > 0 && lv[at - 1].price == price) {
+            lv[at - 1].shares += shares;
+            ++lv[at - 1].orders;
+            return true;
+        }
+        if (sl.size < kFlatLevels) {
+            if (sl.size == sl.cap) {
+                if (!grow(sl)) return false;
+                lv = arena_.data() + sl.offset;
+            }
+            probes_ += sl.size - at;  // levels moved
+            std::copy_backward(lv + at, lv + sl.size, lv + sl.size + 1);
+            lv[at] = {price, shares, 1};
+            ++sl.size;
+            return true;
+        }
+        if (!to_tree(sl, s)) return false;
+    }
+    std::uint32_t parent = 0;
+    bool left = false;
+    if (const std::uint32_t x = search(sl, s, key, parent, left); x != 0) {
+        nodes_[x].level.shares += shares;
+        ++nodes_[x].level.orders;
         return true;
     }
-    if (sl.size == sl.cap) {
-        if (!grow(sl)) return false;
-        lv = arena_.data() + sl.offset;
-    }
-    std::copy_backward(lv + at, lv + sl.size, lv + sl.size + 1);
-    lv[at] = {price, shares, 1};
-    ++sl.size;
-    return true;
+    return tree_insert(sl, s, parent, left, {price, shares, 1}) != 0;
 }
 
 void OrderBook::level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept {
-    SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
-    OrderLevel* lv = arena_.data() + sl.offset;
+    SideLevels& sl = levels_of(id, s);
     const std::int64_t key = key_of(s, price);
-    const std::uint32_t at = static_cast<std::uint32_t>(
-        std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) {
-            return k < key_of(s, static_cast<std::uint32_t>(l.price));
-        }) - lv);
-    if (at == 0 || lv[at - 1].price != price) return;  // not reached: every live order has its level
-    OrderLevel& l = lv[at - 1];
-    l.shares -= shares;
-    if (order_gone) --l.orders;
-    if (l.orders == 0) {
-        std::copy(lv + at, lv + sl.size, lv + at - 1);
-        --sl.size;
+    OrderLevel* l = nullptr;
+    std::uint32_t node = 0;
+    std::uint32_t at = 0;
+    if (sl.root != 0) {
+        std::uint32_t parent = 0;
+        bool left = false;
+        node = search(sl, s, key, parent, left);
+        if (node == 0) return;  // not reached: every live order has its level
+        l = &nodes_[node].level;
+    } else {
+        OrderLevel* lv = arena_.data() + sl.offset;
+        at = static_cast<std::uint32_t>(
+            std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& o) { return k < key_of(s, o.price); }) -
+            lv);
+        if (at == 0 || lv[at - 1].price != price) return;  // not reached
+        l = &lv[at - 1];
     }
+    l->shares -= shares;
+    if (order_gone) --l->orders;
+    if (l->orders != 0) return;
+    if (node != 0) {
+        erase_level(sl, node);  // the last one gone: the side is flat (and blockless) again
+        return;
+    }
+    OrderLevel* lv = arena_.data() + sl.offset;
+    probes_ += sl.size - at;
+    std::copy(lv + at, lv + sl.size, lv + at - 1);
+    --sl.size;
 }
 
 bool OrderBook::grow(SideLevels& sl) noexcept {
     const std::uint32_t cap = sl.cap == 0 ? kMinBlock : sl.cap * 2;
-    if (cap > arena_.size()) return false;
     auto& fl = free_blocks_[static_cast<std::size_t>(class_of(cap))];
     std::size_t offset;
     if (!fl.empty()) {
@@ -222,15 +277,268 @@ bool OrderBook::grow(SideLevels& sl) noexcept {
         return false;
     }
     std::copy(arena_.data() + sl.offset, arena_.data() + sl.offset + sl.size, arena_.data() + offset);
-    if (sl.cap != 0) free_blocks_[static_cast<std::size_t>(class_of(sl.cap))].push_back(sl.offset);
+    release_block(sl);
     sl.offset = static_cast<std::uint32_t>(offset);
     sl.cap = cap;
     return true;
 }
 
-void OrderBook::release(SideLevels& sl) noexcept {
+void OrderBook::release_block(SideLevels& sl) noexcept {
     if (sl.cap != 0) free_blocks_[static_cast<std::size_t>(class_of(sl.cap))].push_back(sl.offset);
-    sl = SideLevels{};
+    sl.offset = sl.cap = 0;
+}
+
+bool OrderBook::to_tree(SideLevels& sl, Side s) noexcept {
+    if (nodes_.size() - 1 - nodes_in_use_ <= sl.size) return false;  // room for these and the new one
+    const OrderLevel* lv = arena_.data() + sl.offset;
+    const std::uint32_t n = sl.size;
+    sl.size = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {  // ascending: each the new last node, found from the best at once
+        std::uint32_t parent = 0;
+        bool left = false;
+        (void)search(sl, s, key_of(s, lv[i].price), parent, left);
+        (void)tree_insert(sl, s, parent, left, lv[i]);
+    }
+    release_block(sl);
+    return true;
+}
+
+std::uint32_t OrderBook::search(const SideLevels& sl, Side s, std::int64_t k, std::uint32_t& parent, bool& left) noexcept {
+    const auto key = [&](std::uint32_t n) { return key_of(s, nodes_[n].level.price); };
+    // Above the root's key, from the best level up the right spine while
+    // the key is at or below the parent's: then the level (or its place) is
+    // in x's subtree, whose keys are all above the parent's; O(log d) for a
+    // price d levels from the touch. Otherwise from the root.
+    std::uint32_t x = sl.root == 0 || k <= key(sl.root) ? sl.root : sl.best;
+    while (x != sl.root && k <= key(nodes_[x].parent)) {
+        ++probes_;
+        x = nodes_[x].parent;
+    }
+    parent = 0;
+    left = false;
+    while (x != 0) {
+        ++probes_;
+        const std::int64_t kx = key(x);
+        if (k == kx) return x;
+        parent = x;
+        left = k < kx;
+        x = left ? nodes_[x].left : nodes_[x].right;
+    }
+    return 0;
+}
+
+std::uint32_t OrderBook::tree_insert(SideLevels& sl, Side s, std::uint32_t parent, bool left, const OrderLevel& l) noexcept {
+    const std::uint32_t z = take_node();
+    if (z == 0) return 0;
+    ++nodes_in_use_;
+    nodes_[z] = {l, 0, 0, parent, 1};
+    if (parent == 0) {
+        sl.root = z;
+    } else if (left) {
+        nodes_[parent].left = z;
+    } else {
+        nodes_[parent].right = z;
+    }
+    if (sl.best == 0 || key_of(s, l.price) > key_of(s, nodes_[sl.best].level.price)) sl.best = z;
+    ++sl.size;
+    insert_fixup(sl, z);
+    return z;
+}
+
+void OrderBook::rotate_left(SideLevels& sl, std::uint32_t x) noexcept {
+    ++probes_;
+    LevelNode* n = nodes_.data();
+    const std::uint32_t y = n[x].right;
+    n[x].right = n[y].left;
+    if (n[y].left != 0) n[n[y].left].parent = x;
+    n[y].parent = n[x].parent;
+    if (n[x].parent == 0) {
+        sl.root = y;
+    } else if (x == n[n[x].parent].left) {
+        n[n[x].parent].left = y;
+    } else {
+        n[n[x].parent].right = y;
+    }
+    n[y].left = x;
+    n[x].parent = y;
+}
+
+void OrderBook::rotate_right(SideLevels& sl, std::uint32_t x) noexcept {
+    ++probes_;
+    LevelNode* n = nodes_.data();
+    const std::uint32_t y = n[x].left;
+    n[x].left = n[y].right;
+    if (n[y].right != 0) n[n[y].right].parent = x;
+    n[y].parent = n[x].parent;
+    if (n[x].parent == 0) {
+        sl.root = y;
+    } else if (x == n[n[x].parent].right) {
+        n[n[x].parent].right = y;
+    } else {
+        n[n[x].parent].left = y;
+    }
+    n[y].right = x;
+    n[x].parent = y;
+}
+
+void OrderBook::insert_fixup(SideLevels& sl, std::uint32_t z) noexcept {
+    LevelNode* n = nodes_.data();
+    while (n[n[z].parent].red) {  // a red parent is never the root: the grandparent exists
+        ++probes_;
+        const std::uint32_t p = n[z].parent;
+        const std::uint32_t g = n[p].parent;
+        if (p == n[g].left) {
+            const std::uint32_t u = n[g].right;
+            if (n[u].red) {
+                n[p].red = n[u].red = 0;
+                n[g].red = 1;
+                z = g;
+                continue;
+            }
+            if (z == n[p].right) {
+                z = p;
+                rotate_left(sl, z);
+            }
+            n[n[z].parent].red = 0;
+            n[n[n[z].parent].parent].red = 1;
+            rotate_right(sl, n[n[z].parent].parent);
+        } else {
+            const std::uint32_t u = n[g].left;
+            if (n[u].red) {
+                n[p].red = n[u].red = 0;
+                n[g].red = 1;
+                z = g;
+                continue;
+            }
+            if (z == n[p].left) {
+                z = p;
+                rotate_right(sl, z);
+            }
+            n[n[z].parent].red = 0;
+            n[n[n[z].parent].parent].red = 1;
+            rotate_left(sl, n[n[z].parent].parent);
+        }
+    }
+    n[sl.root].red = 0;
+}
+
+void OrderBook::transplant(SideLevels& sl, std::uint32_t u, std::uint32_t v) noexcept {
+    LevelNode* n = nodes_.data();
+    const std::uint32_t p = n[u].parent;
+    if (p == 0) {
+        sl.root = v;
+    } else if (u == n[p].left) {
+        n[p].left = v;
+    } else {
+        n[p].right = v;
+    }
+    n[v].parent = p;  // nil's parent too: erase_fixup starts from it
+}
+
+void OrderBook::erase_level(SideLevels& sl, std::uint32_t z) noexcept {
+    LevelNode* n = nodes_.data();
+    if (z == sl.best) {  // the next best: the predecessor of the last node (which has no right child)
+        std::uint32_t b = n[z].left;
+        if (b == 0) {
+            b = n[z].parent;
+        } else {
+            while (n[b].right != 0) b = n[b].right;
+        }
+        sl.best = b;
+    }
+    std::uint32_t y = z;
+    std::uint8_t y_red = n[y].red;
+    std::uint32_t x;
+    if (n[z].left == 0) {
+        x = n[z].right;
+        transplant(sl, z, x);
+    } else if (n[z].right == 0) {
+        x = n[z].left;
+        transplant(sl, z, x);
+    } else {
+        y = n[z].right;
+        while (n[y].left != 0) {
+            ++probes_;
+            y = n[y].left;
+        }
+        y_red = n[y].red;
+        x = n[y].right;
+        if (n[y].parent == z) {
+            n[x].parent = y;
+        } else {
+            transplant(sl, y, x);
+            n[y].right = n[z].right;
+            n[n[y].right].parent = y;
+        }
+        transplant(sl, z, y);
+        n[y].left = n[z].left;
+        n[n[y].left].parent = y;
+        n[y].red = n[z].red;
+    }
+    if (!y_red) erase_fixup(sl, x);
+    n[0] = LevelNode{};  // nil as it was (the fixup may have linked it)
+    --sl.size;
+    --nodes_in_use_;
+    n[z].left = n[z].right = 0;
+    give_back(z);
+}
+
+void OrderBook::erase_fixup(SideLevels& sl, std::uint32_t x) noexcept {
+    LevelNode* n = nodes_.data();
+    while (x != sl.root && !n[x].red) {
+        ++probes_;
+        const std::uint32_t p = n[x].parent;
+        if (x == n[p].left) {
+            std::uint32_t w = n[p].right;
+            if (n[w].red) {
+                n[w].red = 0;
+                n[p].red = 1;
+                rotate_left(sl, p);
+                w = n[p].right;
+            }
+            if (!n[n[w].left].red && !n[n[w].right].red) {
+                n[w].red = 1;
+                x = p;
+                continue;
+            }
+            if (!n[n[w].right].red) {
+                n[n[w].left].red = 0;
+                n[w].red = 1;
+                rotate_right(sl, w);
+                w = n[p].right;
+            }
+            n[w].red = n[p].red;
+            n[p].red = 0;
+            n[n[w].right].red = 0;
+            rotate_left(sl, p);
+            x = sl.root;
+        } else {
+            std::uint32_t w = n[p].left;
+            if (n[w].red) {
+                n[w].red = 0;
+                n[p].red = 1;
+                rotate_right(sl, p);
+                w = n[p].left;
+            }
+            if (!n[n[w].right].red && !n[n[w].left].red) {
+                n[w].red = 1;
+                x = p;
+                continue;
+            }
+            if (!n[n[w].left].red) {
+                n[n[w].right].red = 0;
+                n[w].red = 1;
+                rotate_left(sl, w);
+                w = n[p].left;
+            }
+            n[w].red = n[p].red;
+            n[p].red = 0;
+            n[n[w].left].red = 0;
+            rotate_right(sl, p);
+            x = sl.root;
+        }
+    }
+    n[x].red = 0;
 }
 
 }  // namespace tickgate

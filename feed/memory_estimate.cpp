@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
@@ -52,14 +53,17 @@ void add_up(MemoryEstimate& e) {
     }
 }
 
+}  // namespace
+
 // ITCH 5.0's own pipeline (replay, and live in itch50::LiveHandler): the
 // order store and levels, the MoldUDP64 held-packet pool (one
 // receive-slot-sized copy per packet), the instrument table and metrics'
 // double buffer, and live the receive batch plus the round LiveHandler
 // copies out of it (a batch per socket) to apply in timestamp order.
-MemoryEstimate estimate_itch_memory(const Config& c) {
+
+MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
-    const std::uint32_t ids = itch50::instrument_ids(c.channels.size());  // 65,536 ids per channel
+    const std::uint32_t ids = itch50::instrument_ids(id_channels);  // 65,536 ids per channel
     const std::size_t lines = 2 * c.channels.size();
     const std::size_t round = std::size_t{c.receiver.batch} * lines;
     const std::size_t held = std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes;
@@ -69,7 +73,7 @@ MemoryEstimate estimate_itch_memory(const Config& c) {
     const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32);
     MemoryEstimate e;
     e.parts = {
-        // The order table and level arena are zero pages (ZeroedArray):
+        // The order table, level arena and level pool are zero pages (ZeroedArray):
         // resident as orders and levels come, up to the reserved figure.
         {"order books", {"itch.max_orders", "itch.max_levels"},
          OrderBook::bytes_for(ids, c.itch.max_orders, c.itch.max_levels), OrderBook::resident_bytes_for(ids)},
@@ -81,21 +85,26 @@ MemoryEstimate estimate_itch_memory(const Config& c) {
     add_up(e);
     return e;
 }
-}  // namespace
 
 MemoryEstimate estimate_memory(const Config& c) { return estimate_memory(c, c.protocol()); }
 
 MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
-    if (protocol == kItch50Name) return estimate_itch_memory(c);
+    if (protocol == kItch50Name) return estimate_itch_memory(c, static_cast<std::uint32_t>(c.channels.size()));
     const Capacity& cap = c.capacity;
     const auto channels = static_cast<std::uint32_t>(c.channels.size());
     const std::size_t lines = 2 * std::size_t{channels};
     const StateLogOptions log_defaults;  // what `tickgate run` gives its state log, apart from max_instruments
     // The book and the network-thread pipeline are the protocol's.
-    const auto [book_bytes, publisher_bytes] = with_protocol(protocol, [&]<VenueProtocol P>() {
-        return std::pair<std::size_t, std::size_t>{P::Book::bytes_for(cap.max_instruments, cap.book_depth),
-                                                   RingPublisher<P>::bytes_for(0, c.receiver, channels)};
+    struct Own {
+        std::size_t book, publisher, decoder = 0, decoder_resident = 0;
+    };
+    const Own own = with_protocol(protocol, [&]<VenueProtocol P>() {
+        Own o{P::Book::bytes_for(cap.max_instruments, cap.book_depth), RingPublisher<P>::bytes_for(0, c.receiver, channels)};
+        // A decoder with tables of its own (MDP3: instrument slots, stored definitions, channel table).
+        if constexpr (requires { P::decoder_bytes(c); }) std::tie(o.decoder, o.decoder_resident) = P::decoder_bytes(c);
+        return o;
     });
+    const std::size_t book_bytes = own.book, publisher_bytes = own.publisher;
     const std::size_t ring =
         c.threading.pipeline == PipelineMode::kInline ? 0 : SpscRing<Event>::bytes_for(c.receiver.ring_size);
     const std::size_t per_instrument =
@@ -123,6 +132,9 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         // per-instrument flags are counted above), receive batch, state log ring.
         {"receiver and arbiter", {"receiver.arbitration_window", "receiver.batch"}, receiver, receiver},
     };
+    if (own.decoder != 0)
+        e.parts.push_back({"decoder tables", {"mdp3.max_definitions", "capacity.max_instruments"}, own.decoder,
+                           own.decoder_resident});
     add_receive_backend(e, c);
     add_up(e);
     return e;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include "../json_writer.hpp"
 #include "../summary_fields.hpp"
@@ -27,9 +28,20 @@ std::uint32_t channel_slots(const Config& cfg) {
 
 bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
 
+// The channels instrument ids are allocated for. Without channels the
+// config's own memory check could count only one (it cannot know the
+// capture): the channels found in it are checked here, before anything is
+// allocated, against the same limit.
 std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
-    return cfg.channels.empty() ? std::clamp<std::uint32_t>(unconfigured, 1, kMaxUnconfiguredIdChannels)
-                                : static_cast<std::uint32_t>(cfg.channels.size());
+    if (!cfg.channels.empty()) return static_cast<std::uint32_t>(cfg.channels.size());
+    const std::uint32_t n = std::clamp<std::uint32_t>(unconfigured, 1, kMaxUnconfiguredIdChannels);
+    const std::uint64_t mib = mib_ceil(estimate_itch_memory(cfg, n).total_bytes);
+    if (mib > cfg.max_memory_mb)
+        throw std::invalid_argument(fmt::format(
+            "replay: the capture's {} channels need an estimated {} MiB reserved (65,536 instrument ids each), above "
+            "capacity.max_memory_mb = {} MiB: raise it, or give a config with the capture's channels",
+            n, mib, cfg.max_memory_mb));
+    return n;
 }
 
 std::string ipv4_text(std::uint32_t ip) {

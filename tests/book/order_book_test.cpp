@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <vector>
@@ -33,7 +35,7 @@ TEST(OrderBookRule, AddBuildsLevelsBestFirstWithSharesAndOrderCount) {
     EXPECT_EQ(levels(b, 3, Side::kBid), (std::vector<L>{{10100, 50, 1}, {10000, 125, 2}}));
     EXPECT_EQ(levels(b, 3, Side::kAsk), (std::vector<L>{{10200, 20, 1}, {10300, 10, 1}}));
     EXPECT_EQ(b.open_orders(3), 5u);
-    const Level best = b.side(3, Side::kBid)[0];  // read as a Level, like every book
+    const Level best = *b.side(3, Side::kBid).begin();  // read as a Level, like every book
     EXPECT_EQ(best.price, 10100);
     EXPECT_EQ(best.qty, 50u);
 }
@@ -266,6 +268,170 @@ TEST(OrderBookRule, AnOrderOfNoSharesIsNotKept) {
     EXPECT_EQ(b.replace(1, 8, 9, 0, 610), OrderResult::kRemoved);
     EXPECT_TRUE(levels(b, 1, Side::kAsk).empty());
     EXPECT_EQ(b.open_orders(), 0u);
+}
+
+// Item 6 of issue 21: levels lived in a sorted flat array per side, so
+// 300,000 distinct prices, each a new level at the far end, moved the whole
+// array per add (12 MB of ITCH: 15 s). Level inserts, lookups and erases
+// are at most logarithmic: the book's work per add (store slots plus level
+// nodes visited, probes()) stays within a few times log2 of the levels,
+// wherever the price lands. The old array moved 150,000 levels per add on
+// average here.
+TEST(OrderBookRule, LevelInsertsStayLogarithmicWith300kDistinctPrices) {
+    constexpr std::uint32_t kLevels = 300'000;
+    constexpr std::uint64_t kPerAdd = 3 * 19 + 8;  // 3 log2(300,000), and the store's few slots
+    OrderBook b(2, 4 * kLevels, 2 * kLevels + 4096);  // the store at 1/2 load: its share of probes() small
+    std::uint64_t ref = 1;
+    // Bids each below the others and asks each above (the far end), then
+    // bids in between the levels already there (one sixth of the way down).
+    for (std::uint32_t i = 0; i < kLevels; ++i) {
+        ASSERT_EQ(b.add(0, ref++, Side::kBid, 10, 2'000'000 - 2 * i), OrderResult::kApplied);
+        ASSERT_EQ(b.add(1, ref++, Side::kAsk, 10, 1'000'000 + i), OrderResult::kApplied);
+    }
+    EXPECT_LT(b.probes(), kPerAdd * 2 * kLevels);
+    const std::uint64_t before_middle = b.probes();
+    for (std::uint32_t i = 0; i < 1000; ++i)
+        ASSERT_EQ(b.add(0, ref++, Side::kBid, 10, 1'900'001 - 2 * i), OrderResult::kApplied);
+    EXPECT_LT(b.probes() - before_middle, kPerAdd * 1000);
+    // Deep levels emptied (each order its level's last): logarithmic too.
+    const std::uint64_t before_erase = b.probes();
+    for (std::uint64_t r = 1; r <= 2 * 1000; r += 2) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved);
+    EXPECT_LT(b.probes() - before_erase, kPerAdd * 1000);
+
+    EXPECT_EQ(b.side(0, Side::kBid).size(), kLevels - 1000 + 1000);
+    EXPECT_EQ(b.side(1, Side::kAsk).size(), kLevels);
+    std::int64_t prev = INT64_MAX;
+    std::size_t n = 0;
+    for (const OrderLevel& l : b.side(0, Side::kBid)) {  // best first, strictly descending
+        ASSERT_LT(l.price, prev);
+        ASSERT_EQ(l.orders, 1u);
+        prev = l.price;
+        ++n;
+    }
+    EXPECT_EQ(n, b.side(0, Side::kBid).size());
+    EXPECT_EQ((*b.side(0, Side::kBid).begin()).price, 2'000'000 - 2 * 1000);  // the first 1,000 bids removed
+    EXPECT_EQ((*b.side(1, Side::kAsk).begin()).price, 1'000'000);
+}
+
+// The common case: an update at or near the touch costs a node or two,
+// however deep the book (the add searches from the best level).
+TEST(OrderBookRule, AnAddNearTheTouchVisitsAFewLevelsWhateverTheDepth) {
+    OrderBook b(1, 2'000'000, 200'000);  // the store at 1/20 load: a slot or two of probes() per add
+    std::uint64_t ref = 1;
+    for (std::uint32_t i = 0; i < 100'000; ++i) ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, 1'000'000 + 4 * i), OrderResult::kApplied);
+    const std::uint32_t best = 1'000'000 + 4 * 99'999;
+    for (const std::uint32_t price : {best + 4, best + 4, best + 1, best - 3, best - 4}) {  // new best, join it, then just below
+        const std::uint64_t before = b.probes();
+        ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, price), OrderResult::kApplied);
+        EXPECT_LE(b.probes() - before, 16u) << price;
+    }
+    EXPECT_EQ((*b.side(0, Side::kBid).begin()).price, best + 4);
+    EXPECT_EQ((*b.side(0, Side::kBid).begin()).orders, 2u);
+}
+
+// Capacity is fixed at start-up: a side of up to 64 levels is a flat block
+// of the arena (2 × max_levels), a deeper one a tree of the pool
+// (max_levels nodes). A new level neither has room for is refused
+// (kStoreFull); an order on an existing level is not. A tree emptied order
+// by order gives its nodes back and its side is flat again; a side emptied
+// at once (clear) gives its whole tree back: every node usable again.
+TEST(OrderBookRule, TheLevelPoolIsFixedAndEmptiedSidesGiveTheirLevelsBack) {
+    OrderBook b(4, 1024, 100);
+    std::uint64_t ref = 1;
+    const auto fill = [&](std::uint32_t id, Side s) {
+        const std::uint64_t first = ref;
+        for (std::uint32_t p = 1; p <= 100; ++p) EXPECT_EQ(b.add(id, ref++, s, 1, 1000 + p), OrderResult::kApplied) << p;
+        return first;
+    };
+    const std::uint64_t first = fill(0, Side::kBid);  // 64 flat, then a tree of 65 .. 100
+    EXPECT_EQ(b.side(0, Side::kBid).size(), 100u);
+    EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 5000), OrderResult::kStoreFull);  // the pool is full
+    EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 1050), OrderResult::kApplied);    // an existing level
+    for (std::uint32_t p = 1; p <= 64; ++p) EXPECT_EQ(b.add(1, ref++, Side::kAsk, 1, p), OrderResult::kApplied);  // flat
+    EXPECT_EQ(b.add(1, ref++, Side::kAsk, 1, 65), OrderResult::kStoreFull);  // no node for a 65-level tree
+    for (std::uint64_t r = first; r < first + 100; ++r) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved);
+    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{1050, 1, 1}}));  // flat again, one level
+    b.clear(0);
+    for (int round = 0; round < 20; ++round) {
+        const auto id = static_cast<std::uint32_t>(2 + round % 2);
+        fill(id, Side::kBid);
+        b.clear(id);
+    }
+    fill(3, Side::kAsk);
+    std::vector<L> want;
+    for (std::uint32_t p = 1; p <= 100; ++p) want.push_back({1000 + p, 1, 1});
+    EXPECT_EQ(levels(b, 3, Side::kAsk), want);
+    EXPECT_EQ(levels(b, 1, Side::kAsk).size(), 64u);
+}
+
+// The level trees against a model over wide price ranges (thousands of
+// levels a side, so rotations and erases of inner nodes happen), with
+// instruments emptied now and then (trees given back and taken apart).
+TEST(OrderBookDifferential, MatchesAMapModelWithDeepBooksAndClears) {
+    struct O {
+        std::uint32_t id;
+        Side side;
+        std::uint32_t shares, price;
+    };
+    std::map<std::uint64_t, O> model;
+    OrderBook b(3, 8192, 6000);
+    std::mt19937_64 rng(7);
+    std::uint64_t next_ref = 1;
+    std::vector<std::uint64_t> refs;
+    for (int step = 0; step < 120'000; ++step) {
+        const int op = static_cast<int>(rng() % 100);
+        if (op < 50 && model.size() < 5000) {
+            const O o{static_cast<std::uint32_t>(rng() % 3), rng() % 2 ? Side::kBid : Side::kAsk,
+                      static_cast<std::uint32_t>(1 + rng() % 50), static_cast<std::uint32_t>(10'000 + rng() % 3000)};
+            ASSERT_EQ(b.add(o.id, next_ref, o.side, o.shares, o.price), OrderResult::kApplied);
+            model[next_ref] = o;
+            refs.push_back(next_ref++);
+        } else if (op == 50) {
+            const auto id = static_cast<std::uint32_t>(rng() % 3);
+            b.clear(id);
+            std::erase_if(model, [&](const auto& kv) { return kv.second.id == id; });
+        } else if (!refs.empty()) {
+            const std::size_t k = rng() % refs.size();
+            const std::uint64_t ref = refs[k];
+            refs[k] = refs.back();
+            refs.pop_back();
+            const auto it = model.find(ref);
+            if (it == model.end()) continue;  // emptied with its instrument
+            if (op < 80) {
+                ASSERT_EQ(b.remove(it->second.id, ref), OrderResult::kRemoved);
+                model.erase(it);
+            } else {
+                O& o = it->second;
+                const auto n = static_cast<std::uint32_t>(1 + rng() % 40);
+                const OrderResult r = b.reduce(o.id, ref, n);
+                if (n < o.shares) {
+                    ASSERT_EQ(r, OrderResult::kApplied);
+                    o.shares -= n;
+                    refs.push_back(ref);
+                } else {
+                    model.erase(it);
+                }
+            }
+        }
+        if (step % 4999 != 0) continue;
+        for (std::uint32_t id = 0; id < 3; ++id)
+            for (const Side s : {Side::kBid, Side::kAsk}) {
+                std::map<std::int64_t, L> agg;
+                for (const auto& [ref, o] : model)
+                    if (o.id == id && o.side == s) {
+                        L& l = agg[o.price];
+                        l.price = o.price;
+                        l.shares += o.shares;
+                        ++l.orders;
+                    }
+                std::vector<L> expected;
+                for (const auto& [p, l] : agg) expected.push_back(l);
+                if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
+                ASSERT_EQ(levels(b, id, s), expected) << "step " << step;
+                ASSERT_EQ(b.side(id, s).size(), expected.size());
+            }
+        ASSERT_EQ(b.open_orders(), model.size());
+    }
 }
 
 }  // namespace

@@ -102,9 +102,10 @@ void check_stream_moves(const itch50::Replay& r, const StreamState& before, std:
 }
 
 // ---- work budget (issue 21 item 6): work grows with the input, not the store.
-// Slots a datagram may make the store visit per message received (+1):
-// linear probing at the load a 65,536-order store reaches within a fuzz
-// input visits a few; a walk of the store visits 81,921.
+// Slots and level nodes a datagram may make the store visit per message
+// received (+1): linear probing at the load a 65,536-order store reaches
+// within a fuzz input visits a few, a level insert a few times log2 of the
+// side's levels; a walk of the store visits 81,921.
 constexpr std::uint64_t kProbesPerMessage = 512;
 // Wall time for one input (at most 16 KB, run.sh's max_len): the pipeline
 // takes well under 50 ms for one, ASan and UBSan included; a path whose

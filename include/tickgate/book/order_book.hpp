@@ -15,12 +15,21 @@
 // stale, reused in place by later adds and swept out, all at once, when
 // live plus stale entries reach max_orders and at least 1/32 of the store
 // is stale (so a sweep costs at most 32 slots per entry it frees, and the
-// load stays about where live orders alone put it). Levels: per
-// instrument and side a sorted flat array searched by bisection (best
-// last, so the updates near the touch that dominate real feeds move little), carved from one arena
-// fixed at start-up in power-of-two blocks (a side that outgrows its block
-// moves to the next size). Nothing allocates after construction; a full
-// order store or level arena refuses the add and says so. Engine thread only.
+// load stays about where live orders alone put it). Levels: per instrument
+// and side a sorted flat array of at most kFlatLevels (64) levels searched
+// by bisection (best last, so the updates near the touch that dominate real
+// feeds move little), carved from one arena in power-of-two blocks; a side
+// that outgrows it becomes a red-black tree of levels whose nodes come
+// from one pool of max_levels (#21 item 6: a flat array made 300,000
+// distinct prices quadratic). So no choice of prices makes a level insert,
+// lookup or erase cost more than moving 64 levels or O(log levels) tree
+// nodes. A tree search starts from the side's best level when the price is
+// above the root's (up the right spine, then down: O(log d) for a price d
+// levels from the touch). A tree emptied becomes a flat side again;
+// emptying a side gives its block and whole tree back in O(1) (the pool
+// takes a tree apart a node per later allocation). Readers iterate best
+// outward either way. Nothing allocates after construction; a full order
+// store, arena or pool refuses the add and says so. Engine thread only.
 #pragma once
 
 #include <array>
@@ -51,10 +60,20 @@ enum class OrderResult : std::uint8_t {
     kRemoved,         // E/C/X took the order to 0 shares, or D
     kOverExecution,   // more shares executed or cancelled than the order had: removed
     kUnknownOrder,    // no live order with that reference on that instrument: nothing changed
-    kStoreFull,       // the order store (or the level arena) is full: the add refused
+    kStoreFull,       // the order store (or the level pool) is full: the add refused
 };
 
-// One side of an instrument's L2 view, best first; valid until the book changes.
+// A node of the level pool: an aggregated level and its red-black links
+// (pool indices; 0 is the shared nil node).
+struct LevelNode {
+    OrderLevel level;
+    std::uint32_t left, right, parent;
+    std::uint8_t red;
+};
+
+// One side of an instrument's L2 view, best first (iterated from the best
+// level outward, whether the side is a flat array or a tree: no random
+// access); valid until the book changes.
 class OrderBookSide {
 public:
     class iterator {
@@ -63,30 +82,58 @@ public:
         using difference_type = std::ptrdiff_t;
         iterator() = default;
         explicit iterator(const OrderLevel* p) noexcept : p_(p) {}
-        const OrderLevel& operator*() const noexcept { return p_[-1]; }
+        iterator(const LevelNode* nodes, std::uint32_t at) noexcept : nodes_(nodes), at_(at) {}
+        const OrderLevel& operator*() const noexcept { return nodes_ != nullptr ? nodes_[at_].level : p_[-1]; }
         iterator& operator++() noexcept {
-            --p_;
+            if (nodes_ == nullptr) {
+                --p_;
+            } else {
+                at_ = predecessor(at_);
+            }
             return *this;
         }
         iterator operator++(int) noexcept {
             iterator t = *this;
-            --p_;
+            ++*this;
             return t;
         }
-        bool operator==(const iterator& o) const noexcept { return p_ == o.p_; }
+        bool operator==(const iterator& o) const noexcept { return p_ == o.p_ && at_ == o.at_; }
 
     private:
-        const OrderLevel* p_ = nullptr;  // one past the level it reads
+        // The in-order predecessor: amortised O(1) over a whole walk.
+        [[nodiscard]] std::uint32_t predecessor(std::uint32_t x) const noexcept {
+            if (nodes_[x].left != 0) {
+                x = nodes_[x].left;
+                while (nodes_[x].right != 0) x = nodes_[x].right;
+                return x;
+            }
+            std::uint32_t p = nodes_[x].parent;
+            while (p != 0 && x == nodes_[p].left) {
+                x = p;
+                p = nodes_[p].parent;
+            }
+            return p;
+        }
+        const OrderLevel* p_ = nullptr;     // flat: one past the level it reads
+        const LevelNode* nodes_ = nullptr;  // tree: the pool, and the node (0: past the last)
+        std::uint32_t at_ = 0;
     };
+    // A flat side (ascending by key: the best level last).
     OrderBookSide(const OrderLevel* levels, std::uint32_t size) noexcept : levels_(levels), size_(size) {}
+    // A tree side, from its best node.
+    OrderBookSide(const LevelNode* nodes, std::uint32_t best, std::uint32_t size) noexcept
+        : nodes_(nodes), best_(best), size_(size) {}
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-    [[nodiscard]] const OrderLevel& operator[](std::size_t i) const noexcept { return levels_[size_ - 1 - i]; }
-    [[nodiscard]] iterator begin() const noexcept { return iterator(levels_ + size_); }
-    [[nodiscard]] iterator end() const noexcept { return iterator(levels_); }
+    [[nodiscard]] iterator begin() const noexcept {
+        return nodes_ != nullptr ? iterator(nodes_, best_) : iterator(levels_ + size_);
+    }
+    [[nodiscard]] iterator end() const noexcept { return nodes_ != nullptr ? iterator(nodes_, 0) : iterator(levels_); }
 
 private:
-    const OrderLevel* levels_;  // ascending by key: the best level is the last
+    const OrderLevel* levels_ = nullptr;
+    const LevelNode* nodes_ = nullptr;
+    std::uint32_t best_ = 0;
     std::uint32_t size_;
 };
 static_assert(std::forward_iterator<OrderBookSide::iterator>);
@@ -94,8 +141,9 @@ static_assert(std::forward_iterator<OrderBookSide::iterator>);
 class OrderBook {
 public:
     // Instruments 0 .. max_instruments-1; `max_orders` open orders at once;
-    // `max_levels` price levels at once, all instruments and sides (the
-    // arena holds twice that, for power-of-two blocks). References are
+    // `max_levels` price levels at once, all instruments and sides, in flat
+    // sides (the arena holds twice that, for power-of-two blocks) and as
+    // many in trees (the pool). References are
     // unique within the ids sharing id >> scope_bits (ITCH: 16, a channel's
     // 65,536 locates). Throws std::invalid_argument for a zero capacity.
     OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
@@ -104,7 +152,7 @@ public:
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels) noexcept;
     // What of it is resident once constructed: the per-instrument arrays
-    // (the order table and level arena are zero pages until used).
+    // (the order table and level pool are zero pages until used).
     [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments) noexcept {
         return std::size_t{max_instruments} * (sizeof(std::uint32_t) + sizeof(std::uint16_t) + 2 * sizeof(SideLevels));
     }
@@ -131,16 +179,18 @@ public:
 
     [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
         const SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+        if (sl.root != 0) return {nodes_.data(), sl.best, sl.size};
         return {arena_.data() + sl.offset, sl.size};
     }
-    // Levels are unbounded per side (the arena bounds them all): the depth
+    // Levels are unbounded per side (the pool bounds them all): the depth
     // a reader asks for is what it gets.
     [[nodiscard]] std::uint32_t depth() const noexcept { return UINT32_MAX; }
     [[nodiscard]] std::uint32_t open_orders(std::uint32_t id) const noexcept { return orders_of_[id]; }
     [[nodiscard]] std::size_t open_orders() const noexcept { return size_; }
     [[nodiscard]] std::uint32_t max_instruments() const noexcept { return static_cast<std::uint32_t>(orders_of_.size()); }
-    // Table slots visited by lookups and inserts so far, and entries moved or
-    // swept: the store's work, whatever the references (tests bound it per message).
+    // Table slots visited by lookups and inserts so far, entries moved or
+    // swept, and level-tree nodes visited (searches, rebalancing): the
+    // store's work, whatever the references and prices (tests bound it per message).
     [[nodiscard]] std::uint64_t probes() const noexcept { return probes_; }
 
 private:
@@ -155,12 +205,15 @@ private:
     };
     static_assert(sizeof(Entry) == 24);
     struct SideLevels {
-        std::uint32_t offset = 0;
+        std::uint32_t offset = 0;  // flat: its block in the arena
+        std::uint32_t cap = 0;     // flat: the block's size (0: no block)
+        std::uint32_t root = 0;    // tree: its root (0: the side is flat)
+        std::uint32_t best = 0;    // tree: its last node (highest key)
         std::uint32_t size = 0;
-        std::uint32_t cap = 0;  // 0: no block yet
     };
     static constexpr std::uint32_t kMinBlock = 4;
-    static constexpr int kClasses = 33;
+    static constexpr std::uint32_t kFlatLevels = 64;  // a side with more is a tree
+    static constexpr int kClasses = 7;                // blocks 4 .. 64
     static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
 
     [[nodiscard]] std::size_t home(std::uint32_t scope, std::uint64_t ref) const noexcept {
@@ -185,15 +238,33 @@ private:
     void shift_into(std::size_t hole) noexcept;
     // Removes every stale entry (one walk of the store).
     void sweep() noexcept;
-    [[nodiscard]] static std::int64_t key_of(Side s, std::uint32_t price) noexcept {
-        return s == Side::kBid ? std::int64_t{price} : -std::int64_t{price};
+    // Level keys ascend towards the best level: the bid's price, the ask's negated.
+    [[nodiscard]] static std::int64_t key_of(Side s, std::int64_t price) noexcept { return s == Side::kBid ? price : -price; }
+    [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
+        return sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     }
-    // Adds `shares` (one order) at `price`; false if the arena has no room.
+    // Adds `shares` (one order) at `price`; false if the arena or pool has no room.
     bool level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
     // Takes `shares` (and, if `order_gone`, one order) from the level at `price`.
     void level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept;
     bool grow(SideLevels& sl) noexcept;
-    void release(SideLevels& sl) noexcept;
+    void release_block(SideLevels& sl) noexcept;
+    // A flat side of kFlatLevels made a tree; false if the pool has no room.
+    bool to_tree(SideLevels& sl, Side s) noexcept;
+    // The tree's node of key `k`, or 0 with where it would go (parent, side).
+    std::uint32_t search(const SideLevels& sl, Side s, std::int64_t k, std::uint32_t& parent, bool& left) noexcept;
+    // A new node holding `l` under `parent`; 0 if the pool is full.
+    std::uint32_t tree_insert(SideLevels& sl, Side s, std::uint32_t parent, bool left, const OrderLevel& l) noexcept;
+    // The red-black tree of one side (CLRS, over pool indices).
+    void rotate_left(SideLevels& sl, std::uint32_t x) noexcept;
+    void rotate_right(SideLevels& sl, std::uint32_t x) noexcept;
+    void insert_fixup(SideLevels& sl, std::uint32_t z) noexcept;
+    void transplant(SideLevels& sl, std::uint32_t u, std::uint32_t v) noexcept;
+    void erase_fixup(SideLevels& sl, std::uint32_t x) noexcept;
+    void erase_level(SideLevels& sl, std::uint32_t z) noexcept;
+    // A node from the pool (0 if none); a freed tree back to it in O(1).
+    std::uint32_t take_node() noexcept;
+    void give_back(std::uint32_t root) noexcept;
 
     ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
     std::size_t size_ = 0;   // live entries
@@ -210,6 +281,11 @@ private:
     ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
     std::size_t arena_used_ = 0;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks_;  // by log2(cap); reserved at start-up
+    // Node 0 is nil; 1 .. max_levels the tree levels. Zero pages too.
+    ZeroedArray<LevelNode> nodes_;
+    std::uint32_t fresh_ = 1;       // the first node never used
+    std::uint32_t forest_ = 0;      // freed trees, their roots linked through `parent`
+    std::size_t nodes_in_use_ = 0;  // in trees
 };
 
 static_assert(ReadableBook<OrderBook>);

@@ -275,6 +275,10 @@ struct MemoryEstimate {
 // For `protocol` (one of kProtocolNames): a channel-less config runs with
 // whatever --protocol says.
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::string_view protocol);
+// ITCH's pipeline with instrument ids for `id_channels` channels (0: one):
+// a replay without channels sizes them from its capture (itch50::Replay
+// checks this estimate before it allocates).
+[[nodiscard]] MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels);
 // Bytes as whole MiB, rounded up (what messages and `config check` print).
 [[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
 

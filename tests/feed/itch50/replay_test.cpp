@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -238,6 +239,30 @@ TEST(ItchReplayRule, OneChannelHasOneChannelsIds) {
     // config check's estimate counts the second channel's ids too
     EXPECT_GE(estimate_memory(two_channel_config()).total_bytes,
               estimate_memory(two_line_config()).total_bytes + InstrumentTable::bytes_for(65536));
+}
+
+// #21 item 9: a replay without channels sizes instrument ids for the
+// channels of its capture (up to 16, 65,536 ids each), but the config's
+// memory check could count one only. The replay checks the estimate for the
+// channels it will allocate before it allocates: a limit that fits one
+// channel's and not 16 channels' refuses the 16, with the figures.
+TEST(ItchReplayRule, MemoryRuleAChannelLessReplayIsCheckedForTheChannelsOfItsCapture) {
+    const std::uint64_t one = mib_ceil(estimate_itch_memory(small_config(), 1).total_bytes);
+    const std::uint64_t sixteen = mib_ceil(estimate_itch_memory(small_config(), 16).total_bytes);
+    ASSERT_GT(sixteen, one + 100);  // the per-instrument arrays and tables, 15 times more
+    EXPECT_EQ(estimate_memory(small_config(), "itch50").total_bytes, estimate_itch_memory(small_config(), 1).total_bytes);
+    const Config cfg = small_config("[capacity]\nmax_memory_mb = " + std::to_string(one + 8) + "\n");
+    EXPECT_EQ(Replay(cfg, nullptr, 1).instruments().max_instruments(), 65536u);
+    try {
+        Replay replay(cfg, nullptr, 16);
+        ADD_FAILURE() << "16 channels' ids allocated past capacity.max_memory_mb";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("16 channels need an estimated " + std::to_string(sixteen) + " MiB"), std::string::npos)
+            << e.what();
+    }
+    // Within the limit, the same capture's 16 channels are sized as before.
+    const Config roomy = small_config("[capacity]\nmax_memory_mb = " + std::to_string(sixteen) + "\n");
+    EXPECT_EQ(Replay(roomy, nullptr, 16).instruments().max_instruments(), 16u * 65536);
 }
 
 // The same symbol on two channels is two instruments; find() answers the one

@@ -230,7 +230,7 @@ TEST(ItchSequencer, NasdaqCaptureLateJoinBooksAndUnknownOrders) {
     EXPECT_EQ(p.seq.counters(11112).unknown_orders, 0u);
     EXPECT_EQ(side(p.book, 11112, Side::kBid), (Levels{{338600, 100}, {330700, 100}}));
     EXPECT_EQ(side(p.book, 11112, Side::kAsk), (Levels{{339500, 4300}, {339700, 800}, {347800, 100}}));
-    EXPECT_EQ(p.book.side(11112, Side::kAsk)[0].orders, 3u);
+    EXPECT_EQ((*p.book.side(11112, Side::kAsk).begin()).orders, 3u);
     EXPECT_EQ(p.seq.utc_offset_minutes(0), -240);
     EXPECT_EQ(p.seq.system_event(0), 'Q');
 }

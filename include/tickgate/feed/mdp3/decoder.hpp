@@ -144,10 +144,14 @@ public:
     }
     // What the decoder allocates (its channel table reserved, touched per channel seen).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_definitions) noexcept {
-        std::size_t map_slots = 2;
-        while (map_slots < std::size_t{max_instruments} * 2) map_slots *= 2;
-        return map_slots * 8 + std::size_t{max_instruments} * 4 + DefinitionTable::bytes_for(max_definitions) +
+        return map_slots(max_instruments) * 8 + std::size_t{max_instruments} * 4 + DefinitionTable::bytes_for(max_definitions) +
                kChannelIds * (sizeof(std::uint32_t) + sizeof(Channel));
+    }
+    // What of it is written at start-up: the instrument slots' hash and the
+    // channel-id index (the definitions, the ids and the channel table are
+    // touched as definitions, instruments and channels arrive).
+    [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments) noexcept {
+        return map_slots(max_instruments) * 8 + kChannelIds * sizeof(std::uint32_t);
     }
 
     // Decodes `d` (whose header `key` holds) and hands each Event to
@@ -208,6 +212,11 @@ private:
         return ev;
     }
     struct Channel;
+    [[nodiscard]] static std::size_t map_slots(std::uint32_t max_instruments) noexcept {  // SecurityMap's
+        std::size_t slots = 2;
+        while (slots < std::size_t{max_instruments} * 2) slots *= 2;
+        return slots;
+    }
     // The messages after the packet header, each checked whole, into `sink`;
     // `incremental`: the channel's A/B lines (their ChannelResets act).
     template <class Sink>

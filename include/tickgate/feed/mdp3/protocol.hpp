@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "tickgate/book/indexed_book.hpp"
 #include "tickgate/feed/config.hpp"
@@ -38,6 +39,12 @@ struct Protocol {
     // slots (capacity.max_instruments), stored definitions ([mdp3]
     // max_definitions) and the subscribed symbols, whose definitions take a
     // slot before they trade (instruments.subscribe).
+    // What configure() makes the decoder reserve, and what of it is
+    // resident at start-up (the memory estimate's "decoder tables").
+    [[nodiscard]] static std::pair<std::size_t, std::size_t> decoder_bytes(const Config& cfg) noexcept {
+        return {PacketDecoder::bytes_for(cfg.capacity.max_instruments, cfg.mdp3.max_definitions),
+                PacketDecoder::resident_bytes_for(cfg.capacity.max_instruments)};
+    }
     static void configure(PacketDecoder& dec, const Config& cfg) {
         dec.set_capacity(cfg.capacity.max_instruments, cfg.mdp3.max_definitions);
         for (const std::string& symbol : cfg.subscribe)
