@@ -57,7 +57,7 @@ case $protocol in
     log=build/demo-mdp3-state.log
     run_demo configs/mdp3-demo.toml "$log" --protocol mdp3 \
       --loss-a 0.02 --loss-b 0.02 --burst-loss 0.002:5 --outage-a 0.3:0.5 --outage-b 0.4:0.42 --restart-at 0.7
-    echo "snapshot feed: $(grep -c 'snapshot join' "$log" || true) joins, $(grep -c 'snapshot leave' "$log" || true) leaves," \
+    echo "snapshot feed: $(grep -c 'snapshot_join' "$log" || true) joins, $(grep -c 'snapshot_leave' "$log" || true) leaves," \
          "$(grep -c 'recovered' "$log" || true) recoveries; the last of them:"
     grep -E 'snapshot (join|leave)' "$log" | tail -n 6 || true
     ;;
