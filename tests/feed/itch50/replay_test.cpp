@@ -299,19 +299,22 @@ TEST(ItchReplayRule, NewSessionShowsTheLocateAsSymbolUntilItsDirectoryNamesIt) {
 // Issue 26 item 6: a capture joined after the Stock Directory showed bare
 // locates. An Add Order carries its stock: it names a locate no directory
 // named in the session (find() answers it), once; a directory still
-// decides, and a blank stock names nothing.
+// decides, and a blank stock names nothing (a later add may).
 TEST(ItchReplayRule, Rule6AddOrderNamesALocateNoDirectoryNamed) {
     Replay replay(two_line_config());
     feed(replay, mold_packet("SESSION001", 1, std::vector<Bytes>{add_order(5, 1, 'B', 100, 1000, 0, false, "MSFT"),
                                                                  add_order(5, 2, 'B', 100, 1000, 0, false, "OTHER"),
-                                                                 add_order(6, 3, 'S', 100, 1000, 0, false, "")}),
+                                                                 add_order(6, 3, 'S', 100, 1000, 0, false, ""),
+                                                                 add_order(7, 4, 'S', 100, 1000, 0, false, ""),
+                                                                 add_order(7, 5, 'S', 100, 1000, 0, false, "IBM")}),
          kGroupA, 31001, 0);
     Json s = Json::parse(replay.summary_json({.now_ns = 1}));
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "MSFT");  // the first add's
     EXPECT_EQ((*instrument(s, 6))["symbol"].as_string(), "6");     // blank: the locate
+    EXPECT_EQ((*instrument(s, 7))["symbol"].as_string(), "IBM");   // the first add that names one
     ASSERT_TRUE(replay.find("MSFT").has_value());
     EXPECT_EQ(replay.find("MSFT")->id, 5u);
-    feed(replay, mold_packet("SESSION001", 4, std::vector<Bytes>{stock_directory(5, "MSFT.X")}), kGroupA, 31001, 2);
+    feed(replay, mold_packet("SESSION001", 6, std::vector<Bytes>{stock_directory(5, "MSFT.X")}), kGroupA, 31001, 2);
     s = Json::parse(replay.summary_json({.now_ns = 3}));
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "MSFT.X");
     EXPECT_FALSE(replay.find("MSFT").has_value());

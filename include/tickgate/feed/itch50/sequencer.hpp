@@ -144,8 +144,8 @@ private:
     // The symbol of an instrument no directory names (yet, or in this session): its locate in decimal.
     void name_by_locate(std::uint32_t id) noexcept;
     void order(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
-    // Gives `id` the symbol of `o` (R, A, F), unless it is blank.
-    void name(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
+    // Gives `id` the symbol of `o` (R, A, F), unless it is blank; whether it did.
+    bool name(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
     // `missed`: messages of the instrument went by in this session unkept.
     void on_booking_changed(std::uint32_t id, bool missed) noexcept;
 
@@ -299,10 +299,7 @@ inline void Sequencer::order(std::uint32_t id, const OrderMessage& o, bool seen_
             // An add names its stock too: a capture joined after the
             // directory (a late join) still shows symbols, and the locate
             // beside them. Once per session; a directory after it decides.
-            if (!pi.named) [[unlikely]] {
-                pi.named = true;
-                name(id, o, seen_in_session);
-            }
+            if (!pi.named) [[unlikely]] pi.named = name(id, o, seen_in_session);
             break;
         case Action::kTradingAction: pi.trading_state = o.code; return;
         default: break;
@@ -329,13 +326,14 @@ inline void Sequencer::order(std::uint32_t id, const OrderMessage& o, bool seen_
     }
 }
 
-inline void Sequencer::name(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept {
+inline bool Sequencer::name(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept {
     std::size_t n = kSymbolSize;
     while (n > 0 && o.symbol[n - 1] == ' ') --n;
-    if (n == 0) return;  // no symbol: the locate stays its name
+    if (n == 0) return false;  // no symbol: the locate stays its name
     // Through the table: find(symbol) and subscriptions follow the day's
     // names; a locate given another symbol retires old handles.
     if (instruments_.set_symbol(id, {o.symbol, n})) on_booking_changed(id, seen_in_session);
+    return true;
 }
 
 inline void Sequencer::on_booking_changed(std::uint32_t id, bool missed) noexcept {
