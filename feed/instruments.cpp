@@ -13,6 +13,18 @@ std::size_t table_size(std::uint32_t capacity) noexcept { return std::bit_ceil(s
 
 }  // namespace
 
+std::string_view to_string(SuspectReason r) noexcept {
+    switch (r) {
+        case SuspectReason::kNone: return "";
+        case SuspectReason::kColdStart: return "cold_start";
+        case SuspectReason::kGap: return "gap";
+        case SuspectReason::kUnconfirmed: return "unconfirmed";
+        case SuspectReason::kLateJoin: return "late_join";
+        case SuspectReason::kIncomplete: return "incomplete";
+    }
+    return "";
+}
+
 SymbolIndex::SymbolIndex(std::uint32_t capacity)
     : slots_(table_size(capacity)), mask_(slots_.size() - 1), capacity_(capacity) {}
 

@@ -169,6 +169,7 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
         if (venue && id < venue->book_errors.size()) i["book_errors"] = venue->book_errors[id];
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;
+        i["suspect_reason"] = std::string(to_string(suspect_reason(st)));
         h.book.levels(id, Side::kBid, levels);
         i["bids"] = json::levels(levels);
         h.book.levels(id, Side::kAsk, levels);
@@ -180,33 +181,90 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
     return json::dump(out);
 }
 
+namespace {
+
+// The symbol column: the instrument's symbol, else (MDP3 without a
+// definition) the venue's id, else its own id; never "?".
+std::string shown_symbol(const InstrumentState& st, const VenueSummary* venue, std::uint32_t id) {
+    if (st.symbol[0] != '\0') return printable(st.symbol);
+    if (venue && id < venue->venue_ids.size()) return std::to_string(venue->venue_ids[id]);
+    return std::to_string(id);
+}
+
+// The rows a table shows: every instrument seen, by id; only ctx.symbols'
+// if any; at most ctx.max_rows of the most active (messages taken). Sets
+// `hidden` to how many the row limit left out.
+std::vector<std::uint32_t> table_rows(const InstrumentTable& instruments, const SummaryContext& ctx,
+                                      std::size_t& hidden) {
+    std::vector<std::uint32_t> ids = sorted_ids(instruments);
+    if (!ctx.symbols.empty())
+        std::erase_if(ids, [&](std::uint32_t id) {
+            const std::string shown = shown_symbol(instruments.state(id), ctx.venue, id);
+            return std::find(ctx.symbols.begin(), ctx.symbols.end(), shown) == ctx.symbols.end();
+        });
+    hidden = 0;
+    if (ctx.max_rows == 0 || ids.size() <= ctx.max_rows) return ids;
+    hidden = ids.size() - ctx.max_rows;
+    std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(ctx.max_rows), ids.end(),
+                      [&](std::uint32_t a, std::uint32_t b) {
+                          const std::uint64_t x = instruments.state(a).counters.accepted;
+                          const std::uint64_t y = instruments.state(b).counters.accepted;
+                          return x != y ? x > y : a < b;
+                      });
+    ids.resize(ctx.max_rows);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+// What the gate says of `id` at `now`, and the age the row shows: the
+// gate's own silence from the same check (one clock per row), "-" before
+// the instrument was ever alive.
+struct RowGate {
+    std::string reason;
+    std::string age;
+};
+RowGate row_gate(const SummarySource& h, const InstrumentState& st, std::uint32_t id, std::int64_t now_ns) {
+    const GateDecision g = h.gate.check(id, now_ns);
+    RowGate r{std::string(to_string(g.reason)), st.alive ? fmt::format("{}", g.silence_ms) : "-"};
+    if (g.reason == GateReason::kStale) r.reason = fmt::format("stale quote: {} ms", g.silence_ms);
+    if (g.reason == GateReason::kStaleAtSource) {
+        std::int64_t age_ns = 0;
+        if (!__builtin_sub_overflow(now_ns, st.last_source_ns, &age_ns) &&
+            !__builtin_sub_overflow(age_ns, st.clock_offset_ns, &age_ns))
+            r.reason = fmt::format("stale at source: {} ms", age_ns / 1'000'000);
+    }
+    return r;
+}
+
+}  // namespace
+
 std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     const auto& dc = h.decoder;
     const InstrumentTable& instruments = h.instruments;
     std::vector<Level> bids, asks;
-    std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n", "symbol", "id",
-                                  "bid", "ask", "last_seq", "lost", "dups", "state", "age_ms", "gate");
+    std::string out = fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:<11} {:>9}  {}\n", "symbol",
+                                  "id", "bid", "ask", "last_seq", "lost", "dups", "state", "why", "age_ms", "gate");
     const VenueSummary* venue = ctx.venue;
-    for (const std::uint32_t id : sorted_ids(instruments)) {
+    std::size_t hidden = 0;
+    for (const std::uint32_t id : table_rows(instruments, ctx, hidden)) {
         const InstrumentState& st = instruments.state(id);
         // The venue's own id (MDP3: SecurityID), and as the symbol when no definition gave one.
         const bool venue_id = venue && id < venue->venue_ids.size();
         const std::string shown_id = venue_id ? std::to_string(venue->venue_ids[id]) : std::to_string(id);
         h.book.levels(id, Side::kBid, bids);
         h.book.levels(id, Side::kAsk, asks);
-        const GateDecision g = h.gate.check(id, ctx.now_ns);
-        std::string reason(to_string(g.reason));
-        if (g.reason == GateReason::kStale) reason = fmt::format("stale quote: {} ms", g.silence_ms);
-        std::int64_t age_ns = 0;
-        const bool age_known = st.has_source && !__builtin_sub_overflow(ctx.now_ns, st.last_source_ns, &age_ns) &&
-                               !__builtin_sub_overflow(age_ns, st.clock_offset_ns, &age_ns);
-        const std::string age = age_known ? fmt::format("{}", age_ns / 1'000'000) : "-";
-        out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:>9}  {}\n",
-                           st.symbol[0] ? printable(st.symbol) : venue_id ? shown_id : "?", shown_id,
+        const RowGate g = row_gate(h, st, id, ctx.now_ns);
+        const std::string_view why = to_string(suspect_reason(st));
+        out += fmt::format("{:<8} {:>6} {:>16} {:>16} {:>10} {:>7} {:>7}  {:<8} {:<11} {:>9}  {}\n",
+                           shown_symbol(st, venue, id), shown_id,
                            bids.empty() ? "-" : real_price(bids[0].price, st.price_exponent),
                            asks.empty() ? "-" : real_price(asks[0].price, st.price_exponent), st.last_seq,
-                           st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean", age, reason);
+                           st.counters.lost, st.counters.duplicates, st.suspect ? "SUSPECT" : "clean",
+                           why.empty() ? "-" : why, g.age, g.reason);
     }
+    if (hidden > 0)
+        out += fmt::format("({} more instruments not shown: the {} most active are; --symbols A,B names others)\n",
+                           hidden, ctx.max_rows);
     out += fmt::format("packets {}  messages {}  malformed {}  unknown {}  stale-session {}\n", dc.packets.get(),
                        dc.messages.get(), dc.malformed_packets.get(), dc.unknown_messages.get(),
                        dc.stale_session_packets.get());
@@ -232,9 +290,79 @@ std::string summary_table(const SummarySource& h, const SummaryContext& ctx) {
     return out;
 }
 
-std::string live_view(const SummarySource& src, std::int64_t now_ns, std::string_view config_path,
+std::optional<std::string> book_view(const SummarySource& h, const SummaryContext& ctx, std::string_view symbol,
+                                     std::size_t depth) {
+    const InstrumentTable& instruments = h.instruments;
+    for (const std::uint32_t id : sorted_ids(instruments)) {
+        const InstrumentState& st = instruments.state(id);
+        if (shown_symbol(st, ctx.venue, id) != symbol) continue;
+        std::vector<Level> bids, asks;
+        h.book.levels(id, Side::kBid, bids);
+        h.book.levels(id, Side::kAsk, asks);
+        const RowGate g = row_gate(h, st, id, ctx.now_ns);
+        const std::string_view why = to_string(suspect_reason(st));
+        std::string out = fmt::format("{} (id {}): {}{}{}, last_seq {}, age_ms {}, gate {}\n", printable(symbol), id,
+                                      st.suspect ? "SUSPECT" : "clean", why.empty() ? "" : " ", why, st.last_seq,
+                                      g.age, g.reason);
+        out += fmt::format("{:>10} {:>16}  {:<16} {:>10}\n", "bid_qty", "bid", "ask", "ask_qty");
+        const std::size_t rows = std::min(depth, std::max(bids.size(), asks.size()));
+        for (std::size_t r = 0; r < rows; ++r) {
+            const bool b = r < bids.size(), a = r < asks.size();
+            out += fmt::format("{:>10} {:>16}  {:<16} {:>10}\n", b ? std::to_string(bids[r].qty) : "",
+                               b ? real_price(bids[r].price, st.price_exponent) : "",
+                               a ? real_price(asks[r].price, st.price_exponent) : "",
+                               a ? std::to_string(asks[r].qty) : "");
+        }
+        if (rows == 0) out += "(empty book)\n";
+        return out;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> identical_destinations(const std::string& path,
+                                                                        std::uint64_t max_datagrams) {
+    struct Seen {
+        std::uint64_t hash;
+        std::size_t len;
+        std::uint64_t destination;  // group << 16 | port
+    };
+    CaptureReader reader(path);
+    FrameCounters frames;
+    std::vector<Seen> seen;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
+    while (seen.size() < max_datagrams) {
+        const auto rec = reader.next();
+        if (!rec) break;
+        const auto d = extract_udp(reader.link_type(), rec->frame, frames);
+        if (!d || d->payload.empty()) continue;
+        std::uint64_t h = 14695981039346656037ull;  // FNV-1a
+        for (const std::byte b : d->payload) h = (h ^ static_cast<std::uint8_t>(b)) * 1099511628211ull;
+        const std::uint64_t dst = std::uint64_t{d->dst_ip} << 16 | d->dst_port;
+        for (const Seen& s : seen) {
+            if (s.hash != h || s.len != d->payload.size() || s.destination == dst) continue;
+            const std::pair<std::uint64_t, std::uint64_t> pair = std::minmax(s.destination, dst);
+            if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) pairs.emplace_back(pair);
+        }
+        seen.push_back({h, d->payload.size(), dst});
+    }
+    const auto name = [](std::uint64_t dst) {
+        const auto ip = static_cast<std::uint32_t>(dst >> 16);
+        return fmt::format("{}.{}.{}.{}:{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF, dst & 0xFFFF);
+    };
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [a, b] : pairs) out.emplace_back(name(a), name(b));
+    return out;
+}
+
+std::string replay_stats_line(const ReplayResult& r, std::uint64_t messages) {
+    return fmt::format("replay: {} records, {} datagrams, {} messages in {:.3f} s = {:.2f} M messages/s\n",
+                       r.frames.records, r.frames.udp_datagrams, messages, r.wall_seconds,
+                       r.wall_seconds > 0 ? static_cast<double>(messages) / r.wall_seconds / 1e6 : 0.0);
+}
+
+std::string live_view(const SummarySource& src, const SummaryContext& ctx, std::string_view config_path,
                       double elapsed_s, std::string_view line_table, bool terminal) {
-    const std::string table = summary_table(src, {.now_ns = now_ns});
+    const std::string table = summary_table(src, ctx);
     if (!terminal) return fmt::format("t={:.1f}s\n{}{}\n", elapsed_s, table, line_table);
     return fmt::format("\x1b[H\x1b[2Jtickgate run — {}  t={:.1f}s\n\n{}\n{}", printable(config_path), elapsed_s, table,
                        line_table);

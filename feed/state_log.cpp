@@ -99,52 +99,56 @@ std::string subject(const StateChange& c) {
 }
 
 std::string describe(const StateChange& c) {
+    // Every line starts with the kind's name (to_string: the JSON's, the
+    // metrics' and the "suppressed" lines' spelling), then the subject.
     const std::string who = subject(c);
+    const std::string_view kind = to_string(c.kind);
     switch (c.kind) {
         case StateChangeKind::kGapOpened:
-            return fmt::format("gap opened: {}: {} message(s) lost", who, c.value);
+            return fmt::format("{}: {}: {} message(s) lost", kind, who, c.value);
         case StateChangeKind::kSuspect:
-            return fmt::format("suspect: {}: book unreliable until repaired", who);
+            return fmt::format("{}: {}: {}, book unreliable until repaired", kind, who,
+                               to_string(static_cast<SuspectReason>(c.value)));
         case StateChangeKind::kRecovered:
-            return fmt::format("recovered: {}: book clean again", who);
+            return fmt::format("{}: {}: book clean again", kind, who);
         case StateChangeKind::kSessionChange:
-            return fmt::format("session change: {}: new session {}, its instruments reset", who, c.value);
+            return fmt::format("{}: {}: new session {}, its instruments reset", kind, who, c.value);
         case StateChangeKind::kStaleSnapshot:
-            return fmt::format("stale snapshot: {}: snapshot seq {} is behind the book, ignored", who, c.value);
+            return fmt::format("{}: {}: snapshot seq {} is behind the book, ignored", kind, who, c.value);
         case StateChangeKind::kLineDown:
-            return fmt::format("line down: {}: no packets for {} ms while line {} has traffic", who, c.value,
+            return fmt::format("{}: {}: no packets for {} ms while line {} has traffic", kind, who, c.value,
                                line_name(static_cast<std::uint8_t>(c.line ^ 1u)));
         case StateChangeKind::kLineUp:
-            return fmt::format("line up: {}: packets again after {} ms of silence", who, c.value);
+            return fmt::format("{}: {}: packets again after {} ms of silence", kind, who, c.value);
         case StateChangeKind::kOverload:
             if (c.instrument_id == StateChange::kNoInstrument)
-                return fmt::format("overload: {}: the socket buffer dropped {} datagram(s)", who, c.value);
-            return fmt::format("overload: {}: the transport dropped its data (ring full); suspect", who);
+                return fmt::format("{}: {}: the socket buffer dropped {} datagram(s)", kind, who, c.value);
+            return fmt::format("{}: {}: the transport dropped its data (ring full); suspect", kind, who);
         case StateChangeKind::kHoleGivenUp:
-            return fmt::format("hole given up: {}: {} message(s) lost, its instruments suspect", who, c.value);
+            return fmt::format("{}: {}: {} message(s) lost, its instruments suspect", kind, who, c.value);
         case StateChangeKind::kRerequested:
-            return fmt::format("re-requested: {}: {} message(s) recovered from the re-request server", who, c.value);
+            return fmt::format("{}: {}: {} message(s) recovered from the re-request server", kind, who, c.value);
         case StateChangeKind::kSnapshotJoin:
-            return fmt::format("snapshot join: {}: joined (an instrument is suspect or unconfirmed), join {}", who,
+            return fmt::format("{}: {}: joined (an instrument is suspect or unconfirmed), join {}", kind, who,
                                c.value);
         case StateChangeKind::kSnapshotLeave:
-            return fmt::format("snapshot leave: {}: left (every instrument clean), leave {}", who, c.value);
+            return fmt::format("{}: {}: left (every instrument clean), leave {}", kind, who, c.value);
         case StateChangeKind::kCapacity:
             if (c.value == StateChange::kNoInstrument)
-                return fmt::format("capacity: {}: a message dropped, no instrument slot (capacity.max_instruments) "
+                return fmt::format("{}: {}: a message dropped, no instrument slot (capacity.max_instruments) "
                                    "or definition room ([mdp3] max_definitions) left",
-                                   who);
-            return fmt::format("capacity: {}: a message for instrument {} dropped, beyond capacity.max_instruments", who,
+                                   kind, who);
+            return fmt::format("{}: {}: a message for instrument {} dropped, beyond capacity.max_instruments", kind, who,
                                c.value);
         case StateChangeKind::kImplausiblePositions:
             return fmt::format(
-                "implausible positions: {}: {} datagram(s) more than 1e9 positions beyond the stream dropped, "
-                "nothing changed (corrupt or forged)", who, c.value);
+                "{}: {}: {} datagram(s) more than 1e9 positions beyond the stream dropped, "
+                "nothing changed (corrupt or forged)", kind, who, c.value);
         case StateChangeKind::kUnrequestedAnswers:
-            return fmt::format("unrequested answers: {}: {} re-request answer message(s) not asked for or no "
-                               "longer missing dropped", who, c.value);
+            return fmt::format("{}: {}: {} re-request answer message(s) not asked for or no "
+                               "longer missing dropped", kind, who, c.value);
     }
-    return fmt::format("{}: {}: {}", to_string(c.kind), who, c.value);
+    return fmt::format("{}: {}: {}", kind, who, c.value);
 }
 
 std::int64_t steady_ns() noexcept {
@@ -378,7 +382,9 @@ void StateLog::slow_update(const Update& u, const Event& ev) noexcept {
             emit(StateChangeKind::kGapOpened, id, ev, u.lost);
             if (u.suspect && !was_suspect(id)) {
                 set_suspect(id, true);
-                emit(StateChangeKind::kSuspect, id, ev, 0);
+                const bool named = instruments_ != nullptr && id < instruments_->max_instruments();
+                const SuspectReason why = named ? suspect_reason(instruments_->state(id)) : SuspectReason::kGap;
+                emit(StateChangeKind::kSuspect, id, ev, static_cast<std::uint64_t>(why));
             } else if (!u.suspect && was_suspect(id)) {
                 recovered(u, ev);  // a full quote after the gap: current again
             }

@@ -45,6 +45,9 @@ gates = collections.Counter(i["gate"].split(":")[0] for i in inst)
 lost = sum(i.get("lost", 0) for i in inst) + sum(c.get("lost_messages", 0) for c in summary.get("channels", []))
 print(f"\n{len(inst)} instruments; gate at the end: " + ", ".join(f"{n} {g}" for g, n in gates.most_common()))
 print(f"messages lost on both lines and counted: {lost}" if lost else "no message was lost on both lines")
+why = collections.Counter(i.get("suspect_reason", "") for i in inst if i.get("suspect"))
+if why:
+    print("suspect books, and why: " + ", ".join(f"{n} {w}" for w, n in why.most_common()))
 if gates.get("stale"):
     print("'stale' is the gate doing its job: the simulator stopped 2 s before the handler,"
           " so every price has been silent longer than gate.stale_ms.")
@@ -57,9 +60,9 @@ case $protocol in
     log=build/demo-mdp3-state.log
     run_demo configs/mdp3-demo.toml "$log" --protocol mdp3 \
       --loss-a 0.02 --loss-b 0.02 --burst-loss 0.002:5 --outage-a 0.3:0.5 --outage-b 0.4:0.42 --restart-at 0.7
-    echo "snapshot feed: $(grep -c 'snapshot join' "$log" || true) joins, $(grep -c 'snapshot leave' "$log" || true) leaves," \
+    echo "snapshot feed: $(grep -c 'snapshot_join' "$log" || true) joins, $(grep -c 'snapshot_leave' "$log" || true) leaves," \
          "$(grep -c 'recovered' "$log" || true) recoveries; the last of them:"
-    grep -E 'snapshot (join|leave)' "$log" | tail -n 6 || true
+    grep -E 'snapshot_(join|leave)' "$log" | tail -n 6 || true
     ;;
   itch)
     log=build/itch-demo-state.log

@@ -44,6 +44,8 @@ options:
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
                        on both, ...) and ring (overflows) counters; the live view goes to stderr
   --refresh-ms N       live view refresh period on a terminal (default 250)
+  --symbols A,B        the live view shows only these instruments (as its symbol column names
+                       them); ITCH's shows at most the 20 most active without it
   --quiet              no live view
   --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics (127.x only, e.g.
                        127.0.0.1:9108; port 0: a free one, printed on stderr). Takes precedence
@@ -107,6 +109,7 @@ struct RunOptions {
     std::string metrics_option;                           // --metrics as given, for messages
     double duration = 0;                                  // seconds; 0: until a signal
     std::chrono::milliseconds refresh{250};
+    std::vector<std::string> symbols;  // --symbols: the live view's rows
     bool json = false;
     bool quiet = false;
     std::FILE* view = stdout;  // the live view's stream (stderr with --json)
@@ -201,7 +204,8 @@ private:
                 next_view = now + (o_.tty ? o_.refresh : std::chrono::milliseconds(1000));
                 const double t = std::chrono::duration<double>(now - t0).count();
                 fmt::print(o_.view, "{}",
-                           live_view(summary(), realtime_ns(), cfg_.source, t, line_table(handler_.stats()), o_.tty));
+                           live_view(summary(), {.now_ns = realtime_ns(), .symbols = o_.symbols}, cfg_.source, t,
+                                     line_table(handler_.stats()), o_.tty));
                 std::fflush(o_.view);
             }
             idle.idle(static_cast<int>(n));
@@ -239,7 +243,7 @@ private:
 
 int cmd_run(const std::vector<std::string_view>& args) {
     const cli::Options a(args, {"--json", "--quiet"},
-                         {"--config", "--protocol", "--duration", "--refresh-ms", "--metrics"}, "run");
+                         {"--config", "--protocol", "--duration", "--refresh-ms", "--metrics", "--symbols"}, "run");
     if (a.help()) {
         fmt::print("{}", kRunHelp);
         return kExitOk;
@@ -263,6 +267,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
     o.refresh = std::chrono::milliseconds(a.integer("--refresh-ms", 250, 10, 60000));
     o.json = a.has("--json");
     o.quiet = a.has("--quiet");
+    if (const auto list = a.text("--symbols")) o.symbols = parse_symbols("--symbols", *list);
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
     if (cfg.protocol() == kItch50Name) {  // its own pipeline (tools/cmd_run_itch50.cpp)
@@ -270,6 +275,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
                                 .refresh = o.refresh,
                                 .json = o.json,
                                 .quiet = o.quiet,
+                                .symbols = o.symbols,
                                 .metrics_listen = o.metrics_listen,
                                 .metrics_option = o.metrics_option});
     }

@@ -88,7 +88,7 @@ int run_itch50(const Config& cfg, const ItchRunOptions& o) {
         }
         if (!o.quiet && now >= next_view) {
             next_view = now + (tty ? o.refresh : std::chrono::milliseconds(1000));
-            fmt::print(view, "{}", handler.live_view(realtime_ns(), cfg.source, std::chrono::duration<double>(now - t0).count(), tty));
+            fmt::print(view, "{}", handler.live_view(realtime_ns(), o.symbols, cfg.source, std::chrono::duration<double>(now - t0).count(), tty));
             std::fflush(view);
         }
     }

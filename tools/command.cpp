@@ -11,8 +11,9 @@
 
 namespace tickgate::cli {
 
-Config config_from(const cli::Options& a, bool required) {
-    const auto name = a.text("--protocol");
+Config config_from(const cli::Options& a, bool required, bool auto_allowed) {
+    auto name = a.text("--protocol");
+    if (auto_allowed && name == kAutoProtocol) name.reset();  // the caller detects it
     if (name && std::find(kProtocolNames.begin(), kProtocolNames.end(), *name) == kProtocolNames.end())
         throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
     Config cfg;

@@ -31,8 +31,11 @@ inline constexpr int kExitCaptureCut = 3;
 // The config of --config (or the defaults; `required`: --config must be
 // given), its protocol set by --protocol, which must name a known protocol
 // and agree with the config's channels. A protocol with a pipeline of its
-// own (itch50) is the caller's to dispatch.
-Config config_from(const Options& a, bool required);
+// own (itch50) is the caller's to dispatch. `auto_allowed`: --protocol
+// auto is taken as no --protocol (the caller detects the protocol).
+Config config_from(const Options& a, bool required, bool auto_allowed = false);
+// `--protocol auto` (replay): the protocol read off the capture's first datagrams.
+inline constexpr std::string_view kAutoProtocol = "auto";
 // The one stderr line of a capture cut short mid-record.
 void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done);
 // run and capture receive on the configured lines: a config without any is a
@@ -55,6 +58,7 @@ struct ItchRunOptions {
     std::chrono::milliseconds refresh{250};
     bool json = false;
     bool quiet = false;
+    std::vector<std::string> symbols;  // --symbols: the live view's rows
     std::optional<MetricsServerOptions> metrics_listen;  // where to serve metrics, if at all
     std::string metrics_option;                           // --metrics as given, for messages
 };

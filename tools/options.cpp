@@ -58,6 +58,20 @@ std::vector<std::string_view> parse_parts(std::string_view option, std::string_v
     return out;
 }
 
+std::vector<std::string> parse_symbols(std::string_view option, std::string_view list) {
+    std::vector<std::string> out;
+    for (std::size_t from = 0;;) {
+        const auto comma = list.find(',', from);
+        const std::string_view symbol = list.substr(from, comma == std::string_view::npos ? comma : comma - from);
+        if (symbol.empty() || symbol.size() > 16)
+            throw UsageError{fmt::format("{}: expected symbols of 1 to 16 characters separated by commas, got {}",
+                                         option, shown(list))};
+        out.emplace_back(symbol);
+        if (comma == std::string_view::npos) return out;
+        from = comma + 1;
+    }
+}
+
 Options::Options(std::span<const std::string_view> args, std::initializer_list<std::string_view> flags,
                  std::initializer_list<std::string_view> valued, std::string_view command) {
     for (std::size_t i = 0; i < args.size(); ++i) {

@@ -28,6 +28,9 @@ std::int64_t parse_integer(std::string_view option, std::string_view text, std::
 // exponent, no hex, no inf/nan.
 double parse_decimal(std::string_view option, std::string_view text, double lo, double hi);
 
+// "A,B,C" as symbols: each 1..16 bytes (a symbol's size), none empty; else a UsageError naming `option`.
+std::vector<std::string> parse_symbols(std::string_view option, std::string_view list);
+
 // "A:B" or "A:B:C" split at the colons into exactly `n` parts, else a usage
 // error naming `option` and `what` the parts are (e.g. "P:LEN").
 std::vector<std::string_view> parse_parts(std::string_view option, std::string_view value, std::size_t n,

@@ -86,9 +86,10 @@ std::string LiveHandler::summary_json(std::int64_t now_ns) const {
     return json::dump(out);
 }
 
-std::string LiveHandler::live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
-                                   bool terminal) const {
-    return core_.live_view(now_ns, config_path, elapsed_s, lines_text(receiver_), terminal);
+std::string LiveHandler::live_view(std::int64_t now_ns, const std::vector<std::string>& symbols,
+                                   std::string_view config_path, double elapsed_s, bool terminal) const {
+    return core_.live_view({.now_ns = now_ns, .symbols = symbols, .max_rows = kLiveViewRows}, config_path, elapsed_s,
+                           lines_text(receiver_), terminal);
 }
 
 }  // namespace tickgate::itch50

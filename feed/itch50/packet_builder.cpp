@@ -63,12 +63,12 @@ Bytes trading_action(std::uint16_t locate, std::string_view symbol, char state, 
 }
 
 Bytes add_order(std::uint16_t locate, std::uint64_t ref, char side, std::uint32_t shares, std::uint32_t price,
-                std::int64_t timestamp_ns, bool with_mpid) {
+                std::int64_t timestamp_ns, bool with_mpid, std::string_view stock) {
     Bytes m = message(with_mpid ? 'F' : 'A', locate, timestamp_ns);
     store_be<std::uint64_t>(m.data() + 11, ref);
     m[19] = static_cast<std::byte>(side);
     store_be<std::uint32_t>(m.data() + 20, shares);
-    put_alpha(m, 24, "TEST", kSymbolSize);
+    put_alpha(m, 24, stock, kSymbolSize);
     store_be<std::uint32_t>(m.data() + 32, price);
     if (with_mpid) put_alpha(m, 36, "MPID", 4);
     return m;

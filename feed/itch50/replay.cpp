@@ -133,18 +133,25 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
 
 void Replay::finish() { stream_.finish(sequencer_); }
 
-ReplayResult Replay::run(const std::string& path) {
+ReplayResult Replay::run(const std::string& path, const ReplayOptions& options) {
     CaptureReader reader(path);
     ReplayResult r;
     const auto start = std::chrono::steady_clock::now();
+    tickgate::detail::ReplayProgress progress(options.progress, start);
     while (auto rec = reader.next()) {
         r.any_records = true;
         r.last_ts_ns = rec->ts_ns;
         ++r.frames.records;
         if (const auto d = extract_udp(reader.link_type(), rec->frame, r.frames))
             on_datagram(d->payload, d->dst_ip, d->dst_port, rec->ts_ns);
+        progress.tick(r.frames.records, reader, [&] {
+            DecoderCounters t;
+            totals(t);
+            return t.messages.get();
+        });
     }
     finish();
+    progress.clear();
     r.filtered_out = unmatched_;
     r.truncation = reader.truncation();
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -209,6 +216,7 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
         json::Value i = {{"id", id}, {"locate", locate_of(id)}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;
+        i["suspect_reason"] = std::string(to_string(suspect_reason(st)));
         i["unknown_orders"] = ic.unknown_orders;
         i["over_executions"] = ic.over_executions;
         i["refused_adds"] = ic.refused_adds;
@@ -227,20 +235,19 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
 }
 
 std::string Replay::summary_table(const SummaryContext& ctx) const {
-    DecoderCounters decoder;
-    totals(decoder);
-    const SequencerCounters seq;  // ITCH's sequencer counters are per channel and instrument, not these
-    return tickgate::summary_table(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate}, ctx);
+    return with_summary_source([&](const SummarySource& src) { return tickgate::summary_table(src, ctx); });
 }
 
-std::string Replay::live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
+std::optional<std::string> Replay::book_view(const SummaryContext& ctx, std::string_view symbol,
+                                             std::size_t depth) const {
+    return with_summary_source([&](const SummarySource& src) { return tickgate::book_view(src, ctx, symbol, depth); });
+}
+
+std::string Replay::live_view(const SummaryContext& ctx, std::string_view config_path, double elapsed_s,
                               std::string_view line_table, bool terminal) const {
-    // The view is the summary table under a title: its sources as summary_table's.
-    DecoderCounters decoder;
-    totals(decoder);
-    const SequencerCounters seq;
-    const SummarySource src{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate};
-    return tickgate::live_view(src, now_ns, config_path, elapsed_s, line_table, terminal);
+    return with_summary_source([&](const SummarySource& src) {
+        return tickgate::live_view(src, ctx, config_path, elapsed_s, line_table, terminal);
+    });
 }
 
 }  // namespace tickgate::itch50

@@ -217,7 +217,8 @@ private:
             const char side = flow_.below(2) ? 'B' : 'S';
             const Order o{next_ref_++, static_cast<std::uint32_t>(1 + flow_.below(10)) * 100, price_for(st, side), side};
             st.orders.push_back(o);
-            push(add_order(locate, o.ref, side, o.shares, o.price, ts, flow_.uniform() < 0.15), t);
+            // Its stock, as Nasdaq's adds carry it: a handler joined after the directory still names it.
+            push(add_order(locate, o.ref, side, o.shares, o.price, ts, flow_.uniform() < 0.15, stock_symbol(locate)), t);
             return;
         }
         const std::size_t k = flow_.below(st.orders.size());

@@ -2,6 +2,7 @@
 // with (no virtual call, no std::function per message). It provides:
 //
 //   P::kName            "qfb1", the name in configs and on the command line
+//   P::kTitle           "QFB/1", its name in messages (protocols.hpp lists it)
 //   P::kMaxDatagram     its largest datagram (sizes the arbiter's held slots)
 //   P::kHolePolicy      what a sequence hole means (HolePolicy below)
 //   P::kHeaderNamesChannel  the header carries a channel id (QFB/1), checked

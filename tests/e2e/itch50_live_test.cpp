@@ -222,8 +222,8 @@ TEST(ItchLive, ImplausiblePositionForgedHeartbeatMidSessionMovesNothing) {
     std::ifstream in(log_path);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::filesystem::remove(log_path);
-    EXPECT_NE(text.find("implausible positions: channel 1: 1 datagram(s)"), std::string::npos) << text;
-    EXPECT_EQ(text.find("implausible positions", text.find("implausible positions") + 1), std::string::npos) << text;
+    EXPECT_NE(text.find("implausible_positions: channel 1: 1 datagram(s)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("implausible_positions", text.find("implausible_positions") + 1), std::string::npos) << text;
 }
 
 }  // namespace

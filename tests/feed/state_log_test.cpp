@@ -108,6 +108,30 @@ Event data_lost(std::uint32_t id) {
     return e;
 }
 
+// Issue 26 item 10: lines said "gap opened: ..." while the "suppressed"
+// lines, the JSON and the metrics said "gap_opened". Every kind's line
+// starts with its to_string name, whatever the record.
+TEST_F(StateLogTest, KindNamesAreSpelledOneWayInEveryLine) {
+    StateLog log(config("trace"), {.max_instruments = 64, .max_lines_per_window = 100});
+    for (std::size_t k = 0; k < kStateChangeKinds; ++k) {
+        StateChange c;
+        c.time_ns = kT0;
+        c.kind = static_cast<StateChangeKind>(k);
+        c.channel = 3;
+        c.line = 0;
+        c.value = 1;
+        ASSERT_TRUE(log.push(c));
+    }
+    log.stop();
+    const auto l = lines();
+    ASSERT_EQ(l.size(), kStateChangeKinds) << text();
+    for (std::size_t k = 0; k < kStateChangeKinds; ++k) {
+        const std::string_view name = to_string(static_cast<StateChangeKind>(k));
+        EXPECT_EQ(name.find(' '), std::string_view::npos) << name;
+        EXPECT_TRUE(contains(l[k], "] " + std::string(name) + ": channel 3")) << l[k];
+    }
+}
+
 TEST_F(StateLogTest, SequencerUpdatesBecomeTheRightLinesInOrder) {
     Capacity cap;
     cap.max_instruments = 64;
@@ -131,14 +155,14 @@ TEST_F(StateLogTest, SequencerUpdatesBecomeTheRightLinesInOrder) {
 
     const auto l = lines();
     ASSERT_EQ(l.size(), 10u) << text();
-    EXPECT_TRUE(contains(l[0], "[warning] gap opened: instrument 7 ESZ5 channel 1: 2 message(s) lost")) << l[0];
-    EXPECT_TRUE(contains(l[1], "[warning] suspect: instrument 7 ESZ5 channel 1")) << l[1];
+    EXPECT_TRUE(contains(l[0], "[warning] gap_opened: instrument 7 ESZ5 channel 1: 2 message(s) lost")) << l[0];
+    EXPECT_TRUE(contains(l[1], "[warning] suspect: instrument 7 ESZ5 channel 1: gap, book unreliable")) << l[1];
     EXPECT_TRUE(contains(l[2], "[info] recovered: instrument 7 ESZ5 channel 1")) << l[2];
-    EXPECT_TRUE(contains(l[3], "[info] stale snapshot: instrument 7 ESZ5 channel 1: snapshot seq 3")) << l[3];
-    EXPECT_TRUE(contains(l[4], "[warning] gap opened: instrument 7 ESZ5 channel 1: 3 message(s) lost")) << l[4];
+    EXPECT_TRUE(contains(l[3], "[info] stale_snapshot: instrument 7 ESZ5 channel 1: snapshot seq 3")) << l[3];
+    EXPECT_TRUE(contains(l[4], "[warning] gap_opened: instrument 7 ESZ5 channel 1: 3 message(s) lost")) << l[4];
     EXPECT_TRUE(contains(l[5], "[warning] suspect: instrument 7")) << l[5];
     EXPECT_TRUE(contains(l[6], "[info] recovered: instrument 7")) << l[6];
-    EXPECT_TRUE(contains(l[7], "[warning] session change: channel 1: new session 2")) << l[7];
+    EXPECT_TRUE(contains(l[7], "[warning] session_change: channel 1: new session 2")) << l[7];
     EXPECT_TRUE(contains(l[8], "[error] overload: instrument 7 ESZ5 channel 1")) << l[8];
     EXPECT_TRUE(contains(l[9], "[info] recovered: instrument 7 ESZ5 channel 1")) << l[9];
     // The time stamp of a line is the event's arrival time.
@@ -163,7 +187,7 @@ TEST_F(StateLogTest, HostileSymbolIsLoggedAsText) {
 
     const auto l = lines();
     ASSERT_EQ(l.size(), 2u) << text();
-    EXPECT_TRUE(contains(l[0], R"(gap opened: instrument 7 \x1b[2J\x1b[HOK\x07\x7f\x9b channel 1: 3 message(s) lost)"))
+    EXPECT_TRUE(contains(l[0], R"(gap_opened: instrument 7 \x1b[2J\x1b[HOK\x07\x7f\x9b channel 1: 3 message(s) lost)"))
         << l[0];
     for (const char ch : text()) {
         const auto c = static_cast<unsigned char>(ch);
@@ -221,8 +245,8 @@ TEST_F(StateLogTest, RateLimitAllowsNLinesThenOneSuppressionLine) {
     {
         const auto l = lines();
         ASSERT_EQ(l.size(), 4u) << text();
-        for (int i = 0; i < 3; ++i) EXPECT_TRUE(contains(l[i], "gap opened: instrument 7 channel 1")) << l[i];
-        EXPECT_TRUE(contains(l[3], "gap opened: instrument 8 channel 1")) << l[3];
+        for (int i = 0; i < 3; ++i) EXPECT_TRUE(contains(l[i], "gap_opened: instrument 7 channel 1")) << l[i];
+        EXPECT_TRUE(contains(l[3], "gap_opened: instrument 8 channel 1")) << l[3];
     }
     log.stop();
     const auto l = lines();
@@ -361,9 +385,9 @@ TEST_F(StateLogTest, LineDownWhileTheOtherLineHasTrafficThenLineUp) {
     log.stop();
     const auto l = lines();
     ASSERT_EQ(l.size(), 3u) << text();
-    EXPECT_TRUE(contains(l[0], "[error] line down: channel 4 line B: no packets for 1100 ms while line A has traffic"))
+    EXPECT_TRUE(contains(l[0], "[error] line_down: channel 4 line B: no packets for 1100 ms while line A has traffic"))
         << l[0];
-    EXPECT_TRUE(contains(l[1], "[info] line up: channel 4 line B: packets again after 2000 ms")) << l[1];
+    EXPECT_TRUE(contains(l[1], "[info] line_up: channel 4 line B: packets again after 2000 ms")) << l[1];
     EXPECT_TRUE(contains(l[2], "[error] overload: channel 4 line A: the socket buffer dropped 3 datagram(s)")) << l[2];
 }
 
@@ -394,8 +418,8 @@ TEST_F(StateLogTest, SnapshotFeedJoinsAndLeavesAreLoggedAndALeftSnapshotLineIsNo
     log.stop();
     const auto l = lines();
     ASSERT_EQ(l.size(), 2u) << text();
-    EXPECT_TRUE(contains(l[0], "[info] snapshot join: channel 310 line snapshot A: joined")) << l[0];
-    EXPECT_TRUE(contains(l[1], "[info] snapshot leave: channel 310 line snapshot A: left (every instrument clean)"))
+    EXPECT_TRUE(contains(l[0], "[info] snapshot_join: channel 310 line snapshot A: joined")) << l[0];
+    EXPECT_TRUE(contains(l[1], "[info] snapshot_leave: channel 310 line snapshot A: left (every instrument clean)"))
         << l[1];
 }
 

@@ -314,7 +314,7 @@ TEST(Cli, ReplayCutCaptureGivesTheSummaryOfItsIntactRecords) {
             SCOPED_TRACE(std::to_string(static_cast<int>(format)) + ": " + std::to_string(missing) + " bytes missing");
             write_capture(path, 4, format);
             fs::resize_file(path, whole - missing);
-            const CliResult r = run_cli("replay --json " + quoted(path));
+            const CliResult r = run_cli("replay --protocol qfb1 --json " + quoted(path));
             EXPECT_FALSE(r.signaled);
             EXPECT_EQ(r.exit, 3) << r.err;
             const Json s = Json::parse(r.out);
@@ -334,7 +334,7 @@ TEST(Cli, ReplayCutCaptureGivesTheSummaryOfItsIntactRecords) {
             EXPECT_NE(table.out.find("capture cut short: 3 intact records replayed"), std::string::npos) << table.out;
         }
         write_capture(path, 4, format);
-        const CliResult r = run_cli("replay --json " + quoted(path));
+        const CliResult r = run_cli("replay --protocol qfb1 --json " + quoted(path));
         EXPECT_EQ(r.exit, 0) << r.err;
         EXPECT_FALSE(Json::parse(r.out)["capture_truncated"].as_bool());
         EXPECT_EQ(r.err, "");
@@ -561,8 +561,8 @@ TEST(Cli, RunBadMetricsOptionIsAUsageError) {
     expect_usage_error(run_cli("run --quiet --config " + quoted(bad_config)), {bad_config, "metrics.listen"});
 }
 
-// Real venues' captures: foreign traffic to a QFB/1 handler. Every datagram
-// is a malformed packet, counted; no instrument; exit 0.
+// Real venues' captures: foreign traffic to a QFB/1 handler (--protocol
+// qfb1). Every datagram is a malformed packet, counted; no instrument; exit 0.
 TEST(Cli, RealExchangeCapturesAreForeignTraffic) {
     const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
     const char* files[] = {"nasdaq-totalview-itch50-moldudp64-vlan.pcap", "asx-itch-moldudp64-heartbeat.pcap",
@@ -572,7 +572,7 @@ TEST(Cli, RealExchangeCapturesAreForeignTraffic) {
         const std::string path = dir + name;
         ASSERT_TRUE(fs::is_regular_file(path)) << "missing capture " << path;
         const auto [datagrams, with_payload] = count_datagrams(path);
-        const CliResult r = run_cli("replay --json " + quoted(path));
+        const CliResult r = run_cli("replay --protocol qfb1 --json " + quoted(path));
         EXPECT_FALSE(r.signaled);
         ASSERT_EQ(r.exit, 0) << r.err;
         const Json s = Json::parse(r.out);
@@ -588,6 +588,134 @@ TEST(Cli, RealExchangeCapturesAreForeignTraffic) {
             EXPECT_GT(with_payload, 0u);
         }
     }
+}
+
+// Issue 26 item 5: `replay` of a CME capture without --protocol printed
+// "messages 0 malformed 99" and exited 0. Without --protocol and a config
+// (or with --protocol auto) the protocol is the one that reads the first
+// datagrams cleanly, said on stderr; a capture none reads stays QFB/1.
+TEST(Cli, ReplayRule5AutoPicksTheProtocolThatReadsTheCapture) {
+    const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
+    const std::pair<const char*, const char*> cases[] = {
+        {"nasdaq-totalview-itch50-moldudp64-vlan.pcap", "protocol: itch50 (auto: 100 of 100 datagrams read as ITCH 5.0)"},
+        {"asx-itch-moldudp64-heartbeat.pcap", "protocol: itch50 (auto: 1 of 1 datagrams read as ITCH 5.0)"},
+        {"cme-mdp3-v9.1-ab-example.pcap", "protocol: mdp3 (auto: 99 of 99 datagrams read as MDP3)"},
+        {"cme-mdp3-v6.1-ab.pcapng", "protocol: mdp3 (auto: 1000 of 1000 datagrams read as MDP3)"},
+        {"deribit-sbe-loopback.pcapng", "protocol: qfb1 (auto: none of 45 datagrams read as QFB/1, MDP3, ITCH 5.0)"},
+    };
+    for (const auto& [name, said] : cases) {
+        SCOPED_TRACE(name);
+        const CliResult r = run_cli("replay --json " + quoted(dir + name));
+        ASSERT_EQ(r.exit, 0) << r.err;
+        EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("use --protocol"), std::string::npos) << r.err;
+        const Json s = Json::parse(r.out);
+        if (std::string_view(name).starts_with("deribit")) continue;
+        EXPECT_EQ(s["malformed_packets"].as_int(), 0) << r.out;
+        EXPECT_EQ(run_cli("replay --protocol auto --json " + quoted(dir + name)).out, r.out);
+    }
+    TempDir tmp;
+    const std::string qfb = tmp.file("qfb.pcap");
+    write_capture(qfb, 5);
+    const CliResult q = run_cli("replay " + quoted(qfb));
+    ASSERT_EQ(q.exit, 0) << q.err;
+    EXPECT_NE(q.err.find("protocol: qfb1 (auto: 5 of 5 datagrams read as QFB/1)"), std::string::npos) << q.err;
+    // A config's channels name the protocol: nothing is detected.
+    const std::string config = write_channel_config(tmp, "c.toml", 1, "239.1.1", 5001);
+    EXPECT_EQ(run_cli("replay --config " + quoted(config) + " " + quoted(qfb)).err.find("auto"), std::string::npos);
+}
+
+// Issue 26 item 5: a protocol chosen by name that reads most of the first
+// datagrams as foreign, while another reads them cleanly, says which
+// (whatever its own counters show: MDP3 takes an ITCH datagram's header for
+// a duplicate, not a malformed packet). The right choice says nothing.
+TEST(Cli, ReplayRule5AWrongProtocolSaysWhichOneReadsTheCapture) {
+    const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
+    const CliResult qfb = run_cli("replay --protocol qfb1 " + quoted(dir + "cme-mdp3-v9.1-ab-example.pcap"));
+    ASSERT_EQ(qfb.exit, 0) << qfb.err;
+    EXPECT_NE(qfb.err.find("99 of 99 datagrams are not QFB/1; they read as MDP3: use --protocol mdp3"),
+              std::string::npos)
+        << qfb.err;
+    const CliResult mdp3 = run_cli("replay --protocol mdp3 " + quoted(dir + "nasdaq-totalview-itch50-moldudp64-vlan.pcap"));
+    ASSERT_EQ(mdp3.exit, 0) << mdp3.err;
+    EXPECT_NE(mdp3.err.find("100 of 100 datagrams are not MDP3; they read as ITCH 5.0: use --protocol itch50"),
+              std::string::npos)
+        << mdp3.err;
+    const CliResult itch = run_cli("replay --protocol itch50 " + quoted(dir + "cme-mdp3-v6.1-ab.pcapng"));
+    EXPECT_NE(itch.err.find("are not ITCH 5.0; they read as MDP3: use --protocol mdp3"), std::string::npos) << itch.err;
+    const CliResult right = run_cli("replay --protocol mdp3 " + quoted(dir + "cme-mdp3-v9.1-ab-example.pcap"));
+    EXPECT_EQ(right.err.find("use --protocol"), std::string::npos) << right.err;
+}
+
+// Issue 26 item 6: MDP3 without a config replays lines A and B as two
+// channels, each reporting lost_packets the other line carried. Destinations
+// with byte-identical packets get a hint naming them and how to pair them.
+TEST(Cli, ReplayRule6IdenticalLinesWithoutAConfigGetAPairingHint) {
+    const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
+    const CliResult r = run_cli("replay " + quoted(dir + "cme-mdp3-v6.1-ab.pcapng"));
+    ASSERT_EQ(r.exit, 0) << r.err;
+    EXPECT_NE(r.err.find("hint: 224.0.31.64:14340 and 224.0.32.64:15340 carry identical packets"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("config import-cme"), std::string::npos) << r.err;
+    // ITCH's lines of the Nasdaq capture: one destination, nothing to pair.
+    EXPECT_EQ(run_cli("replay " + quoted(dir + "nasdaq-totalview-itch50-moldudp64-vlan.pcap")).err.find("identical"),
+              std::string::npos);
+}
+
+// Issue 26 item 6: the Nasdaq capture starts mid-session without a Stock
+// Directory, so every row was a bare locate and SUSPECT without a reason.
+// Add Order's stock names the locate; the reason is the late join.
+TEST(Cli, ReplayRule6ItchAddsNameTheirStockAndRowsSayWhySuspect) {
+    const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
+    const CliResult r = run_cli("replay " + quoted(dir + "nasdaq-totalview-itch50-moldudp64-vlan.pcap"));
+    ASSERT_EQ(r.exit, 0) << r.err;
+    EXPECT_NE(r.out.find("\nAAPL         32 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("SUSPECT  late_join"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('?'), std::string::npos) << r.out;
+}
+
+// Issue 26 item 7: `replay --book SYMBOL [--depth N]` prints one
+// instrument's book instead of the table; a symbol no instrument shows
+// is an error (exit 1) naming it; --depth without --book and --book with
+// --json are usage errors.
+TEST(Cli, ReplayRule7BookPrintsOneInstrumentsBook) {
+    const std::string capture = TICKGATE_TEST_DATA_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap";
+    const CliResult r = run_cli("replay --book AAPL --depth 3 " + quoted(capture));
+    ASSERT_EQ(r.exit, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("AAPL (id 32): SUSPECT late_join", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("bid_qty"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("172.6300"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("symbol "), std::string::npos) << "the book, not the table: " << r.out;
+    const CliResult none = run_cli("replay --book ZZZZ " + quoted(capture));
+    EXPECT_EQ(none.exit, 1) << none.err;
+    EXPECT_NE(none.err.find("--book ZZZZ: no instrument"), std::string::npos) << none.err;
+    expect_usage_error(run_cli("replay --depth 3 " + quoted(capture)), {"--depth"});
+    expect_usage_error(run_cli("replay --json --book AAPL " + quoted(capture)), {"--book"});
+    expect_usage_error(run_cli("replay --book AAPL --depth 0 " + quoted(capture)), {"--depth"});
+}
+
+// Issue 26 item 9: ITCH's `--stats` had no rate; every protocol prints the
+// same line (with M messages/s) on request, and no progress line when
+// stderr is not a terminal.
+TEST(Cli, ReplayRule9StatsHaveTheRateForEveryProtocolAndNoProgressWhenPiped) {
+    const std::string dir = TICKGATE_TEST_DATA_DIR "/captures/";
+    for (const char* name : {"nasdaq-totalview-itch50-moldudp64-vlan.pcap", "cme-mdp3-v9.1-ab-example.pcap"}) {
+        SCOPED_TRACE(name);
+        const CliResult r = run_cli("replay --stats --json " + quoted(dir + name));
+        ASSERT_EQ(r.exit, 0) << r.err;
+        EXPECT_NE(r.err.find(" M messages/s\n"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+    }
+}
+
+// Issue 26 item 7: run --symbols takes symbols separated by commas; an
+// empty or over-long one is a usage error before anything is joined.
+TEST(Cli, RunRule7SymbolsOptionTakesOnlySymbols) {
+    TempDir tmp;
+    const std::string config = write_run_config(tmp, "");
+    expect_usage_error(run_cli("run --quiet --duration 0.1 --symbols A,,B --config " + quoted(config)), {"--symbols"});
+    expect_usage_error(run_cli("run --quiet --duration 0.1 --symbols ABCDEFGHIJKLMNOPQ --config " + quoted(config)),
+                       {"--symbols"});
 }
 
 // `tickgate capture` flushes its file at least once a second: datagrams that

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -910,12 +911,12 @@ TEST(Replay, HostileSymbolIsTextInTheTableTheLiveViewAndTheJson) {
     EXPECT_NE(table.find(shown), std::string::npos) << table;
     EXPECT_EQ(controls(table), 0u) << table;
 
-    const std::string view = live_view(summary_source(h), kT0, "demo.toml", 1.5, "line table\n", true);
+    const std::string view = live_view(summary_source(h), {.now_ns = kT0}, "demo.toml", 1.5, "line table\n", true);
     EXPECT_EQ(view.rfind("\x1b[H\x1b[2J", 0), 0u) << "a terminal frame starts by clearing the screen";
     EXPECT_EQ(controls(view), 2u) << "only the view's own home + clear: " << view;
     EXPECT_NE(view.find(shown), std::string::npos) << view;
     EXPECT_NE(view.find("line table\n"), std::string::npos) << view;
-    const std::string plain = live_view(summary_source(h), kT0, "demo.toml", 1.5, "line table\n", false);
+    const std::string plain = live_view(summary_source(h), {.now_ns = kT0}, "demo.toml", 1.5, "line table\n", false);
     EXPECT_EQ(controls(plain), 0u) << plain;
     EXPECT_NE(plain.find(shown), std::string::npos) << plain;
 
@@ -958,6 +959,144 @@ TEST(Replay, SymbolWithHighAndControlBytesIsEscapedByteForByteInTheSummaryJson) 
               "\xc2\x80\xc3\xbf\xc3\x83\xc2\xa9\x7f\"\\\n\t\x01\x1f");  // UTF-8 of U+0080 U+00FF U+00C3 U+00A9 ...
     EXPECT_EQ(s["capture"].as_string(), "\xc3\xbe.pcap");
     EXPECT_EQ(instrument(s, kQ)["accepted"].as_uint(), 1u);
+}
+
+// ------------------------------------------------- the table a user reads (issue 26)
+
+// The table's row of `symbol` split into its columns (symbol, id, bid, ask,
+// last_seq, lost, dups, state, why, age_ms, gate...); empty if none.
+std::vector<std::string> table_row(const std::string& table, std::string_view symbol) {
+    std::size_t at = 0;
+    while (at < table.size()) {
+        const std::size_t end = table.find('\n', at);
+        const std::string line = table.substr(at, end - at);
+        at = end == std::string::npos ? table.size() : end + 1;
+        std::vector<std::string> cols;
+        for (std::size_t i = 0; i < line.size();) {
+            while (i < line.size() && line[i] == ' ') ++i;
+            const std::size_t j = line.find(' ', i);
+            if (i < line.size()) cols.push_back(line.substr(i, j - i));
+            i = j == std::string::npos ? line.size() : j;
+        }
+        if (!cols.empty() && cols[0] == symbol) return cols;
+    }
+    return {};
+}
+
+// Issue 26 item 10: a row's age_ms was the age at source while the gate
+// judged the silence since the last tick, so a row read "1056 ... ok" with
+// stale_ms 1000. One clock per row: the age is the gate's own silence, at
+// the same `now`, and "stale quote: N ms" says the same N.
+TEST(Replay, Rule10TableAgeIsTheGatesSilenceAtTheSameNow) {
+    Handler h(Capacity{}, GateConfig{.stale_ms = 250, .source_age_ms = 2000});
+    PacketBuilder pb(1, 1, 1, kT0);
+    pb.definition(kQ, "OLD").quote(kQ, 1, kT0 - 1'500'000'000, 1000, 5, 1010, 5);  // 1.5 s old at source
+    h.on_datagram(pb.bytes(), kT0, 0);
+    const std::string table = summary_table(summary_source(h), {.now_ns = at_ms(300)});
+    const std::vector<std::string> row = table_row(table, "OLD");
+    ASSERT_GE(row.size(), 11u) << table;
+    EXPECT_EQ(row[9], "300") << table;  // not 1800 (the age at source)
+    EXPECT_NE(table.find("stale quote: 300 ms"), std::string::npos) << table;
+
+    // Fresh: the age is the silence, below stale_ms, and the gate says ok.
+    const std::string fresh = summary_table(summary_source(h), {.now_ns = at_ms(100)});
+    const std::vector<std::string> ok = table_row(fresh, "OLD");
+    ASSERT_GE(ok.size(), 11u) << fresh;
+    EXPECT_EQ(ok[9], "100") << fresh;
+    EXPECT_EQ(ok[10], "ok") << fresh;
+}
+
+// Issue 26 item 6: every instrument of a real capture was SUSPECT with no
+// word why. The table's "why" and the JSON's "suspect_reason" say it: a
+// depth instrument seen first by a delta is a cold start (no snapshot yet),
+// one that lost messages a gap; a clean one says nothing.
+TEST(Replay, Rule6SuspectInstrumentsSayWhy) {
+    Handler h(Capacity{}, GateConfig{});
+    PacketBuilder p1(1, 1, 1, kT0);
+    p1.definition(1, "COLD").definition(2, "GAPPY").definition(3, "CLEAN");
+    p1.delta(1, 1, kT0, 1000, 5, kBid, kSet);  // a delta before any snapshot
+    p1.snapshot(2, 1, kT0, kBid1000, kAsk1010).quote(3, 1, kT0, 1000, 5, 1010, 5);
+    h.on_datagram(p1.bytes(), kT0, 0);
+    PacketBuilder p2(1, 1, 2, kT0);
+    p2.delta(2, 4, kT0, 1001, 5, kBid, kSet);  // 2 and 3 lost
+    h.on_datagram(p2.bytes(), kT0, 0);
+
+    const std::string table = summary_table(summary_source(h), {.now_ns = kT0});
+    EXPECT_EQ(table_row(table, "COLD").at(7), "SUSPECT") << table;
+    EXPECT_EQ(table_row(table, "COLD").at(8), "cold_start") << table;
+    EXPECT_EQ(table_row(table, "GAPPY").at(8), "gap") << table;
+    EXPECT_EQ(table_row(table, "CLEAN").at(7), "clean") << table;
+    EXPECT_EQ(table_row(table, "CLEAN").at(8), "-") << table;
+    const Json s = Json::parse(summary_json(summary_source(h), {.now_ns = kT0}));
+    EXPECT_EQ(instrument(s, 1)["suspect_reason"].as_string(), "cold_start");
+    EXPECT_EQ(instrument(s, 2)["suspect_reason"].as_string(), "gap");
+    EXPECT_EQ(instrument(s, 3)["suspect_reason"].as_string(), "");
+}
+
+// Issue 26 item 10: an instrument no definition named printed "?". The
+// table names it by its id (the venue's, where the protocol has one).
+TEST(Replay, Rule10AnUnnamedInstrumentIsShownByItsIdNeverAQuestionMark) {
+    Handler h(Capacity{}, GateConfig{});
+    PacketBuilder pb(1, 1, 1, kT0);
+    pb.quote(42, 1, kT0, 1000, 5, 1010, 5);
+    h.on_datagram(pb.bytes(), kT0, 0);
+    const std::string table = summary_table(summary_source(h), {.now_ns = kT0});
+    EXPECT_EQ(table.find('?'), std::string::npos) << table;
+    EXPECT_EQ(table_row(table, "42").at(1), "42") << table;
+}
+
+// Issue 26 item 7: a live view of 300 rows per refresh, and no way to look
+// at one instrument. The table shows the symbols asked for; capped, the
+// most active instruments (by messages taken) and a line saying how many
+// more there are; the JSON keeps every instrument.
+TEST(Replay, Rule7TableRowsAreTheSymbolsAskedForOrTheMostActive) {
+    Handler h(Capacity{}, GateConfig{});
+    PacketBuilder defs(1, 1, 1, kT0);
+    defs.definition(1, "AAA").definition(2, "BBB").definition(3, "CCC");
+    h.on_datagram(defs.bytes(), kT0, 0);
+    std::uint64_t pseq = 1;
+    const int ticks[] = {1, 5, 3};  // BBB most active, then CCC
+    for (std::uint32_t id = 1; id <= 3; ++id)
+        for (int t = 1; t <= ticks[id - 1]; ++t) {
+            PacketBuilder pb(1, 1, ++pseq, kT0);
+            quote(pb, id, static_cast<std::uint64_t>(t), kT0);
+            h.on_datagram(pb.bytes(), kT0, 0);
+        }
+    const std::string only = summary_table(summary_source(h), {.now_ns = kT0, .symbols = {"CCC", "AAA"}});
+    EXPECT_FALSE(table_row(only, "AAA").empty()) << only;
+    EXPECT_FALSE(table_row(only, "CCC").empty()) << only;
+    EXPECT_TRUE(table_row(only, "BBB").empty()) << only;
+
+    const std::string top = summary_table(summary_source(h), {.now_ns = kT0, .max_rows = 2});
+    EXPECT_FALSE(table_row(top, "BBB").empty()) << top;
+    EXPECT_FALSE(table_row(top, "CCC").empty()) << top;
+    EXPECT_TRUE(table_row(top, "AAA").empty()) << top;
+    EXPECT_NE(top.find("(1 more instruments not shown"), std::string::npos) << top;
+    const std::string all = summary_table(summary_source(h), {.now_ns = kT0});
+    EXPECT_EQ(all.find("not shown"), std::string::npos) << all;
+    EXPECT_EQ(Json::parse(summary_json(summary_source(h), {.now_ns = kT0, .max_rows = 1}))["instruments"].size(), 3u);
+}
+
+// Issue 26 item 7: `replay --book SYMBOL --depth N`: the instrument's levels,
+// bids and asks side by side, best first, at most N a side; its state and
+// gate from the same `now`; nothing for a symbol no instrument shows.
+TEST(Replay, Rule7BookViewShowsOneInstrumentsLevelsToTheDepthAsked) {
+    Handler h(Capacity{}, GateConfig{});
+    PacketBuilder pb(1, 1, 1, kT0);
+    const Lv bids[] = {{1000, 10}, {999, 20}, {998, 30}};
+    const Lv asks[] = {{1010, 11}, {1011, 21}};
+    pb.definition(kD, "DEEP", -2).snapshot(kD, 1, kT0, bids, asks);
+    h.on_datagram(pb.bytes(), kT0, 0);
+    const std::optional<std::string> view = book_view(summary_source(h), {.now_ns = kT0}, "DEEP", 2);
+    ASSERT_TRUE(view.has_value());
+    EXPECT_NE(view->find("DEEP (id 2): clean"), std::string::npos) << *view;
+    EXPECT_NE(view->find("gate ok"), std::string::npos) << *view;
+    EXPECT_NE(view->find("10            10.00  10.10                    11"), std::string::npos) << *view;
+    EXPECT_NE(view->find("20             9.99  10.11                    21"), std::string::npos) << *view;
+    EXPECT_EQ(view->find("9.98"), std::string::npos) << "depth 2: " << *view;
+    EXPECT_NE(book_view(summary_source(h), {.now_ns = kT0}, "DEEP", 10)->find("30             9.98"),
+              std::string::npos);
+    EXPECT_FALSE(book_view(summary_source(h), {.now_ns = kT0}, "NONE", 10).has_value());
 }
 
 }  // namespace

@@ -37,6 +37,19 @@ struct InstrumentCounters {
     std::uint64_t foreign_channel = 0;   // rule 7: messages for it on another channel, dropped
 };
 
+// Why an instrument is SUSPECT (the table's "why", the JSON's
+// "suspect_reason", the state log's suspect lines): suspect_reason() below.
+enum class SuspectReason : std::uint8_t {
+    kNone,         // not suspect
+    kColdStart,    // never repaired since first seen: no snapshot or full quote yet (ITCH: not yet alive)
+    kGap,          // messages were lost (a gap, a hole given up)
+    kUnconfirmed,  // MDP3: its channel had a gap; its next RptSeq or a snapshot says whether it lost any
+    kLateJoin,     // ITCH: its channel was joined mid-session (orders added before are unknown)
+    kIncomplete,   // ITCH: its book missed orders (a full store refused an add, or it was booked mid-session)
+};
+// "cold_start", "gap", "unconfirmed", "late_join", "incomplete"; "" for kNone.
+[[nodiscard]] std::string_view to_string(SuspectReason r) noexcept;
+
 struct InstrumentState {
     // Gate-hot fields first: one cache line for check().
     std::int64_t last_alive_ns = 0;
@@ -68,8 +81,22 @@ struct InstrumentState {
     bool unconfirmed = false;
     bool unconfirmed_clean = false;
     bool lost_suspect = false;
+    // Written by a sequencer that knows a cause the counters below do not
+    // show (ITCH: its channel's late join or given-up hole, an incomplete
+    // book); suspect_reason() reads it first.
+    SuspectReason cause = SuspectReason::kNone;
     InstrumentCounters counters;
 };
+
+// Why `st` is suspect (kNone when it is not): its cause when one was
+// written, else unconfirmed, a gap (counted), or a cold start.
+[[nodiscard]] inline SuspectReason suspect_reason(const InstrumentState& st) noexcept {
+    if (!st.suspect) return SuspectReason::kNone;
+    if (st.unconfirmed) return SuspectReason::kUnconfirmed;
+    if (st.cause != SuspectReason::kNone) return st.cause;
+    if (st.lost_suspect || st.counters.gap_events > 0) return SuspectReason::kGap;
+    return SuspectReason::kColdStart;
+}
 
 // How an engine names an instrument: its dense id and the generation of the
 // definition it was found under. Stable for as long as the id keeps its

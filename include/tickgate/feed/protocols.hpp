@@ -6,11 +6,17 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 
+#include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
+#include "tickgate/feed/moldudp64/wire.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -19,6 +25,7 @@ namespace tickgate {
 template <VenueProtocol... P>
 struct ProtocolList {
     static constexpr std::array<std::string_view, sizeof...(P)> names = {P::kName...};
+    static constexpr std::array<std::string_view, sizeof...(P)> titles = {P::kTitle...};
 };
 
 using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol>;
@@ -27,6 +34,7 @@ using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol>;
 // ITCH 5.0 over MoldUDP64 (feed/itch50/: itch50::Replay offline,
 // itch50::LiveHandler live; the CLI commands call them by name).
 inline constexpr std::string_view kItch50Name = "itch50";
+inline constexpr std::string_view kItch50Title = "ITCH 5.0";
 
 namespace detail {
 template <std::size_t N>
@@ -38,8 +46,20 @@ consteval std::array<std::string_view, N + 1> with_own_pipelines(const std::arra
 }
 }  // namespace detail
 
-// Every name configs and --protocol take.
+// Every name configs and --protocol take, and how messages name each.
 inline constexpr auto kProtocolNames = detail::with_own_pipelines(KnownProtocols::names);
+inline constexpr auto kProtocolTitles = [] {
+    std::array<std::string_view, kProtocolNames.size()> all{};
+    for (std::size_t i = 0; i < KnownProtocols::titles.size(); ++i) all[i] = KnownProtocols::titles[i];
+    all.back() = kItch50Title;
+    return all;
+}();
+// "QFB/1" for "qfb1"; the name itself if no protocol has it.
+[[nodiscard]] constexpr std::string_view protocol_title(std::string_view name) noexcept {
+    for (std::size_t i = 0; i < kProtocolNames.size(); ++i)
+        if (kProtocolNames[i] == name) return kProtocolTitles[i];
+    return name;
+}
 
 // "qfb1, mdp3, ..." for messages.
 [[nodiscard]] inline std::string protocol_list() {
@@ -73,5 +93,110 @@ decltype(auto) with_protocol(std::string_view name, F&& f) {
         throw std::invalid_argument("protocol \"itch50\" has its own pipeline (itch50::LiveHandler, itch50::Replay)");
     return detail::dispatch(name, f, KnownProtocols{});
 }
+
+// ---- protocol detection (`replay --protocol auto`, the wrong-protocol hint)
+//
+// Every known protocol's decoder tries each datagram offered; one "reads
+// it cleanly" when its header is valid, the decoder finds no fault, and
+// (when it holds messages) at least one is of a type the protocol defines.
+// Cold path: each decoder is a fresh instance, never a handler's.
+
+namespace detail {
+
+template <VenueProtocol P>
+class CleanReader {
+public:
+    [[nodiscard]] bool reads(std::span<const std::byte> d) {
+        const typename P::Key key = P::read_key(d, 0);
+        if (!key.valid()) return false;
+        const std::uint64_t unknown = decoder_->counters().unknown_messages.get();
+        // kFirst: every datagram is parsed (never taken for the other line's copy).
+        const DecodeResult r = decoder_->decode(d, key, SessionMark::kFirst, 0, 0, [](const Event&) noexcept {});
+        const std::uint64_t unknown_now = decoder_->counters().unknown_messages.get() - unknown;
+        return r.verdict == PacketVerdict::kDecoded && (r.messages == 0 || unknown_now < r.messages);
+    }
+
+private:
+    std::unique_ptr<typename P::Decoder> decoder_ = std::make_unique<typename P::Decoder>();
+};
+
+// ITCH 5.0 over MoldUDP64 (its own pipeline): a MoldUDP64 header whose
+// session is printable ASCII, blocks that tile the datagram, an ITCH type among them.
+class ItchCleanReader {
+public:
+    [[nodiscard]] bool reads(std::span<const std::byte> d) {
+        const moldudp64::Key key = moldudp64::read_key(d, 0);
+        if (!key.valid() || key.kind == moldudp64::PacketKind::kRequest) return false;
+        for (const char c : key.session)
+            if (c < 0x20 || c > 0x7E) return false;
+        std::uint16_t known = 0;
+        const itch50::PacketDecode r = decoder_->decode(d, key, [&](const itch50::OrderMessage& m) noexcept {
+            known += m.action != itch50::Action::kUnknownType ? 1 : 0;
+        });
+        return !r.malformed && (r.walk.received == 0 || known > 0);
+    }
+
+private:
+    std::unique_ptr<itch50::PacketDecoder> decoder_ = std::make_unique<itch50::PacketDecoder>();
+};
+
+template <class List>
+struct ProtocolReaders;
+template <VenueProtocol... P>
+struct ProtocolReaders<ProtocolList<P...>> {
+    std::tuple<CleanReader<P>..., ItchCleanReader> readers;
+    // For each protocol in kProtocolNames' order: whether it reads `d` cleanly.
+    template <class F>
+    void each(std::span<const std::byte> d, F&& f) {
+        std::size_t i = 0;
+        std::apply([&](auto&... r) { ((f(i++, r.reads(d))), ...); }, readers);
+    }
+};
+
+}  // namespace detail
+
+// How many of the datagrams offered each known protocol reads cleanly.
+class ProtocolProbe {
+public:
+    struct Fit {
+        std::string_view name;
+        std::string_view title;
+        std::uint64_t clean = 0;
+    };
+
+    ProtocolProbe() {
+        for (std::size_t i = 0; i < kProtocolNames.size(); ++i) fits_[i] = {kProtocolNames[i], kProtocolTitles[i], 0};
+    }
+    // One UDP payload (an empty one is not offered: no protocol sends it).
+    void offer(std::span<const std::byte> datagram) {
+        if (datagram.empty()) return;
+        ++datagrams_;
+        readers_.each(datagram, [&](std::size_t i, bool clean) { fits_[i].clean += clean ? 1 : 0; });
+    }
+    [[nodiscard]] std::uint64_t datagrams() const noexcept { return datagrams_; }
+    [[nodiscard]] std::span<const Fit> fits() const noexcept { return fits_; }
+    [[nodiscard]] const Fit& fit(std::string_view name) const noexcept {
+        for (const Fit& f : fits_)
+            if (f.name == name) return f;
+        return fits_.front();
+    }
+    // The protocol that reads the most datagrams cleanly (the first listed
+    // of equals), or nullptr when none reads any.
+    [[nodiscard]] const Fit* best() const noexcept {
+        const Fit* b = nullptr;
+        for (const Fit& f : fits_)
+            if (f.clean > 0 && (b == nullptr || f.clean > b->clean)) b = &f;
+        return b;
+    }
+
+private:
+    std::array<Fit, kProtocolNames.size()> fits_{};
+    detail::ProtocolReaders<KnownProtocols> readers_;
+    std::uint64_t datagrams_ = 0;
+};
+
+// The first `max_datagrams` UDP payloads of the capture at `path`
+// (feed/protocol_probe.cpp) offered to a probe. Throws CaptureError as replay does.
+[[nodiscard]] ProtocolProbe probe_capture(const std::string& path, std::uint64_t max_datagrams = 1000);
 
 }  // namespace tickgate

@@ -97,6 +97,12 @@ struct SummaryContext {
     std::vector<ChannelPacketCount> foreign_channel_packets = {};
     // Optional: what the protocol adds (venue_summary.hpp).
     const VenueSummary* venue = nullptr;
+    // The table's rows (the JSON has every instrument): only the
+    // instruments these symbols name (as the table shows them), if any;
+    // at most `max_rows` of them, the most active (0: all), with a line
+    // saying how many more there are.
+    std::vector<std::string> symbols = {};
+    std::size_t max_rows = 0;
 };
 
 // What a summary is made of, whatever the protocol and book: the
@@ -135,12 +141,31 @@ std::string summary_json(const SummarySource& src, const SummaryContext& ctx, co
 // A readable table: symbol, bid/ask in real units, last seq, lost, dups, state, gate reason, age.
 std::string summary_table(const SummarySource& src, const SummaryContext& ctx);
 
-// One refresh of `tickgate run`'s live view: the summary table at `now_ns`
-// and `line_table` (per-line statistics) under a title naming `config_path`
-// and the seconds since start. On a terminal it starts by homing the cursor
-// and clearing the screen: the only control sequence in it, since every
-// string that came off the wire (or from the command line) is printable().
-std::string live_view(const SummarySource& src, std::int64_t now_ns, std::string_view config_path,
+// Pairs of destinations ("group:port") among the first `max_datagrams` UDP
+// datagrams of the capture at `path` that carry byte-identical payloads:
+// lines A and B of one channel (each pair once, in order of first sight).
+// Throws CaptureError as replay does.
+std::vector<std::pair<std::string, std::string>> identical_destinations(const std::string& path,
+                                                                        std::uint64_t max_datagrams = 1000);
+
+// `replay --stats`' line (every protocol): records, datagrams and
+// `messages` of `r`, its wall time and the rate.
+std::string replay_stats_line(const ReplayResult& r, std::uint64_t messages);
+
+// `replay --book SYMBOL`: the instrument the table shows as `symbol`, its
+// state and gate at ctx.now_ns, and up to `depth` levels a side (quantity
+// and price, bids and asks side by side, best first); nullopt if no
+// instrument shows as `symbol`.
+std::optional<std::string> book_view(const SummarySource& src, const SummaryContext& ctx, std::string_view symbol,
+                                     std::size_t depth);
+
+// One refresh of `tickgate run`'s live view: the summary table of `ctx`
+// (its time, rows: run --symbols) and `line_table` (per-line statistics)
+// under a title naming `config_path` and the seconds since start. On a
+// terminal it starts by homing the cursor and clearing the screen: the only
+// control sequence in it, since every string that came off the wire (or
+// from the command line) is printable().
+std::string live_view(const SummarySource& src, const SummaryContext& ctx, std::string_view config_path,
                       double elapsed_s, std::string_view line_table, bool terminal);
 
 // ---- replay_capture
@@ -158,6 +183,30 @@ std::vector<ReplayLine> replay_lines(const Config& cfg);
 // A progress line on stderr: `fraction` of the file read, `messages` decoded.
 void report_replay_progress(double fraction, std::uint64_t messages);
 void clear_replay_progress();
+
+// The progress line of every protocol's replay (only on a terminal: a
+// pipe or a file gets nothing): at most every 250 ms, looked at every
+// 65,536 records; `messages()` is asked only then.
+class ReplayProgress {
+public:
+    ReplayProgress(bool enabled, std::chrono::steady_clock::time_point start) : enabled_(enabled), last_(start) {}
+    template <class Messages>
+    void tick(std::uint64_t records, const CaptureReader& reader, Messages&& messages) {
+        if (!enabled_ || (records & 0xFFFF) != 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_ < std::chrono::milliseconds(250)) return;
+        last_ = now;
+        report_replay_progress(static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.file_size()),
+                               messages());
+    }
+    void clear() const {
+        if (enabled_) clear_replay_progress();
+    }
+
+private:
+    bool enabled_;
+    std::chrono::steady_clock::time_point last_;
+};
 
 // The channel of a datagram's destination group:port (numbered from 1 in
 // order of first appearance, named in `names`).
@@ -297,23 +346,18 @@ ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler&
     detail::DatagramSink<Handler> sink(cfg, handler, options.arbitrate);
     ReplayResult r;
     const auto start = std::chrono::steady_clock::now();
-    auto last_report = start;
+    detail::ReplayProgress progress(options.progress, start);
     detail::read_datagrams<P>(reader, lines, r,
                               [&](std::span<const std::byte> p, const typename P::Key& k, std::int64_t t,
                                   std::uint8_t l) {
                                   sink(p, k, t, l);
-                                  if (!options.progress || (r.frames.records & 0xFFFF) != 0) return;
-                                  const auto now = std::chrono::steady_clock::now();
-                                  if (now - last_report < std::chrono::milliseconds(250)) return;
-                                  last_report = now;
-                                  detail::report_replay_progress(
-                                      static_cast<double>(reader.bytes_read()) / static_cast<double>(reader.file_size()),
-                                      handler.decoder().counters().messages.get());
+                                  progress.tick(r.frames.records, reader,
+                                                [&] { return handler.decoder().counters().messages.get(); });
                               });
     sink.finish();
     r.truncation = reader.truncation();
     r.duplicate_packets = sink.duplicate_packets();
-    if (options.progress) detail::clear_replay_progress();
+    progress.clear();
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
 }

@@ -7,8 +7,9 @@
 // rate-limits per kind and instrument (at most N lines per window, then one
 // "suppressed K similar" line when the window ends) and writes through an
 // spdlog logger whose level and sink ("stderr" or a file path) come from
-// LoggingConfig. Only changes are logged: gap opened, suspect, recovered,
-// session change, stale snapshot, line down/up, overload.
+// LoggingConfig. Only changes are logged: gap_opened, suspect (and why),
+// recovered, session_change, stale_snapshot, line_down/up, overload, ...;
+// each line starts with its kind's name as to_string spells it.
 #pragma once
 
 #include <atomic>
@@ -39,7 +40,7 @@ struct LineStats;
 
 enum class StateChangeKind : std::uint8_t {
     kGapOpened,      // value: messages lost
-    kSuspect,        // the instrument's book became unreliable
+    kSuspect,        // the instrument's book became unreliable; value: its SuspectReason (instruments.hpp)
     kRecovered,      // suspect -> clean
     kSessionChange,  // channel; value: the new session
     kStaleSnapshot,  // value: the snapshot's seq

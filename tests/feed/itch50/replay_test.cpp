@@ -78,7 +78,9 @@ TEST(ItchReplay, NasdaqCaptureSummary) {
         EXPECT_EQ(ins["lost"].as_int(), 0);             // loss belongs to the stream
         if (ins["id"].as_int() != 4670) continue;
         found = true;
-        EXPECT_EQ(ins["symbol"].as_string(), "4670");  // no R in the capture: the locate
+        EXPECT_EQ(ins["symbol"].as_string(), "HALO");  // no R in the capture: its adds' stock
+        EXPECT_EQ(ins["locate"].as_int(), 4670);
+        EXPECT_EQ(ins["suspect_reason"].as_string(), "late_join");
         EXPECT_EQ(ins["accepted"].as_int(), 17);
         EXPECT_EQ(ins["last_seq"].as_int(), 14757855);
         EXPECT_EQ(ins["unknown_orders"].as_int(), 15);
@@ -296,24 +298,51 @@ TEST(ItchReplayRule, UnicastDatagramOfNoChannelIsUnmatchedNotAPacket) {
 
 // Issue 21 item 12: after a session change the symbols printed empty. The
 // new session empties books and orders and unnames the locates (find()
-// answers none until the new directory), and the summary shows the locate
-// in decimal meanwhile, as before any directory.
+// answers none until the new session names them), and the summary shows
+// the locate in decimal meanwhile, as before any directory; never "?"
+// (issue 26 item 10).
 TEST(ItchReplayRule, NewSessionShowsTheLocateAsSymbolUntilItsDirectoryNamesIt) {
     Replay replay(two_line_config());
     feed(replay, mold_packet("SESSION001", 1, std::vector<Bytes>{stock_directory(5, "AAPL"), add_order(5, 1, 'B', 100, 1000)}),
          kGroupA, 31001, 0);
-    feed(replay, mold_packet("SESSION002", 1, std::vector<Bytes>{add_order(5, 2, 'S', 10, 2000)}), kGroupA, 31001, 1);
+    feed(replay, mold_packet("SESSION002", 1, std::vector<Bytes>{executed(5, 1, 10)}), kGroupA, 31001, 1);
     Json s = Json::parse(replay.summary_json({.now_ns = 2}));
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "5");
-    EXPECT_EQ((*instrument(s, 5))["orders"].as_int(), 1);  // the old session's order is gone
+    EXPECT_EQ((*instrument(s, 5))["orders"].as_int(), 0);  // the old session's order is gone
     EXPECT_EQ((*instrument(s, 5))["bids"].dump(), "[]");
     EXPECT_FALSE(replay.find("AAPL").has_value());
     EXPECT_FALSE(replay.find("5").has_value());  // a placeholder, not a symbol
-    EXPECT_NE(replay.summary_table({.now_ns = 2}).find(" 5 "), std::string::npos);
+    const std::string table = replay.summary_table({.now_ns = 2});
+    EXPECT_NE(table.find("\n5 "), std::string::npos) << table;
+    EXPECT_EQ(table.find('?'), std::string::npos) << table;
     feed(replay, mold_packet("SESSION002", 2, std::vector<Bytes>{stock_directory(5, "AAPL")}), kGroupA, 31001, 3);
     s = Json::parse(replay.summary_json({.now_ns = 4}));
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "AAPL");
     EXPECT_EQ(replay.find("AAPL")->id, 5u);
+}
+
+// Issue 26 item 6: a capture joined after the Stock Directory showed bare
+// locates. An Add Order carries its stock: it names a locate no directory
+// named in the session (find() answers it), once; a directory still
+// decides, and a blank stock names nothing (a later add may).
+TEST(ItchReplayRule, Rule6AddOrderNamesALocateNoDirectoryNamed) {
+    Replay replay(two_line_config());
+    feed(replay, mold_packet("SESSION001", 1, std::vector<Bytes>{add_order(5, 1, 'B', 100, 1000, 0, false, "MSFT"),
+                                                                 add_order(5, 2, 'B', 100, 1000, 0, false, "OTHER"),
+                                                                 add_order(6, 3, 'S', 100, 1000, 0, false, ""),
+                                                                 add_order(7, 4, 'S', 100, 1000, 0, false, ""),
+                                                                 add_order(7, 5, 'S', 100, 1000, 0, false, "IBM")}),
+         kGroupA, 31001, 0);
+    Json s = Json::parse(replay.summary_json({.now_ns = 1}));
+    EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "MSFT");  // the first add's
+    EXPECT_EQ((*instrument(s, 6))["symbol"].as_string(), "6");     // blank: the locate
+    EXPECT_EQ((*instrument(s, 7))["symbol"].as_string(), "IBM");   // the first add that names one
+    ASSERT_TRUE(replay.find("MSFT").has_value());
+    EXPECT_EQ(replay.find("MSFT")->id, 5u);
+    feed(replay, mold_packet("SESSION001", 6, std::vector<Bytes>{stock_directory(5, "MSFT.X")}), kGroupA, 31001, 2);
+    s = Json::parse(replay.summary_json({.now_ns = 3}));
+    EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "MSFT.X");
+    EXPECT_FALSE(replay.find("MSFT").has_value());
 }
 
 // Issue 21 item 6: every new session walked the whole order store (1,500

@@ -44,7 +44,7 @@ struct OrderMessage {
     char type;
     char side;                  // 'B' or 'S' (adds only)
     char code;                  // S event code, H trading state
-    char symbol[kSymbolSize];   // R only, space padded as on the wire
+    char symbol[kSymbolSize];   // R, A and F (the stock), space padded as on the wire
 };
 
 // Normalizes message `m` (at least min_length(m[0]) bytes: moldudp64::walk's check).
@@ -76,6 +76,7 @@ struct OrderMessage {
         case 'F': {
             const AddOrderView a(m);
             o.action = Action::kAdd;
+            std::memcpy(o.symbol, a.stock().data(), kSymbolSize);
             o.order_ref = a.order_ref();
             o.side = a.side();
             o.shares = a.shares();

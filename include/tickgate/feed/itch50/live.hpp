@@ -55,9 +55,13 @@ public:
     // (implausible_positions, unrequested_answers). Same thread as
     // poll(), every few hundred ms; a few compares per channel.
     void log_state(StateLog& log, std::int64_t now_ns) noexcept;
-    // One refresh of the live view (the shared table and the lines).
-    [[nodiscard]] std::string live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
-                                        bool terminal) const;
+    // The live view's rows at most: a day's directory names thousands of
+    // stocks, a refresh shows the most active (run --symbols names others).
+    static constexpr std::size_t kLiveViewRows = 20;
+    // One refresh of the live view (the shared table and the lines): the
+    // instruments `symbols` names if any, at most kLiveViewRows of them.
+    [[nodiscard]] std::string live_view(std::int64_t now_ns, const std::vector<std::string>& symbols,
+                                        std::string_view config_path, double elapsed_s, bool terminal) const;
 
 private:
     // A datagram of the current round, copied out of the receive batch.

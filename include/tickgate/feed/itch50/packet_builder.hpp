@@ -20,9 +20,11 @@ using Bytes = std::vector<std::byte>;
 [[nodiscard]] Bytes system_event(char code, std::int64_t timestamp_ns);
 [[nodiscard]] Bytes stock_directory(std::uint16_t locate, std::string_view symbol, std::int64_t timestamp_ns = 0);
 [[nodiscard]] Bytes trading_action(std::uint16_t locate, std::string_view symbol, char state, std::int64_t timestamp_ns = 0);
-// 'A' (or 'F' with an attribution "MPID").
+// 'A' (or 'F' with an attribution "MPID"), naming `stock` (blank by
+// default: such an add names no locate, only a directory does).
 [[nodiscard]] Bytes add_order(std::uint16_t locate, std::uint64_t ref, char side, std::uint32_t shares,
-                              std::uint32_t price, std::int64_t timestamp_ns = 0, bool with_mpid = false);
+                              std::uint32_t price, std::int64_t timestamp_ns = 0, bool with_mpid = false,
+                              std::string_view stock = "");
 [[nodiscard]] Bytes executed(std::uint16_t locate, std::uint64_t ref, std::uint32_t shares, std::int64_t timestamp_ns = 0);
 [[nodiscard]] Bytes executed_with_price(std::uint16_t locate, std::uint64_t ref, std::uint32_t shares,
                                         std::uint32_t price, std::int64_t timestamp_ns = 0);

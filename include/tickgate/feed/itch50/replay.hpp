@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,10 @@ public:
     [[nodiscard]] static std::uint32_t channels_in(const std::string& path);
 
     // Feeds the capture at `path` (see replay_capture in replay.hpp for the
-    // errors thrown and the truncation rule) and gives up the holes left open.
-    ReplayResult run(const std::string& path);
+    // errors thrown and the truncation rule) and gives up the holes left
+    // open. `options.progress`: the shared progress line (replay.hpp);
+    // `arbitrate` does not apply (the stream merges lines by position).
+    ReplayResult run(const std::string& path, const ReplayOptions& options = {});
     // One UDP datagram sent to dst_ip:dst_port (host order), captured at `ts_ns`.
     void on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port, std::int64_t ts_ns);
     // The end of the capture: every open hole given up.
@@ -78,8 +81,11 @@ public:
     [[nodiscard]] std::string summary_json(const SummaryContext& ctx) const;
     // The readable table (the shared one).
     [[nodiscard]] std::string summary_table(const SummaryContext& ctx) const;
+    // `replay --book SYMBOL` (the shared book_view, replay.hpp).
+    [[nodiscard]] std::optional<std::string> book_view(const SummaryContext& ctx, std::string_view symbol,
+                                                       std::size_t depth) const;
     // One refresh of `tickgate run`'s live view (the shared one, see replay.hpp).
-    [[nodiscard]] std::string live_view(std::int64_t now_ns, std::string_view config_path, double elapsed_s,
+    [[nodiscard]] std::string live_view(const SummaryContext& ctx, std::string_view config_path, double elapsed_s,
                                         std::string_view line_table, bool terminal) const;
 
     struct ChannelInfo {
@@ -103,6 +109,14 @@ public:
     [[nodiscard]] SequencerCounters sequencer_totals() const noexcept;
 
 private:
+    // f(SummarySource): the shared summary's sources (totals over the channels).
+    template <class F>
+    decltype(auto) with_summary_source(F&& f) const {
+        DecoderCounters decoder;
+        totals(decoder);
+        const SequencerCounters seq;  // ITCH's sequencer counters are per channel and instrument, not these
+        return f(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate});
+    }
     // The channel slot of a datagram; UINT32_MAX: none.
     std::uint32_t slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port);
 

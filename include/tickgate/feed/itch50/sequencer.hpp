@@ -88,8 +88,8 @@ public:
         apply(ch, decode_message(m, position), recv_ns);
     }
     void session_started(std::uint32_t ch, bool replaces_another) noexcept;
-    void late_join(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch); }
-    void gave_up(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch); }
+    void late_join(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch, SuspectReason::kLateJoin); }
+    void gave_up(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch, SuspectReason::kGap); }
     void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept;
 
     // One applied message of channel `ch` (what message() does after decoding).
@@ -122,10 +122,12 @@ private:
         char trading_state = 0;
         bool refused = false;  // a full store refused one of its adds: its book is incomplete
         bool rebooked = false; // booked after orders went by unkept: its book is incomplete
+        bool named = false;    // a directory or an add gave it its symbol in this session
     };
     struct Channel {
         std::uint32_t first_instrument = kNoInstrument;
         bool suspect = false;     // late join or given-up hole in this session: every instrument
+        SuspectReason cause = SuspectReason::kNone;  // which, the first in the session
         bool has_offset = false;
         std::int32_t offset_minutes = 0;
         char system_event = 0;
@@ -137,11 +139,13 @@ private:
 
     // The instrument `locate` on channel `ch`, bound on first sight; kNoInstrument if not ours.
     std::uint32_t instrument(std::uint32_t ch, std::uint16_t locate) noexcept;
-    void make_channel_suspect(std::uint32_t ch) noexcept;
+    void make_channel_suspect(std::uint32_t ch, SuspectReason why) noexcept;
     void refresh_suspect(std::uint32_t ch, std::uint32_t id) noexcept;
     // The symbol of an instrument no directory names (yet, or in this session): its locate in decimal.
     void name_by_locate(std::uint32_t id) noexcept;
     void order(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
+    // Gives `id` the symbol of `o` (R, A, F), unless it is blank; whether it did.
+    bool name(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept;
     // `missed`: messages of the instrument went by in this session unkept.
     void on_booking_changed(std::uint32_t id, bool missed) noexcept;
 
@@ -187,14 +191,22 @@ inline void Sequencer::name_by_locate(std::uint32_t id) noexcept {
 inline void Sequencer::refresh_suspect(std::uint32_t ch, std::uint32_t id) noexcept {
     InstrumentState& st = instruments_.state(id);
     const PerInstrument& pi = per_instrument_[id];
-    st.suspect = channels_[ch].suspect || pi.refused || pi.rebooked || !st.alive;
+    const Channel& c = channels_[ch];
+    st.suspect = c.suspect || pi.refused || pi.rebooked || !st.alive;
+    st.cause = c.suspect                     ? c.cause
+               : pi.refused || pi.rebooked   ? SuspectReason::kIncomplete
+                                             : SuspectReason::kNone;  // never alive: a cold start
 }
 
-inline void Sequencer::make_channel_suspect(std::uint32_t ch) noexcept {
+inline void Sequencer::make_channel_suspect(std::uint32_t ch, SuspectReason why) noexcept {
     Channel& c = channels_[ch];
+    if (!c.suspect) c.cause = why;
     c.suspect = true;
-    for (std::uint32_t id = c.first_instrument; id != kNoInstrument; id = per_instrument_[id].next_in_channel)
-        instruments_.state(id).suspect = true;
+    for (std::uint32_t id = c.first_instrument; id != kNoInstrument; id = per_instrument_[id].next_in_channel) {
+        InstrumentState& st = instruments_.state(id);
+        st.suspect = true;
+        st.cause = c.cause;
+    }
 }
 
 inline void Sequencer::alive(std::uint32_t ch, std::int64_t recv_ns) noexcept {
@@ -222,6 +234,7 @@ inline void Sequencer::alive(std::uint32_t ch, std::int64_t recv_ns) noexcept {
 inline void Sequencer::session_started(std::uint32_t ch, bool replaces_another) noexcept {
     Channel& c = channels_[ch];
     c.suspect = false;
+    c.cause = SuspectReason::kNone;
     c.has_offset = false;
     if (!replaces_another) return;
     // Only the channel's own instruments and orders: O(1) per instrument
@@ -234,6 +247,7 @@ inline void Sequencer::session_started(std::uint32_t ch, bool replaces_another) 
         st.has_source = false;
         per_instrument_[id].refused = false;
         per_instrument_[id].rebooked = false;
+        per_instrument_[id].named = false;
         per_instrument_[id].trading_state = 0;
         // Stock locates are the day's: until the new session's directory
         // names it again, the locate has no symbol (find() answers none, the
@@ -277,14 +291,16 @@ inline void Sequencer::order(std::uint32_t id, const OrderMessage& o, bool seen_
     PerInstrument& pi = per_instrument_[id];
     OrderResult r = OrderResult::kApplied;
     switch (o.action) {
-        case Action::kStockDirectory: {
-            std::size_t n = kSymbolSize;
-            while (n > 0 && o.symbol[n - 1] == ' ') --n;
-            // Through the table: find(symbol) and subscriptions follow the
-            // day's directory; a locate given another symbol retires old handles.
-            if (instruments_.set_symbol(id, {o.symbol, n})) on_booking_changed(id, seen_in_session);
+        case Action::kStockDirectory:
+            pi.named = true;
+            name(id, o, seen_in_session);
             return;
-        }
+        case Action::kAdd:
+            // An add names its stock too: a capture joined after the
+            // directory (a late join) still shows symbols, and the locate
+            // beside them. Once per session; a directory after it decides.
+            if (!pi.named) [[unlikely]] pi.named = name(id, o, seen_in_session);
+            break;
         case Action::kTradingAction: pi.trading_state = o.code; return;
         default: break;
     }
@@ -304,9 +320,20 @@ inline void Sequencer::order(std::uint32_t id, const OrderMessage& o, bool seen_
             ++pi.counters.refused_adds;
             pi.refused = true;
             instruments_.state(id).suspect = true;
+            if (instruments_.state(id).cause == SuspectReason::kNone) instruments_.state(id).cause = SuspectReason::kIncomplete;
             break;
         default: break;
     }
+}
+
+inline bool Sequencer::name(std::uint32_t id, const OrderMessage& o, bool seen_in_session) noexcept {
+    std::size_t n = kSymbolSize;
+    while (n > 0 && o.symbol[n - 1] == ' ') --n;
+    if (n == 0) return false;  // no symbol: the locate stays its name
+    // Through the table: find(symbol) and subscriptions follow the day's
+    // names; a locate given another symbol retires old handles.
+    if (instruments_.set_symbol(id, {o.symbol, n})) on_booking_changed(id, seen_in_session);
+    return true;
 }
 
 inline void Sequencer::on_booking_changed(std::uint32_t id, bool missed) noexcept {
@@ -319,6 +346,7 @@ inline void Sequencer::on_booking_changed(std::uint32_t id, bool missed) noexcep
     if (!missed) return;
     per_instrument_[id].rebooked = true;
     st.suspect = true;
+    if (st.cause == SuspectReason::kNone) st.cause = SuspectReason::kIncomplete;
 }
 
 inline void Sequencer::apply_subscriptions() noexcept {

@@ -20,6 +20,7 @@ namespace tickgate::mdp3 {
 
 struct Protocol {
     static constexpr std::string_view kName = "mdp3";
+    static constexpr std::string_view kTitle = "MDP3";  // in messages
     static constexpr std::size_t kMaxDatagram = mdp3::kMaxDatagram;
     static constexpr HolePolicy kHolePolicy = HolePolicy::kGiveUpAfterHold;
     static constexpr bool kHeaderNamesChannel = false;  // the line decides the channel

@@ -33,6 +33,7 @@ private:
 
 struct Protocol {
     static constexpr std::string_view kName = "qfb1";
+    static constexpr std::string_view kTitle = "QFB/1";  // in messages
     static constexpr std::size_t kMaxDatagram = qfb1::kMaxDatagram;
     static constexpr HolePolicy kHolePolicy = HolePolicy::kGiveUpAfterHold;
     static constexpr bool kHeaderNamesChannel = true;  // rule 7: checked against the line's channel
