@@ -91,6 +91,7 @@ public:
     void begin(std::uint32_t ch, std::uint64_t next_seq) noexcept {
         buffer_.clear();
         buffering_ = ch;
+        wanted_[ch] = SnapshotWant::kNone;  // being served
         first_ = next_seq;
         overflowed_ = cancelled_ = false;
     }
@@ -180,7 +181,7 @@ public:
     // offline timer (live: expire() follows the sockets' clock).
     void deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port, std::int64_t recv_ns);
     // Gives up the holes older than their channel's timeout at `now_ns`.
-    void expire(std::int64_t now_ns) { stream_.expire(now_ns, sequencer_); }
+    void expire(std::int64_t now_ns) { stream_.expire(now_ns, router_); }
     // The stream and its sink, for the live re-request client's answers.
     [[nodiscard]] Stream& stream() noexcept { return stream_; }
     [[nodiscard]] SnapshotRouter& sink() noexcept { return router_; }
