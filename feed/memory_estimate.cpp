@@ -13,6 +13,7 @@
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -68,6 +69,12 @@ MemoryEstimate estimate_itch_memory(const Config& c) {
         {"per-instrument state", {}, per_instrument, per_instrument},
         {"receiver", {"receiver.batch"}, receiver, receiver},
     };
+    // GLIMPSE (live, channels with `glimpse`): the snapshot buffer and the
+    // storage a spin is built into, both zero pages until a snapshot loads.
+    if (c.any_glimpse()) {
+        e.parts.push_back({"snapshot buffer", {"glimpse.buffer_mb"}, std::size_t{c.glimpse.buffer_mb} << 20, 0});
+        e.parts.push_back({"snapshot storage", {"itch.max_orders"}, itch50::SnapshotStorage::bytes_for(c.itch.max_orders), 0});
+    }
     add_up(e);
     return e;
 }
