@@ -25,6 +25,7 @@ struct GlimpseServer::Impl {
     asio::io_context io;
     tcp::acceptor acceptor{io};
     std::atomic<bool> stopping{false};
+    std::uint16_t port = 0;  // bound (kept after stop())
     std::atomic<std::uint64_t> connections{0}, served{0}, rejected{0}, heartbeats{0};
     std::thread thread;
 
@@ -68,7 +69,8 @@ struct GlimpseServer::Impl {
     }
 
     void serve(tcp::socket& s) {
-        ++connections;
+        const bool first = ++connections == 1;
+        const std::uint64_t drop_after = first ? o.drop_after : UINT64_MAX;
         std::vector<std::byte> buf(4096);
         std::size_t have = 0;
         const soupbintcp::Frame login = read_packet(s, buf, have, 5000);
@@ -76,7 +78,7 @@ struct GlimpseServer::Impl {
         if (login.status != soupbintcp::FrameStatus::kPacket || login.type != soupbintcp::type::kLoginRequest ||
             !soupbintcp::parse_login_request(login.payload, req))
             return;
-        const bool ok = !o.reject && req.username == o.username && req.password == o.password;
+        const bool ok = !o.reject && (o.any_credentials || (req.username == o.username && req.password == o.password));
         consume(buf, have, login.size);
         boost::system::error_code ec;
         s.non_blocking(false, ec);
@@ -101,7 +103,7 @@ struct GlimpseServer::Impl {
             (void)soupbintcp::write_packet(batch.data() + at, soupbintcp::type::kSequencedData, m);
         };
         for (const Bytes& m : spin.messages) {
-            if (sent == o.drop_after) {
+            if (sent == drop_after) {
                 (void)flush();
                 return;  // the connection drops mid-spin
             }
@@ -109,7 +111,7 @@ struct GlimpseServer::Impl {
             ++sent;
             if (batch.size() >= 65536 && !flush()) return;
         }
-        if (!flush() || sent == o.drop_after) return;
+        if (!flush() || sent == drop_after) return;
         // A slow spin: `M` waits, heartbeats keep the session alive.
         const std::int64_t m_at = monotonic_ns() + std::int64_t{o.delay_ms} * 1'000'000;
         std::int64_t next_beat = monotonic_ns() + 1'000'000'000;
@@ -165,6 +167,7 @@ GlimpseServer::GlimpseServer(const GlimpseServerOptions& o, std::function<Glimps
     if (!ec) impl_->acceptor.bind(ep, ec);
     if (!ec) impl_->acceptor.listen(4, ec);
     if (ec) throw std::runtime_error("glimpse server: cannot listen on 127.0.0.1:" + std::to_string(o.port) + ": " + ec.message());
+    impl_->port = impl_->acceptor.local_endpoint(ec).port();
     impl_->thread = std::thread([this] { impl_->loop(); });
 }
 
@@ -178,7 +181,7 @@ void GlimpseServer::stop() {
     impl_->acceptor.close(ec);
 }
 
-std::uint16_t GlimpseServer::port() const noexcept { return impl_->acceptor.local_endpoint().port(); }
+std::uint16_t GlimpseServer::port() const noexcept { return impl_->port; }
 std::uint64_t GlimpseServer::connections() const noexcept { return impl_->connections.load(); }
 std::uint64_t GlimpseServer::snapshots_served() const noexcept { return impl_->served.load(); }
 std::uint64_t GlimpseServer::logins_rejected() const noexcept { return impl_->rejected.load(); }

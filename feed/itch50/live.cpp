@@ -168,6 +168,19 @@ std::string LiveHandler::summary_json(std::int64_t now_ns) const {
         json::put_counters(line, *l, kLineCounterFields);
         lines.push_back(std::move(line));
     }
+    // Per channel with a GLIMPSE service: its snapshots (ITCH50.md "Snapshot recovery").
+    json::Value& channels = out["channels"];
+    for (std::uint32_t ch = 0; ch < snapshots_.size() && ch < channels.size(); ++ch) {
+        if (!glimpse_.enabled(ch)) continue;
+        const SnapshotCounters& k = snapshots_[ch].counters;
+        json::Value g = {{"server", core_.cfg().channels[ch].glimpse}};
+        json::put_counters(g, k, kSnapshotCounterFields);
+        json::Value& failures = g["snapshot_failures"] = json::Value::object();
+        for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
+            failures[kSnapshotFailureNames[r]] = k.snapshot_failures[r].get();
+        g["snapshot_orders"] = k.snapshot_orders.get();
+        channels[ch]["glimpse"] = std::move(g);
+    }
     return json::dump(out);
 }
 

@@ -4,8 +4,8 @@
 // goes out as Sequenced Data packets (one ITCH message each), then the
 // Snapshot message `M` with the provider's position, then Server
 // Heartbeats until the client logs out or closes. Faults: a delay before
-// `M` (a slow spin; heartbeats continue), a connection dropped after N
-// messages, every login rejected. Its own thread from construction to
+// `M` (a slow spin; heartbeats continue), the first connection dropped
+// after N messages (a retry is served whole), every login rejected. Its own thread from construction to
 // stop(); allocates freely (not a hot path). Throws std::runtime_error if
 // the port cannot be bound.
 #pragma once
@@ -30,8 +30,9 @@ struct GlimpseServerOptions {
     std::string username = "sim";
     std::string password = "sim";
     std::uint32_t delay_ms = 0;             // before `M`
-    std::uint64_t drop_after = UINT64_MAX;  // messages sent before the connection is dropped
+    std::uint64_t drop_after = UINT64_MAX;  // the first connection drops after this many spin messages (later ones are served whole)
     bool reject = false;                    // every login rejected ('A': not authorized)
+    bool any_credentials = false;           // the simulator's: whoever logs in is accepted
 };
 
 class GlimpseServer {

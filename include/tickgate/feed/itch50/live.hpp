@@ -29,14 +29,6 @@
 
 namespace tickgate::itch50 {
 
-// Per channel with `glimpse`, cumulative (the summary's "glimpse" fields).
-struct SnapshotCounters {
-    RelaxedCounter snapshots_requested;
-    RelaxedCounter snapshots_applied;
-    std::array<RelaxedCounter, static_cast<std::size_t>(SnapshotFailure::kCount)> snapshot_failures;
-    RelaxedCounter snapshot_orders;  // orders loaded by the last snapshot applied
-};
-
 class LiveHandler {
 public:
     // How long poll() waits for a datagram at most: the re-request client's

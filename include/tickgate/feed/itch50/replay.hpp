@@ -198,6 +198,7 @@ public:
     // were lost meanwhile. O(spin + kept output).
     SnapshotApplied apply_snapshot(std::uint32_t ch, const SnapshotStorage& s, std::int64_t now_ns) noexcept;
     [[nodiscard]] const SnapshotRouter& router() const noexcept { return router_; }
+    [[nodiscard]] const Config& cfg() const noexcept { return cfg_; }
     [[nodiscard]] SnapshotRouter& router() noexcept { return router_; }
 
     // The summary: the QFB/1 schema, ITCH's per-instrument fields and "channels".

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <span>
 
+#include "tickgate/counter.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/glimpse.hpp"
 #include "tickgate/feed/itch50/wire.hpp"
@@ -39,6 +40,14 @@ static_assert(std::size(kSnapshotFailureNames) == static_cast<std::size_t>(Snaps
 inline constexpr const char* kSnapshotFailureText[] = {"connect failed", "login rejected", "connection dropped",
                                                         "server silent",  "timeout",        "malformed packet",
                                                         "end of session", "buffer full",    "storage full"};
+
+// Per channel with `glimpse`, cumulative (the summary's "glimpse" object, metrics).
+struct SnapshotCounters {
+    RelaxedCounter snapshots_requested;
+    RelaxedCounter snapshots_applied;
+    RelaxedCounter snapshot_failures[static_cast<std::size_t>(SnapshotFailure::kCount)];  // by reason
+    RelaxedCounter snapshot_orders;  // orders loaded by the last snapshot applied
+};
 
 // One message of a spin, as the book needs it (32 bytes). R keeps its
 // symbol in `ref`'s bytes; S and H their code in `side`.
