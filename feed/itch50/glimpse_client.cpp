@@ -44,9 +44,11 @@ GlimpseClient::GlimpseClient(const Config& cfg, std::int64_t silence_timeout_ms)
 }
 
 GlimpseClient::~GlimpseClient() {
-    stop_.store(true, std::memory_order_release);
-    cancel_.store(true, std::memory_order_release);
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return;
+    cancel_.store(true, std::memory_order_release);  // a running session ends within 20 ms
+    state_.store(State::kStopping, std::memory_order_release);
+    state_.notify_all();
+    thread_.join();
 }
 
 void GlimpseClient::start(std::uint32_t ch, std::int64_t deadline_ns) noexcept {
@@ -54,6 +56,7 @@ void GlimpseClient::start(std::uint32_t ch, std::int64_t deadline_ns) noexcept {
     deadline_ns_ = deadline_ns;
     cancel_.store(false, std::memory_order_relaxed);
     state_.store(State::kRequested, std::memory_order_release);
+    state_.notify_one();
 }
 
 void GlimpseClient::cancel(SnapshotFailure why) noexcept {
@@ -62,12 +65,16 @@ void GlimpseClient::cancel(SnapshotFailure why) noexcept {
 }
 
 void GlimpseClient::loop() {
-    while (!stop_.load(std::memory_order_acquire)) {
-        if (state_.load(std::memory_order_acquire) != State::kRequested) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Asleep until the engine asks for a snapshot (no polling the whole day).
+    for (;;) {
+        const State s = state_.load(std::memory_order_acquire);
+        if (s == State::kStopping) return;
+        if (s != State::kRequested) {
+            state_.wait(s, std::memory_order_acquire);
             continue;
         }
-        state_.store(State::kRunning, std::memory_order_relaxed);
+        State expected = State::kRequested;
+        if (!state_.compare_exchange_strong(expected, State::kRunning, std::memory_order_acq_rel)) continue;
         run_one();
     }
 }
@@ -115,7 +122,10 @@ void GlimpseClient::run_one() {
         o.reject_reason = r.reject_reason;
     }
     outcome_ = o;
-    state_.store(o.failure == SnapshotFailure::kCount ? State::kReady : State::kFailed, std::memory_order_release);
+    // Not over a stop that came meanwhile.
+    State expected = State::kRunning;
+    (void)state_.compare_exchange_strong(expected, o.failure == SnapshotFailure::kCount ? State::kReady : State::kFailed,
+                                         std::memory_order_acq_rel);
 }
 
 }  // namespace tickgate::itch50

@@ -107,6 +107,7 @@ void LiveHandler::tick_snapshots(std::int64_t mono_ns, std::int64_t now_ns) noex
             glimpse_.release();
             return;
         }
+        case GlimpseClient::State::kStopping: return;  // only in the destructor
         case GlimpseClient::State::kIdle: break;
     }
     for (std::uint32_t ch = 0; ch < snapshots_.size(); ++ch) {

@@ -33,7 +33,7 @@ namespace tickgate::itch50 {
 
 class GlimpseClient {
 public:
-    enum class State : std::uint8_t { kIdle, kRequested, kRunning, kReady, kFailed };
+    enum class State : std::uint8_t { kIdle, kRequested, kRunning, kReady, kFailed, kStopping };
     struct Outcome {
         SnapshotFailure failure = SnapshotFailure::kCount;  // kCount: none (ready)
         char reject_reason = 0;
@@ -52,6 +52,7 @@ public:
 
     // ---- engine thread
     // Idle only: a session for channel `ch`, ending at `deadline_ns` (monotonic) at the latest.
+    // Wakes the client thread (a futex wake: once per snapshot, not per message).
     void start(std::uint32_t ch, std::int64_t deadline_ns) noexcept;
     // The running session ends as failed (its reason: `why`).
     void cancel(SnapshotFailure why) noexcept;
@@ -68,7 +69,6 @@ private:
     SnapshotStorage storage_;
     std::atomic<State> state_{State::kIdle};
     std::atomic<bool> cancel_{false};
-    std::atomic<bool> stop_{false};
     SnapshotFailure cancel_reason_ = SnapshotFailure::kTimeout;
     std::uint32_t channel_ = 0;
     std::int64_t deadline_ns_ = 0;
