@@ -2,6 +2,9 @@
 // strictly validated, FILE:LINE errors, the password never in the config.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 
 #include "tickgate/feed/config.hpp"
@@ -104,7 +107,7 @@ TEST(GlimpseConfig, PasswordComesFromTheFileOrTheVariableAndErrorsNeverShowIt) {
     } catch (const std::runtime_error& e) {
         EXPECT_EQ(std::string(e.what()), "[glimpse] password_env: TICKGATE_TEST_GLIMPSE_PW is not set");
     }
-    const std::string path = ::testing::TempDir() + "glimpse_pw.txt";
+    const std::string path = ::testing::TempDir() + "tickgate_glimpse_pw_" + std::to_string(::getpid()) + ".txt";
     FILE* f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);
     std::fputs("filepw\nignored\n", f);
