@@ -140,6 +140,15 @@ bool valid_rerequest_server(std::string_view s) {
 bool valid_interface_name(std::string_view s) {
     return !s.empty() && s.size() <= 15 && s.find_first_of("/ \t:") == std::string_view::npos;
 }
+// A SoupBinTCP username: 1..6 printable ASCII characters, no space (the field is space padded).
+bool valid_soup_username(std::string_view s) {
+    return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c <= 0x7e; });
+}
+// An environment variable's name: [A-Za-z_][A-Za-z0-9_]*.
+bool valid_env_name(std::string_view s) {
+    const auto word = [](char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && std::all_of(s.begin(), s.end(), word);
+}
 bool valid_metrics_listen(std::string_view s) {
     const auto hp = parse_host_port(s);
     return hp && (hp->first >> 24) == 127;
@@ -394,7 +403,7 @@ void read_channels(const Table& root, Config& c) {
     std::map<std::uint16_t, std::string> ids;        // id -> path of first use
     std::map<std::uint64_t, std::string> endpoints;
     root.tables("channel",
-                {"id", "protocol", "clock_offset_ns", "sources", "a", "b", "rerequest", "snapshot_a", "snapshot_b",
+                {"id", "protocol", "clock_offset_ns", "sources", "a", "b", "rerequest", "glimpse", "snapshot_a", "snapshot_b",
                  "definition_a", "definition_b"},
                 [&](const Table& t) {
         ChannelConfig ch;
@@ -417,6 +426,22 @@ void read_channels(const Table& root, Config& c) {
             const auto hp = parse_host_port(ch.rerequest);
             ch.rerequest_ip = hp->first;
             ch.rerequest_port = hp->second;
+        }
+        if (const auto* n = t.string("glimpse", ch.glimpse, "unicast IPv4 HOST:PORT (port 1..65535)",
+                                     valid_rerequest_server)) {
+            if (ch.protocol != "itch50")  // GLIMPSE is Nasdaq ITCH's snapshot service
+                t.expected(n, "glimpse", "no GLIMPSE service on a " + ch.protocol + " channel (itch50 only)",
+                           quoted(ch.glimpse));
+            // The credentials it logs in with: [glimpse] username and one password source.
+            const GlimpseConfig& g = c.glimpse;
+            if (g.username.empty())
+                t.expected(n, "glimpse", "a [glimpse] table with username (the SoupBinTCP login)", "none");
+            if (g.password_file.empty() == g.password_env.empty())
+                t.expected(n, "glimpse", "exactly one of [glimpse] password_file and password_env",
+                           g.password_file.empty() ? "neither" : "both");
+            const auto hp = parse_host_port(ch.glimpse);
+            ch.glimpse_ip = hp->first;
+            ch.glimpse_port = hp->second;
         }
         ch.a = read_line(t, "a", endpoints, ch.sources);
         ch.b = read_line(t, "b", endpoints, ch.sources);
@@ -508,7 +533,7 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
     c.source = name;
     const Table root(name, doc, "",
                      {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging",
-                      "metrics", "moldudp64", "itch", "mdp3"});
+                      "metrics", "moldudp64", "itch", "glimpse", "mdp3"});
 
     // Capacity first: instrument ids are checked against it.
     if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments",
@@ -599,6 +624,18 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
         t->integer("max_levels", c.itch.max_levels, 1, 1'073'741'824);
         // Venue time minus UTC, wrapped into ±12 h as the spec's estimate is.
         t->integer_or_word("utc_offset_minutes", c.itch.utc_offset_minutes, -720, 720, "auto");
+    }
+    if (const auto t = root.table("glimpse", {"username", "password_file", "password_env", "min_interval_ms",
+                                              "timeout_ms", "buffer_mb"})) {
+        // The password itself is never in the config: a file or a variable names it.
+        t->string("username", c.glimpse.username, "1..6 printable ASCII characters, no space", valid_soup_username);
+        t->string("password_file", c.glimpse.password_file, "non-empty path", not_empty);
+        t->string("password_env", c.glimpse.password_env, "environment variable name ([A-Za-z_][A-Za-z0-9_]*)",
+                  valid_env_name);
+        t->integer("min_interval_ms", c.glimpse.min_interval_ms, 1, 3'600'000);
+        t->integer("timeout_ms", c.glimpse.timeout_ms, 1, 3'600'000);
+        t->integer("buffer_mb", c.glimpse.buffer_mb, 1, 65'536);
+        c.glimpse.buffer_bytes = std::uint64_t{c.glimpse.buffer_mb} << 20;
     }
     if (const auto t = root.table("mdp3", {"book_depth", "max_definitions"})) {
         t->integer("book_depth", c.mdp3.book_depth, 1, c.capacity.book_depth, false, " (at most capacity.book_depth)");

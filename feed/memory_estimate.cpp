@@ -15,6 +15,7 @@
 #include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -81,6 +82,12 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
         {"per-instrument state", {}, per_instrument, per_instrument},
         {"receiver", {"receiver.batch"}, receiver, receiver},
     };
+    // GLIMPSE (live, channels with `glimpse`): the snapshot buffer and the
+    // storage a spin is built into, both zero pages until a snapshot loads.
+    if (c.any_glimpse()) {
+        e.parts.push_back({"snapshot buffer", {"glimpse.buffer_mb"}, std::size_t{c.glimpse.buffer_mb} << 20, 0});
+        e.parts.push_back({"snapshot storage", {"itch.max_orders"}, itch50::SnapshotStorage::bytes_for(c.itch.max_orders), 0});
+    }
     add_receive_backend(e, c);
     add_up(e);
     return e;

@@ -285,6 +285,24 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
         per_stream(kStreamCounterFields, [](const S& x) { return x.stream; }, [](const S&) { return true; });
         per_stream(kRerequestCounterFields, [](const S& x) { return x.rerequest; },
                    [](const S& x) { return x.has_rerequest; });
+        per_stream(kSnapshotCounterFields, [](const S& x) { return x.snapshot; }, [](const S& x) { return x.has_glimpse; });
+        bool any = false;
+        for (std::size_t i = 0; i < s.stream_count; ++i) any = any || s.streams[i].has_glimpse;
+        if (any) {
+            w.family("tickgate_snapshot_failures_total", C, "GLIMPSE snapshots that failed, by reason.");
+            for (std::size_t i = 0; i < s.stream_count; ++i) {
+                if (!s.streams[i].has_glimpse) continue;
+                for (std::size_t r = 0; r < std::size(itch50::kSnapshotFailureNames); ++r)
+                    w.sample("tickgate_snapshot_failures_total",
+                             fmt::format("channel=\"{}\",reason=\"{}\"", s.streams[i].channel, itch50::kSnapshotFailureNames[r]),
+                             s.streams[i].snapshot_failures[r]);
+            }
+            w.family("tickgate_snapshot_orders", G, "Orders loaded by the channel's last GLIMPSE snapshot.");
+            for (std::size_t i = 0; i < s.stream_count; ++i)
+                if (s.streams[i].has_glimpse)
+                    w.sample("tickgate_snapshot_orders", fmt::format("channel=\"{}\"", s.streams[i].channel),
+                             s.streams[i].snapshot_orders);
+        }
     }
     w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
     w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);

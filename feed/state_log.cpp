@@ -12,6 +12,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/text.hpp"
@@ -35,6 +36,9 @@ std::string_view to_string(StateChangeKind k) noexcept {
         case StateChangeKind::kCapacity: return "capacity";
         case StateChangeKind::kImplausiblePositions: return "implausible_positions";
         case StateChangeKind::kUnrequestedAnswers: return "unrequested_answers";
+        case StateChangeKind::kSnapshotRequested: return "snapshot_requested";
+        case StateChangeKind::kSnapshotApplied: return "snapshot_applied";
+        case StateChangeKind::kSnapshotFailed: return "snapshot_failed";
     }
     return "unknown";
 }
@@ -62,6 +66,8 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kHoleGivenUp:
         case StateChangeKind::kImplausiblePositions:
         case StateChangeKind::kUnrequestedAnswers:
+        case StateChangeKind::kSnapshotRequested:
+        case StateChangeKind::kSnapshotFailed:
             return level_enum::warn;
         case StateChangeKind::kLineDown:
         case StateChangeKind::kOverload:
@@ -73,6 +79,7 @@ level_enum level_of(StateChangeKind k) noexcept {
         case StateChangeKind::kRerequested:
         case StateChangeKind::kSnapshotJoin:
         case StateChangeKind::kSnapshotLeave:
+        case StateChangeKind::kSnapshotApplied:
             return level_enum::info;
     }
     return level_enum::info;
@@ -96,6 +103,16 @@ std::string subject(const StateChange& c) {
         s = fmt::format("channel {}", c.channel);
     }
     return s;
+}
+
+// 1204551 as "1,204,551".
+std::string grouped(std::uint64_t v) {
+    std::string d = std::to_string(v), out;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+        out += d[i];
+    }
+    return out;
 }
 
 std::string describe(const StateChange& c) {
@@ -147,6 +164,20 @@ std::string describe(const StateChange& c) {
         case StateChangeKind::kUnrequestedAnswers:
             return fmt::format("{}: {}: {} re-request answer message(s) not asked for or no "
                                "longer missing dropped", kind, who, c.value);
+        case StateChangeKind::kSnapshotRequested:
+            return fmt::format("{}: {}: {}", kind, who, c.value == 1 ? "late join" : "hole given up");
+        case StateChangeKind::kSnapshotApplied: {
+            std::uint64_t at = 0;
+            std::memcpy(&at, c.symbol, sizeof at);
+            return fmt::format("{}: {}: {} orders, continuing at {}", kind, who, grouped(c.value), grouped(at));
+        }
+        case StateChangeKind::kSnapshotFailed: {
+            const auto& text = itch50::kSnapshotFailureText;
+            const char* why = c.value < std::size(text) ? text[c.value] : "unknown";
+            if (c.value == 1 && c.symbol[0] != 0)
+                return fmt::format("{}: {}: {} ({}), not retried", kind, who, why, c.symbol[0]);
+            return fmt::format("{}: {}: {}, retried after [glimpse] min_interval_ms", kind, who, why);
+        }
     }
     return fmt::format("{}: {}: {}", kind, who, c.value);
 }

@@ -46,6 +46,13 @@ public:
             s.stream.load(handler.core().channel(ch).counters);
             s.has_rerequest = handler.client().enabled(ch);
             if (s.has_rerequest) s.rerequest.load(handler.client().counters(ch));
+            s.has_glimpse = handler.has_glimpse(ch);
+            if (s.has_glimpse) {
+                const itch50::SnapshotCounters& k = handler.snapshot_counters(ch);
+                s.snapshot.load(k);
+                for (std::size_t r = 0; r < std::size(s.snapshot_failures); ++r) s.snapshot_failures[r] = k.snapshot_failures[r].get();
+                s.snapshot_orders = k.snapshot_orders.get();
+            }
         }
         registry_.publish(stats, no_rejections_, nullptr, streams_);
     }

@@ -64,6 +64,12 @@ server faults:
   --server-silent        requests are counted, never answered
   --server-partial P     with probability P an answer carries only the first half asked
   --server-linger-ms N   the server keeps answering N ms after the last packet (default {})
+GLIMPSE 5.0 snapshot server (SoupBinTCP on 127.0.0.1; any credentials accepted):
+  --glimpse-port N       its port, 0: any free one (default {}; --config: the channel's glimpse)
+  --glimpse-delay-ms N   `M` waits N ms after the spin (a slow spin; heartbeats continue)
+  --glimpse-drop-after N the first connection drops after N spin messages (a retry is served whole)
+  --glimpse-reject       every login rejected (reason 'A')
+  --glimpse-off          no GLIMPSE server
 output:
   --pcap FILE            write both lines to a ns pcap instead of sending (no pacing, no server)
   --epoch-ns N           with --pcap: Unix ns of time 0 (default {})
@@ -72,7 +78,7 @@ output:
 exit codes: 0 ok, 1 runtime failure, 2 bad usage
 )",
                        d.group_a, d.port_a, d.group_b, d.port_b, d.interface, d.server_port, d.stocks, d.rate,
-                       d.duration_s, d.batch, d.heartbeat_ms, d.seed, d.session, d.server_linger_ms, d.epoch_ns);
+                       d.duration_s, d.batch, d.heartbeat_ms, d.seed, d.session, d.server_linger_ms, d.glimpse_port, d.epoch_ns);
 }
 
 // The lines and server port of --config's itch50 channel.
@@ -101,6 +107,12 @@ void read_config(const cli::Options& opt, itch50::SimOptions& o) {
             throw cli::UsageError{fmt::format("{}: channel {}: rerequest {}: the simulator serves on 127.0.0.1 only",
                                               *path, ch->id, ch->rerequest)};
         o.server_port = ch->rerequest_port;
+    }
+    if (!ch->glimpse.empty()) {
+        if (ch->glimpse_ip != 0x7F000001)
+            throw cli::UsageError{fmt::format("{}: channel {}: glimpse {}: the simulator serves on 127.0.0.1 only",
+                                              *path, ch->id, ch->glimpse)};
+        o.glimpse_port = ch->glimpse_port;
     }
 }
 
@@ -145,17 +157,24 @@ void read_options(const cli::Options& opt, itch50::SimOptions& o) {
     o.server_silent = opt.has("--server-silent");
     o.server_partial = opt.decimal("--server-partial", 0, 0, 1);
     o.server_linger_ms = u32("--server-linger-ms", o.server_linger_ms, 0, 600'000);
+    o.glimpse_port = static_cast<std::uint16_t>(u32("--glimpse-port", o.glimpse_port, 0, 65535));
+    o.glimpse_delay_ms = u32("--glimpse-delay-ms", 0, 0, 600'000);
+    if (opt.has("--glimpse-drop-after"))
+        o.glimpse_drop_after = static_cast<std::uint64_t>(opt.integer("--glimpse-drop-after", 0, 0, INT64_MAX));
+    o.glimpse_reject = opt.has("--glimpse-reject");
+    o.glimpse_off = opt.has("--glimpse-off");
 }
 
 }  // namespace
 
 int cli::cmd_sim_itch50(const std::vector<std::string_view>& args) {
-    const cli::Options opt(args, {"--server-silent"},
+    const cli::Options opt(args, {"--server-silent", "--glimpse-reject", "--glimpse-off"},
                            {"--protocol", "--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b",
                             "--interface", "--server-port", "--stocks", "--rate", "--duration", "--messages", "--batch",
                             "--heartbeat-ms", "--seed", "--session", "--epoch-ns", "--loss-a", "--loss-b",
                             "--burst-loss", "--outage-a", "--outage-b", "--dup", "--reorder", "--restart-at",
-                            "--server-delay-ms", "--server-partial", "--server-linger-ms", "--pcap"},
+                            "--server-delay-ms", "--server-partial", "--server-linger-ms", "--pcap", "--glimpse-port",
+                            "--glimpse-delay-ms", "--glimpse-drop-after"},
                            "sim");
     if (opt.help()) {
         fmt::print("{}", help_text());
@@ -174,10 +193,10 @@ int cli::cmd_sim_itch50(const std::vector<std::string_view>& args) {
     const itch50::SimTruth t = pcap ? itch50::simulate_to_capture(o, *pcap) : itch50::simulate_to_sockets(o);
     fmt::print(stderr,
                "sim: itch50, {} sessions, {} packets in {:.3f} s scheduled; line A sent {} dropped {}, line B sent {} "
-               "dropped {}, both dropped {}; server requests {}, answers {} ({} messages){}\n",
+               "dropped {}, both dropped {}; server requests {}, answers {} ({} messages); GLIMPSE snapshots served {}{}\n",
                t.sessions.size(), t.packets, static_cast<double>(t.duration_ns) / 1e9, t.sent_a, t.dropped_a, t.sent_b,
                t.dropped_b, t.dropped_both, t.requests, t.answers, t.answered_messages,
-               pcap ? fmt::format("; wrote {}", *pcap) : std::string());
+               t.glimpse_served, pcap ? fmt::format("; wrote {}", *pcap) : std::string());
     fmt::print("{}", t.to_json(o));
     return kExitOk;
 }

@@ -11,7 +11,10 @@
 
 namespace tickgate::itch50 {
 
-LiveHandler::LiveHandler(const Config& cfg) : client_(cfg), core_(cfg, &client_), receiver_(cfg) {
+LiveHandler::LiveHandler(const Config& cfg, std::int64_t glimpse_silence_ms)
+    : client_(cfg), core_(cfg, &client_), glimpse_(cfg, glimpse_silence_ms), snapshots_(cfg.channels.size()),
+      min_interval_ns_(std::int64_t{cfg.glimpse.min_interval_ms} * 1'000'000),
+      timeout_ns_(std::int64_t{cfg.glimpse.timeout_ms} * 1'000'000), receiver_(cfg) {
     // poll_once hands on at most one batch per socket (two per channel).
     const std::size_t round = std::size_t{std::clamp<std::uint32_t>(cfg.receiver.batch, 1, 1024)} * 2 * cfg.channels.size();
     stash_bytes_.resize(round * Receiver::kSlotBytes);
@@ -40,6 +43,87 @@ void LiveHandler::log_state(StateLog& log, std::int64_t now_ns) noexcept {
         report(StateChangeKind::kUnrequestedAnswers, now.unrequested, logged_[ch].unrequested);
         logged_[ch] = now;
     }
+    for (std::size_t i = 0; i < n_events_; ++i) {
+        const SnapshotEvent& e = events_[i];
+        StateChange c;
+        c.time_ns = now_ns;
+        c.channel = channel_ids_[e.channel];
+        c.kind = e.kind;
+        c.value = e.value;
+        if (e.kind == StateChangeKind::kSnapshotApplied) std::memcpy(c.symbol, &e.position, sizeof e.position);
+        if (e.kind == StateChangeKind::kSnapshotFailed) c.symbol[0] = e.reason;
+        (void)log.push(c);
+    }
+    n_events_ = 0;
+}
+
+void LiveHandler::snapshot_failed(std::uint32_t ch, SnapshotFailure why, char reject_reason, std::int64_t mono_ns) noexcept {
+    ChannelSnapshots& s = snapshots_[ch];
+    s.counters.snapshot_failures[static_cast<std::size_t>(why)].add();
+    if (why == SnapshotFailure::kLoginRejected) s.no_retry = true;  // it will not get better
+    else core_.router().want(ch, s.reason);  // retried once min_interval_ms has passed
+    s.next_allowed_ns = mono_ns + min_interval_ns_;
+    note({StateChangeKind::kSnapshotFailed, ch, static_cast<std::uint64_t>(why), 0, reject_reason});
+}
+
+void LiveHandler::tick_snapshots(std::int64_t mono_ns, std::int64_t now_ns) noexcept {
+    if (!glimpse_.any()) return;
+    SnapshotRouter& router = core_.router();
+    switch (glimpse_.state()) {
+        case GlimpseClient::State::kRequested:
+        case GlimpseClient::State::kRunning: {
+            const std::uint32_t ch = glimpse_.channel();
+            if (router.overflowed() && !snapshots_[ch].overflowed) {
+                // The buffer filled: its datagrams are applied already, the session is of no use.
+                snapshots_[ch].overflowed = true;
+                glimpse_.cancel(SnapshotFailure::kBufferFull);
+            } else if (router.cancelled()) {
+                glimpse_.cancel(SnapshotFailure::kDropped);
+            }
+            return;
+        }
+        case GlimpseClient::State::kReady:
+        case GlimpseClient::State::kFailed: {
+            const std::uint32_t ch = glimpse_.channel();
+            ChannelSnapshots& s = snapshots_[ch];
+            const bool ready = glimpse_.state() == GlimpseClient::State::kReady;
+            if (router.cancelled()) {
+                // A new session began meanwhile: the snapshot was of the old one; nothing is counted.
+                core_.abort_snapshot();
+            } else if (s.overflowed || router.overflowed()) {
+                core_.abort_snapshot();
+                snapshot_failed(ch, SnapshotFailure::kBufferFull, 0, mono_ns);
+            } else if (ready) {
+                const SnapshotApplied a = core_.apply_snapshot(ch, glimpse_.storage(), now_ns);
+                s.counters.snapshots_applied.add();
+                s.counters.snapshot_orders.set(a.orders);
+                note({StateChangeKind::kSnapshotApplied, ch, a.orders, a.continue_at, 0});
+            } else {
+                core_.abort_snapshot();
+                const GlimpseClient::Outcome o = glimpse_.outcome();
+                snapshot_failed(ch, o.failure, o.reject_reason, mono_ns);
+            }
+            s.overflowed = false;
+            glimpse_.release();
+            return;
+        }
+        case GlimpseClient::State::kStopping: return;  // only in the destructor
+        case GlimpseClient::State::kIdle: break;
+    }
+    for (std::uint32_t ch = 0; ch < snapshots_.size(); ++ch) {
+        ChannelSnapshots& s = snapshots_[ch];
+        const SnapshotWant want = router.wanted(ch);
+        if (want == SnapshotWant::kNone || s.no_retry || !glimpse_.enabled(ch) || mono_ns < s.next_allowed_ns) continue;
+        // Buffering begins before the login is sent.
+        core_.begin_snapshot(ch);
+        glimpse_.start(ch, mono_ns + timeout_ns_);
+        s.counters.snapshots_requested.add();
+        s.reason = want;
+        s.next_allowed_ns = mono_ns + min_interval_ns_;
+        note({StateChangeKind::kSnapshotRequested, ch, want == SnapshotWant::kLateJoin ? 1u : 2u, 0, 0});
+        router.clear_wanted(ch);
+        return;
+    }
 }
 
 int LiveHandler::poll(std::int64_t timeout_ns) {
@@ -59,7 +143,9 @@ int LiveHandler::poll(std::int64_t timeout_ns) {
                       s.recv_ns);
     n += client_.poll_answers(core_.stream(), core_.sink());
     if (const std::int64_t drained = receiver_.drained_until(); drained != 0) core_.expire(drained);
-    client_.tick(monotonic_ns(), core_.stream());
+    const std::int64_t mono = monotonic_ns();
+    client_.tick(mono, core_.stream());
+    tick_snapshots(mono, realtime_ns());
     return n;
 }
 
@@ -82,6 +168,19 @@ std::string LiveHandler::summary_json(std::int64_t now_ns) const {
         json::Value line = {{"channel", l->channel_id}, {"line", l->line ? "B" : "A"}, {"group", l->group}, {"port", l->port}};
         json::put_counters(line, *l, kLineCounterFields);
         lines.push_back(std::move(line));
+    }
+    // Per channel with a GLIMPSE service: its snapshots (ITCH50.md "Snapshot recovery").
+    json::Value& channels = out["channels"];
+    for (std::uint32_t ch = 0; ch < snapshots_.size() && ch < channels.size(); ++ch) {
+        if (!glimpse_.enabled(ch)) continue;
+        const SnapshotCounters& k = snapshots_[ch].counters;
+        json::Value g = {{"server", core_.cfg().channels[ch].glimpse}};
+        json::put_counters(g, k, kSnapshotCounterFields);
+        json::Value& failures = g["snapshot_failures"] = json::Value::object();
+        for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
+            failures[kSnapshotFailureNames[r]] = k.snapshot_failures[r].get();
+        g["snapshot_orders"] = k.snapshot_orders.get();
+        channels[ch]["glimpse"] = std::move(g);
     }
     return json::dump(out);
 }

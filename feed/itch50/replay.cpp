@@ -55,8 +55,10 @@ Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::
       book_(instruments_.max_instruments(), cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits),
       sequencer_(instruments_, book_, channel_slots(cfg),
                  cfg.itch.utc_offset_minutes),
+      router_(sequencer_, cfg, channel_slots(cfg)),
       stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
       gate_(instruments_, cfg.gate), client_(live_client) {
+    router_.set_stream(&stream_);
     // Live without a re-request server, a hole waits only for the other line (ITCH50.md "The stream").
     if (live_client != nullptr)
         for (std::uint32_t ch = 0; ch < cfg.channels.size(); ++ch)
@@ -106,7 +108,7 @@ std::uint32_t Replay::channels_in(const std::string& path) {
 
 void Replay::on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
                          std::int64_t ts_ns) {
-    stream_.expire(ts_ns, sequencer_);  // before each datagram, whatever its channel
+    stream_.expire(ts_ns, router_);  // before each datagram, whatever its channel
     deliver(payload, dst_ip, dst_port, ts_ns);
 }
 
@@ -119,7 +121,7 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
     }
     const moldudp64::Key key = moldudp64::read_key(payload, static_cast<std::uint16_t>(slot));
     if (is_multicast(dst_ip)) {
-        stream_.on_datagram(slot, payload, key, recv_ns, sequencer_);
+        stream_.on_datagram(slot, payload, key, recv_ns, router_);
         return;
     }
     // A unicast datagram is a re-request server's answer to the capturing
@@ -127,11 +129,54 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
     // asked for is not in the capture: every hole it had open it would have
     // asked for, so an answer fills open holes only (ITCH50.md "Offline
     // replay"; README "Captured answers").
-    stream_.on_answer(slot, payload, key, recv_ns, sequencer_,
+    stream_.on_answer(slot, payload, key, recv_ns, router_,
                       [](std::uint64_t at) { return std::pair<std::uint64_t, std::uint64_t>{at, UINT64_MAX}; });
 }
 
-void Replay::finish() { stream_.finish(sequencer_); }
+void Replay::finish() { stream_.finish(router_); }
+
+SnapshotApplied Replay::apply_snapshot(std::uint32_t ch, const SnapshotStorage& s, std::int64_t now_ns) noexcept {
+    SnapshotApplied r;
+    const std::uint64_t n = s.position();
+    r.continue_at = n;
+    r.orders = s.orders().size();
+    const std::uint64_t first = router_.first_buffered();
+    sequencer_.replace_channel(ch);
+    // The snapshot's messages stand at the position before N (their
+    // instruments' last_seq), state first: a directory decides what is booked.
+    const std::uint64_t at = n - 1;
+    for (const SnapshotRecord& rec : s.states()) sequencer_.apply(ch, SnapshotStorage::message(rec, at), now_ns);
+    for (const SnapshotRecord& rec : s.orders()) sequencer_.apply(ch, SnapshotStorage::message(rec, at), now_ns);
+    std::uint64_t duplicates = 0;
+    bool lost_after = false;
+    router_.take([&](const SnapshotBuffer::Entry& e) {
+        if (e.kind == SnapshotBuffer::Kind::kGaveUp) {
+            if (e.position > n) lost_after = true;  // some lost position may lie at or after N
+            return;
+        }
+        if (e.position < n) ++duplicates;
+        else sequencer_.message(ch, e.bytes, e.position, e.recv_ns);
+    });
+    stream_.count_duplicates(ch, duplicates);
+    stream_.resume_at(ch, n, router_);
+    if (n < first) {
+        // Applied to the old book before buffering began, not kept: the new
+        // book misses them (README "ITCH recovery": given up, another snapshot).
+        stream_.give_up_positions(ch, first - n);
+        lost_after = true;
+    }
+    if (lost_after) {
+        stream_.mark_given_up(ch);
+        sequencer_.gave_up(ch, 0);
+        router_.want(ch, SnapshotWant::kHoleGivenUp);
+        r.still_suspect = true;
+    } else {
+        router_.clear_wanted(ch);
+        const auto v = stream_.channel(ch);
+        if (v.open_holes == 0) sequencer_.alive(ch, now_ns);
+    }
+    return r;
+}
 
 ReplayResult Replay::run(const std::string& path, const ReplayOptions& options) {
     CaptureReader reader(path);

@@ -28,6 +28,7 @@
 #include "tickgate/endian.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/clock.hpp"
+#include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/sender.hpp"
 
 namespace tickgate::itch50 {
@@ -497,6 +498,59 @@ void RerequestServer::publish(std::uint32_t session, std::uint64_t seq) noexcept
     if (seq > p.load(std::memory_order_relaxed)) p.store(seq, std::memory_order_release);
 }
 
+std::pair<std::uint32_t, std::uint64_t> RerequestServer::latest() const noexcept {
+    for (std::size_t i = impl_->published.size(); i-- > 0;)
+        if (const std::uint64_t p = impl_->published[i].load(std::memory_order_acquire); p > 0)
+            return {static_cast<std::uint32_t>(i), p};
+    return {0, 0};
+}
+
+GlimpseSpin glimpse_spin(const SimSchedule& s, std::uint32_t session, std::uint64_t last) {
+    struct Order {
+        std::uint16_t locate;
+        char side;
+        std::uint32_t shares, price;
+    };
+    std::map<std::uint64_t, Order> orders;
+    std::map<std::uint16_t, Bytes> directory, trading;
+    Bytes system;
+    const std::vector<Bytes>& store = s.store[session];
+    last = std::min<std::uint64_t>(last, store.size());
+    for (std::uint64_t i = 0; i < last; ++i) {
+        const Bytes& m = store[i];
+        const OrderMessage o = decode_message(m, i + 1);
+        switch (o.action) {
+            case Action::kSystemEvent: system = m; break;
+            case Action::kStockDirectory: directory[o.stock_locate] = m; break;
+            case Action::kTradingAction: trading[o.stock_locate] = m; break;
+            case Action::kAdd: orders[o.order_ref] = {o.stock_locate, o.side, o.shares, o.price}; break;
+            case Action::kExecute:
+            case Action::kCancel:
+                if (auto it = orders.find(o.order_ref); it != orders.end()) {
+                    if (o.shares >= it->second.shares) orders.erase(it);
+                    else it->second.shares -= o.shares;
+                }
+                break;
+            case Action::kDelete: orders.erase(o.order_ref); break;
+            case Action::kReplace:
+                if (auto it = orders.find(o.order_ref); it != orders.end()) {
+                    const Order was = it->second;
+                    orders.erase(it);
+                    orders[o.new_order_ref] = {was.locate, was.side, o.shares, o.price};
+                }
+                break;
+            default: break;
+        }
+    }
+    GlimpseSpin spin;
+    if (!system.empty()) spin.messages.push_back(system);
+    for (auto& [locate, m] : directory) spin.messages.push_back(m);
+    for (auto& [locate, m] : trading) spin.messages.push_back(m);
+    for (const auto& [ref, o] : orders) spin.messages.push_back(add_order(o.locate, ref, o.side, o.shares, o.price));
+    spin.next_position = last + 1;
+    return spin;
+}
+
 void RerequestServer::stop() {
     impl_->stop.store(true);
     if (impl_->thread.joinable()) impl_->thread.join();
@@ -512,7 +566,7 @@ void RerequestServer::add_to(SimTruth& t) const {
 
 // ------------------------------------------------------------------ sinks
 
-SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server) {
+SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server, GlimpseServer* glimpse) {
     MulticastSender sender(o.interface);  // loopback only, TTL 0
     const std::uint32_t ga = *parse_ipv4(o.group_a), gb = *parse_ipv4(o.group_b);
     using Clock = std::chrono::steady_clock;
@@ -531,6 +585,13 @@ SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& ser
     server.stop();
     SimTruth t = s.truth;
     server.add_to(t);
+    if (glimpse != nullptr) {
+        glimpse->stop();
+        t.glimpse_connections = glimpse->connections();
+        t.glimpse_served = glimpse->snapshots_served();
+        t.glimpse_rejected = glimpse->logins_rejected();
+        t.glimpse_port = glimpse->port();
+    }
     t.output = "sockets";
     return t;
 }
@@ -540,7 +601,22 @@ SimTruth simulate_to_sockets(SimOptions o) {
     const SimSchedule s = simulate(o);
     RerequestServer server(o, s);
     fmt::print(stderr, "sim: re-request server on 127.0.0.1:{}\n", server.port());
-    return publish(o, s, server);
+    std::unique_ptr<GlimpseServer> glimpse;
+    if (!o.glimpse_off) {
+        GlimpseServerOptions g;
+        g.port = o.glimpse_port;
+        g.delay_ms = o.glimpse_delay_ms;
+        g.drop_after = o.glimpse_drop_after;
+        g.reject = o.glimpse_reject;
+        g.any_credentials = true;
+        // The book as published so far: the re-request server knows how far that is.
+        glimpse = std::make_unique<GlimpseServer>(g, [&s, &server] {
+            const auto [session, last] = server.latest();
+            return glimpse_spin(s, session, last);
+        });
+        fmt::print(stderr, "sim: GLIMPSE server on 127.0.0.1:{}\n", glimpse->port());
+    }
+    return publish(o, s, server, glimpse.get());
 }
 
 SimTruth simulate_to_capture(const SimOptions& o, const std::string& path) {
@@ -581,6 +657,11 @@ std::string SimTruth::to_json(const SimOptions& o) const {
                        {"dropped_b", dropped_b}, {"dropped_both", dropped_both}, {"duplicated", duplicated},
                        {"reordered", reordered}, {"stale_session_packets", late_old_session}};
     out["sessions"] = sess;
+    out["glimpse"] = {{"off", o.glimpse_off},         {"port", glimpse_port},
+                      {"delay_ms", o.glimpse_delay_ms}, {"reject", o.glimpse_reject},
+                      {"drop_after", o.glimpse_drop_after == UINT64_MAX ? json::Value() : json::Value(o.glimpse_drop_after)},
+                      {"connections", glimpse_connections}, {"snapshots_served", glimpse_served},
+                      {"logins_rejected", glimpse_rejected}};
     out["server"] = {{"port", server_port},          {"silent", o.server_silent},
                      {"delay_ms", o.server_delay_ms}, {"partial", o.server_partial},
                      {"requests", requests},         {"rejected_requests", rejected_requests},

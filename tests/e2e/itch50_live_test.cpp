@@ -19,6 +19,7 @@
 
 #include "../support/json.hpp"
 #include "tickgate/book/book.hpp"
+#include "tickgate/feed/itch50/glimpse_server.hpp"
 #include "tickgate/feed/itch50/live.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/simulator.hpp"
@@ -66,20 +67,28 @@ struct LiveRun {
 };
 // `meanwhile()` runs on a thread of its own while the simulator publishes
 // (from 150 ms after the first packet is due), its datagrams mixed into the lines'.
+// With `glimpse`, the simulator's GLIMPSE server serves too, and the config
+// is made as config(server port, GLIMPSE port).
 template <class MakeConfig, class Meanwhile>
-LiveRun run_live(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile) {
+LiveRun run_live_with(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile, const GlimpseServerOptions* glimpse) {
     o.epoch_ns = realtime_ns();
     const SimSchedule s = simulate(o);
     RerequestServer server(o, s);
+    std::unique_ptr<GlimpseServer> g;
+    if (glimpse != nullptr)
+        g = std::make_unique<GlimpseServer>(*glimpse, [&s, &server] {
+            const auto [session, last] = server.latest();
+            return glimpse_spin(s, session, last);
+        });
     LiveRun r;
-    r.handler = std::make_unique<LiveHandler>(config(server.port()));
+    r.handler = std::make_unique<LiveHandler>(config(server.port(), g ? g->port() : std::uint16_t{0}));
     std::atomic<bool> done{false}, polling{false};
     std::thread publisher([&] {
         // The first packet decides a late join: the handler must be polling by
         // then, or line A's later packets could be read before line B's first.
         while (!polling.load()) std::this_thread::yield();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        r.truth = publish(o, s, server);
+        r.truth = publish(o, s, server, g.get());
         done.store(true);
     });
     std::thread side([&] {
@@ -95,6 +104,12 @@ LiveRun run_live(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile) {
     side.join();
     for (int i = 0; i < 50; ++i) r.handler->poll(LiveHandler::kMaxWaitNs);  // what the sockets still hold
     return r;
+}
+
+template <class MakeConfig, class Meanwhile>
+LiveRun run_live(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile) {
+    return run_live_with(o, [&](std::uint16_t port, std::uint16_t) { return config(port); },
+                         std::forward<Meanwhile>(meanwhile), nullptr);
 }
 
 template <class MakeConfig>
@@ -224,6 +239,152 @@ TEST(ItchLive, ImplausiblePositionForgedHeartbeatMidSessionMovesNothing) {
     std::filesystem::remove(log_path);
     EXPECT_NE(text.find("implausible_positions: channel 1: 1 datagram(s)"), std::string::npos) << text;
     EXPECT_EQ(text.find("implausible_positions", text.find("implausible_positions") + 1), std::string::npos) << text;
+}
+
+// ---- GLIMPSE 5.0 snapshots over SoupBinTCP (ITCH50.md "Snapshot recovery"), 127.0.0.1 only.
+
+constexpr const char* kGlimpsePassword = "e2e-pw-9c4";
+
+Config glimpse_config(const Lines& l, std::uint16_t server_port, std::uint16_t glimpse_port,
+                      const std::string& glimpse_keys = "") {
+    ::setenv("TICKGATE_E2E_GLIMPSE_PW", kGlimpsePassword, 1);
+    return parse_config("[itch]\nmax_orders = 262144\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 200\n"
+                        "[glimpse]\nusername = \"e2e\"\npassword_env = \"TICKGATE_E2E_GLIMPSE_PW\"\n" +
+                            glimpse_keys + "\n[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1:" +
+                            std::to_string(server_port) + "\"\nglimpse = \"127.0.0.1:" + std::to_string(glimpse_port) +
+                            "\"\na = { group = \"" + l.group_a + "\", port = " + std::to_string(l.port_a) +
+                            " }\nb = { group = \"" + l.group_b + "\", port = " + std::to_string(l.port_b) + " }\n",
+                        "e2e.toml");
+}
+// The server expects the config's credentials: the password reaches it from the environment variable.
+GlimpseServerOptions glimpse_server() {
+    GlimpseServerOptions g;
+    g.username = "e2e";
+    g.password = kGlimpsePassword;
+    return g;
+}
+std::uint64_t failures(const LiveHandler& h, SnapshotFailure f) {
+    return h.snapshot_counters(0).snapshot_failures[static_cast<std::size_t>(f)].get();
+}
+std::uint64_t all_failures(const LiveHandler& h) {
+    std::uint64_t n = 0;
+    for (const RelaxedCounter& c : h.snapshot_counters(0).snapshot_failures) n += c.get();
+    return n;
+}
+std::string state_log_text(LiveHandler& h, const std::string& name) {
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("tickgate_glimpse_" + name + "_" + std::to_string(::getpid()) + ".log");
+    {
+        StateLog log(LoggingConfig{"info", path.string()}, StateLogOptions{});
+        h.log_state(log, realtime_ns());
+        EXPECT_TRUE(log.flush());
+    }
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(path);
+    return text;
+}
+
+// Both lines silent for the first 30% of the flow: a late join, repaired by one snapshot.
+TEST(ItchLiveGlimpse, LateJoinIsRepairedThroughGlimpseAndBooksEqualTheSimulators) {
+    const Lines l{"239.255.36.1", "239.255.36.2", 31651, 31652};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.0, 0.3}};
+    const GlimpseServerOptions g = glimpse_server();
+    LiveRun r = run_live_with(
+        o, [&](std::uint16_t port, std::uint16_t gport) { return glimpse_config(l, port, gport); }, [] {}, &g);
+    const auto ch = r.handler->core().channel(0);
+    ASSERT_GT(r.truth.sessions[0].late_join, 1000u);
+    EXPECT_EQ(ch.counters.late_join_messages.get(), r.truth.sessions[0].late_join);  // still never ours
+    EXPECT_EQ(ch.counters.lost_messages.get(), 0u);
+    EXPECT_EQ(ch.next_seq, r.truth.sessions[0].messages + 1);
+    const SnapshotCounters& k = r.handler->snapshot_counters(0);
+    EXPECT_EQ(k.snapshots_requested.get(), 1u);
+    EXPECT_EQ(k.snapshots_applied.get(), 1u);
+    EXPECT_EQ(all_failures(*r.handler), 0u);
+    EXPECT_GT(k.snapshot_orders.get(), 0u);
+    EXPECT_EQ(r.truth.glimpse_served, 1u);
+    expect_books_equal(r.truth, r.handler->core());
+    // run --json and the state log.
+    const test::Json summary = test::Json::parse(r.handler->summary_json(realtime_ns()));
+    const test::Json& j = summary["channels"][0]["glimpse"];
+    EXPECT_EQ(j["snapshots_requested"].as_int(), 1);
+    EXPECT_EQ(j["snapshots_applied"].as_int(), 1);
+    EXPECT_EQ(j["snapshot_failures"]["login_rejected"].as_int(), 0);
+    EXPECT_EQ(j["snapshot_orders"].as_int(), static_cast<std::int64_t>(k.snapshot_orders.get()));
+    const std::string text = state_log_text(*r.handler, "late");
+    EXPECT_NE(text.find("snapshot_requested: channel 1: late join"), std::string::npos) << text;
+    EXPECT_NE(text.find("snapshot_applied: channel 1: "), std::string::npos) << text;
+    EXPECT_NE(text.find(" orders, continuing at "), std::string::npos) << text;
+}
+
+// Both lines silent for 40..50% of the flow and a silent re-request
+// server: the hole is given up (its messages counted lost), the instruments
+// suspect, then clean again through a snapshot.
+TEST(ItchLiveGlimpse, GivenUpHoleIsRepairedThroughGlimpseWithTheLostMessagesCounted) {
+    const Lines l{"239.255.36.3", "239.255.36.4", 31653, 31654};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.4, 0.5}};
+    o.server_silent = true;
+    const GlimpseServerOptions g = glimpse_server();
+    LiveRun r = run_live_with(
+        o, [&](std::uint16_t port, std::uint16_t gport) { return glimpse_config(l, port, gport, "min_interval_ms = 100"); },
+        [] {}, &g);
+    const auto ch = r.handler->core().channel(0);
+    ASSERT_GT(r.truth.sessions[0].dropped_both, 0u);
+    EXPECT_EQ(ch.counters.lost_messages.get(), r.truth.sessions[0].dropped_both);
+    EXPECT_GE(ch.counters.holes_given_up.get(), 1u);
+    EXPECT_GE(r.handler->snapshot_counters(0).snapshots_applied.get(), 1u);
+    EXPECT_EQ(all_failures(*r.handler), 0u);
+    EXPECT_FALSE(ch.gave_up);
+    expect_books_equal(r.truth, r.handler->core());
+}
+
+// The first connection drops mid-spin: nothing changes, one failure; the
+// retry after min_interval_ms repairs the late join.
+TEST(ItchLiveGlimpse, ConnectionDroppedMidSpinIsOneFailureAndTheRetryRepairs) {
+    const Lines l{"239.255.36.5", "239.255.36.6", 31655, 31656};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.0, 0.3}};
+    GlimpseServerOptions g = glimpse_server();
+    g.drop_after = 20;
+    LiveRun r = run_live_with(
+        o, [&](std::uint16_t port, std::uint16_t gport) { return glimpse_config(l, port, gport, "min_interval_ms = 100"); },
+        [] {}, &g);
+    EXPECT_EQ(failures(*r.handler, SnapshotFailure::kDropped), 1u);
+    EXPECT_EQ(all_failures(*r.handler), 1u);
+    EXPECT_EQ(r.handler->snapshot_counters(0).snapshots_requested.get(), 2u);
+    EXPECT_EQ(r.handler->snapshot_counters(0).snapshots_applied.get(), 1u);
+    EXPECT_EQ(r.truth.glimpse_connections, 2u);
+    EXPECT_EQ(r.handler->core().channel(0).counters.lost_messages.get(), 0u);
+    expect_books_equal(r.truth, r.handler->core());
+    const std::string text = state_log_text(*r.handler, "drop");
+    EXPECT_NE(text.find("snapshot_failed: channel 1: connection dropped, retried after"), std::string::npos) << text;
+}
+
+// Login rejected: suspect stays, one failure, no retry, one log line with the reason, no password anywhere.
+TEST(ItchLiveGlimpse, LoginRejectedIsOneFailureNotRetriedAndNoPasswordAnywhere) {
+    const Lines l{"239.255.36.7", "239.255.36.8", 31657, 31658};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.0, 0.3}};
+    GlimpseServerOptions g = glimpse_server();
+    g.reject = true;
+    LiveRun r = run_live_with(
+        o, [&](std::uint16_t port, std::uint16_t gport) { return glimpse_config(l, port, gport, "min_interval_ms = 50"); },
+        [] {}, &g);
+    EXPECT_EQ(r.handler->snapshot_counters(0).snapshots_requested.get(), 1u);
+    EXPECT_EQ(failures(*r.handler, SnapshotFailure::kLoginRejected), 1u);
+    EXPECT_EQ(all_failures(*r.handler), 1u);
+    EXPECT_EQ(r.handler->snapshot_counters(0).snapshots_applied.get(), 0u);
+    EXPECT_EQ(r.truth.glimpse_rejected, 1u);
+    for (const SimStockTruth& st : r.truth.stocks)
+        EXPECT_TRUE(r.handler->core().instruments().state(st.locate).suspect) << st.symbol;
+    const std::string text = state_log_text(*r.handler, "reject");
+    EXPECT_NE(text.find("snapshot_failed: channel 1: login rejected (A), not retried"), std::string::npos) << text;
+    const std::string summary = r.handler->summary_json(realtime_ns());
+    EXPECT_EQ(text.find(kGlimpsePassword), std::string::npos);
+    EXPECT_EQ(summary.find(kGlimpsePassword), std::string::npos);
+    EXPECT_EQ(r.truth.to_json(o).find(kGlimpsePassword), std::string::npos);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/live.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
 #include "tickgate/feed/mdp3/simulator.hpp"
 #include "mdp3/mdp3_builder.hpp"
@@ -170,6 +171,59 @@ TEST(HotPath, ItchStreamOrderBookGateAllocateNothing) {
     EXPECT_GT(replay.channel(0).counters.messages.get(), 3'900u);
     EXPECT_GT(replay.channel(0).counters.held_max, 0u);
     EXPECT_EQ(replay.channel(0).counters.session_changes.get(), 1u);
+    (void)ok;
+}
+
+// GLIMPSE, the engine's half (ITCH50.md "Snapshot recovery"): a late join,
+// the stream's output kept while the snapshot loads, the books replaced on
+// `M` and the kept positions applied; then a second snapshot whose buffer
+// fills (the kept output applied at once). No allocation on the engine thread.
+TEST(HotPath, ItchGlimpseSnapshotBufferingAndApplyAllocateNothing) {
+    using namespace tickgate::itch50;
+    Config cfg = parse_config(
+        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n"
+        "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
+        "a = { group = \"239.255.10.1\", port = 31001 }\nb = { group = \"239.255.10.2\", port = 31002 }\n",
+        "hot.toml");
+    cfg.channels[0].glimpse = "127.0.0.1:1";  // the engine side only: no session is run
+    cfg.glimpse.buffer_bytes = 64 * 1024;
+    std::vector<Bytes> datagrams;
+    for (std::uint64_t seq = 100; seq < 2100; seq += 4) {
+        std::vector<Bytes> m;
+        for (std::uint64_t i = 0; i < 4; ++i)
+            m.push_back(add_order(static_cast<std::uint16_t>(1 + (seq + i) % 50), seq + i, 'B', 100,
+                                  static_cast<std::uint32_t>(1000 + (seq + i) % 20)));
+        datagrams.push_back(mold_packet("SESSION001", seq, m));
+    }
+    SnapshotStorage storage(65536);
+    Bytes end(kSnapshotSize);
+    end[0] = std::byte{'M'};
+    soupbintcp::detail::numeric(end.data() + 1, 150, soupbintcp::kSequenceSize);
+    std::vector<Bytes> spin;
+    for (std::uint16_t l = 1; l <= 50; ++l) spin.push_back(stock_directory(l, "S" + std::to_string(l)));
+    for (std::uint64_t r = 100; r < 150; ++r) spin.push_back(add_order(static_cast<std::uint16_t>(1 + r % 50), r, 'B', 100, 1000));
+    Replay replay(cfg);
+    const std::int64_t t = 1'700'000'000'000'000'000;
+    const std::uint64_t before = g_allocations.load();
+    replay.deliver(datagrams[0], 0xEFFF0A01, 31001, t);  // a late join at 100
+    replay.begin_snapshot(0);
+    for (std::size_t i = 1; i < 200; ++i) replay.deliver(datagrams[i], 0xEFFF0A01, 31001, t + static_cast<std::int64_t>(i));
+    storage.reset();  // the GLIMPSE thread's part, here on this one
+    for (const Bytes& m : spin) (void)storage.take(m);
+    (void)storage.take(end);
+    const SnapshotApplied a = replay.apply_snapshot(0, storage, t + 1000);
+    replay.begin_snapshot(0);  // again: this time the buffer fills
+    for (std::size_t i = 200; i < datagrams.size(); ++i)
+        replay.deliver(datagrams[i], 0xEFFF0A01, 31001, t + static_cast<std::int64_t>(i));
+    replay.abort_snapshot();
+    std::uint64_t ok = 0;
+    for (std::uint32_t id = 0; id < 64; ++id) ok += replay.gate().check(id, t + 2000).ok();
+    const std::uint64_t after = g_allocations.load();
+    EXPECT_EQ(after - before, 0u) << "allocations while a snapshot is kept and applied";
+    EXPECT_EQ(a.orders, 50u);
+    EXPECT_FALSE(a.still_suspect);
+    EXPECT_TRUE(replay.router().overflowed());
+    EXPECT_EQ(replay.channel(0).next_seq, 2100u);
     (void)ok;
 }
 

@@ -45,6 +45,11 @@ struct ChannelConfig {
     std::string rerequest;
     std::uint32_t rerequest_ip = 0;     // host order, parsed from `rerequest`
     std::uint16_t rerequest_port = 0;
+    // itch50 only: the channel's GLIMPSE 5.0 snapshot service (SoupBinTCP),
+    // "A.B.C.D:PORT" (unicast IPv4); empty: none (ITCH50.md "Snapshot recovery").
+    std::string glimpse;
+    std::uint32_t glimpse_ip = 0;       // host order, parsed from `glimpse`
+    std::uint16_t glimpse_port = 0;
     // MDP3 only (MDP3.md): the snapshot feed's lines, joined live only while
     // an instrument of the channel is suspect or unconfirmed, and the
     // instrument-definition feed's, joined always. Each pair both or neither.
@@ -158,6 +163,21 @@ struct MoldUdp64Config {
     bool recover_from_start = false;  // a late join requests the session from 1 instead
 };
 
+// `[glimpse]`: the GLIMPSE 5.0 snapshot client of the channels with
+// `glimpse` (ITCH50.md "Snapshot recovery"). The password is read at
+// start-up from `password_file` or the environment variable `password_env`
+// (exactly one when a channel has `glimpse`); it is never logged, printed
+// or exported.
+struct GlimpseConfig {
+    std::string username;
+    std::string password_file;
+    std::string password_env;
+    std::uint32_t min_interval_ms = 2'000;  // at most one snapshot per channel this often; the retry delay
+    std::uint32_t timeout_ms = 10'000;      // no `M` this long after the request: failed
+    std::uint32_t buffer_mb = 64;           // the snapshot buffer
+    std::uint64_t buffer_bytes = std::uint64_t{64} << 20;  // buffer_mb in bytes (tests set it smaller)
+};
+
 // `[itch]`: ITCH 5.0's order books and clock (ITCH50.md).
 struct ItchBookConfig {
     std::uint32_t max_orders = 16'777'216;  // open orders at once, all instruments
@@ -202,7 +222,15 @@ struct Config {
     MetricsConfig metrics;
     MoldUdp64Config moldudp64;
     ItchBookConfig itch;
+    GlimpseConfig glimpse;
     Mdp3Config mdp3;
+
+    // Whether any channel has a GLIMPSE snapshot service.
+    [[nodiscard]] bool any_glimpse() const noexcept {
+        for (const ChannelConfig& ch : channels)
+            if (!ch.glimpse.empty()) return true;
+        return false;
+    }
 
     // The configured channels' ids, in config order.
     // The protocol of every channel (one per config: a handler speaks one);

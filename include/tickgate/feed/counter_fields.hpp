@@ -20,6 +20,7 @@
 #include "tickgate/counter.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -207,6 +208,16 @@ inline constexpr CounterField<moldudp64::StreamCounters> kStreamCounterFields[] 
     {&moldudp64::StreamCounters::unrequested_answer_messages, "unrequested_answer_messages",
      "tickgate_stream_unrequested_answer_messages_total",
      "Re-request answer messages at positions not requested or no longer missing, dropped."},
+};
+
+// ---------------------------------------------------------------- GLIMPSE snapshots, per channel (live ITCH)
+// snapshot_failures (by reason) and snapshot_orders (a gauge) are written
+// beside these rows: metrics.cpp and live.cpp.
+inline constexpr CounterField<itch50::SnapshotCounters> kSnapshotCounterFields[] = {
+    {&itch50::SnapshotCounters::snapshots_requested, "snapshots_requested", "tickgate_snapshots_requested_total",
+     "GLIMPSE snapshot sessions started (late join, given-up hole, retries)."},
+    {&itch50::SnapshotCounters::snapshots_applied, "snapshots_applied", "tickgate_snapshots_applied_total",
+     "GLIMPSE snapshots that replaced the channel's books."},
 };
 
 // ---------------------------------------------------------------- MoldUDP64 re-request client, per channel (live ITCH)

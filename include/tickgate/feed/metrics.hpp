@@ -78,6 +78,10 @@ public:
         CounterValues<kStreamCounterFields> stream;
         bool has_rerequest = false;
         CounterValues<kRerequestCounterFields> rerequest;
+        bool has_glimpse = false;  // a GLIMPSE snapshot service
+        CounterValues<kSnapshotCounterFields> snapshot;
+        std::uint64_t snapshot_failures[static_cast<std::size_t>(itch50::SnapshotFailure::kCount)] = {};
+        std::uint64_t snapshot_orders = 0;
     };
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet

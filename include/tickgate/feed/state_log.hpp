@@ -56,8 +56,15 @@ enum class StateChangeKind : std::uint8_t {
                      // value: its instrument id (kNoInstrument: MDP3, no slot or definition room)
     kImplausiblePositions,  // channel (MoldUDP64): datagrams far beyond the stream dropped; value: how many
     kUnrequestedAnswers,    // channel (MoldUDP64): answer messages not asked for dropped; value: how many
+    // ITCH GLIMPSE (channel): a snapshot asked for (value: 1 late join, 2 a
+    // given-up hole), applied (value: orders; symbol: the u64 position it
+    // continues at), failed (value: itch50::SnapshotFailure; symbol[0]: a
+    // rejected login's reason code).
+    kSnapshotRequested,
+    kSnapshotApplied,
+    kSnapshotFailed,
 };
-inline constexpr std::size_t kStateChangeKinds = 15;
+inline constexpr std::size_t kStateChangeKinds = 18;
 
 [[nodiscard]] std::string_view to_string(StateChangeKind k) noexcept;
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/glimpse_client.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -34,7 +35,8 @@ public:
     // answers and timers, and the A/B hold, are served at least this often.
     static constexpr std::int64_t kMaxWaitNs = 1'000'000;
 
-    explicit LiveHandler(const Config& cfg);
+    // `glimpse_silence_ms`: SoupBinTCP's silence timeout (tests shorten it).
+    explicit LiveHandler(const Config& cfg, std::int64_t glimpse_silence_ms = soupbintcp::kSilenceTimeoutMs);
 
     // One duty cycle: receives what the lines hold (waiting up to
     // min(timeout_ns, kMaxWaitNs); 0 = busy-poll), reads the re-request
@@ -45,6 +47,8 @@ public:
     [[nodiscard]] const Replay& core() const noexcept { return core_; }
     [[nodiscard]] const moldudp64::RerequestClient& client() const noexcept { return client_; }
     [[nodiscard]] const Receiver& receiver() const noexcept { return receiver_; }
+    [[nodiscard]] bool has_glimpse(std::uint32_t ch) const noexcept { return glimpse_.enabled(ch); }
+    [[nodiscard]] const SnapshotCounters& snapshot_counters(std::uint32_t ch) const noexcept { return snapshots_[ch].counters; }
     // The ITCH50.md summary (replay's, with each channel's "rerequest"
     // counters and a "lines" array of per-line receive counters).
     [[nodiscard]] std::string summary_json(std::int64_t now_ns) const;
@@ -73,8 +77,36 @@ private:
         std::uint32_t slot;  // in stash_bytes_
     };
 
+    // The GLIMPSE snapshots' course (ITCH50.md "Snapshot recovery"): at most
+    // one session at a time (one storage, one buffer), per channel at most
+    // one every min_interval_ms; on the monotonic clock.
+    void tick_snapshots(std::int64_t mono_ns, std::int64_t now_ns) noexcept;
+    void snapshot_failed(std::uint32_t ch, SnapshotFailure why, char reject_reason, std::int64_t mono_ns) noexcept;
+
     moldudp64::RerequestClient client_;  // before core_: the stream points at it
     Replay core_;
+    GlimpseClient glimpse_;
+    struct ChannelSnapshots {
+        SnapshotCounters counters;
+        std::int64_t next_allowed_ns = 0;  // monotonic: no request before
+        bool no_retry = false;             // a rejected login: not retried
+        bool overflowed = false;           // the buffer filled during the running session
+        SnapshotWant reason = SnapshotWant::kNone;  // of the last request: a failure wants it again
+    };
+    std::vector<ChannelSnapshots> snapshots_;
+    std::int64_t min_interval_ns_, timeout_ns_;
+    // Engine-thread records of what tick_snapshots() did, for log_state().
+    struct SnapshotEvent {
+        StateChangeKind kind;
+        std::uint32_t channel;
+        std::uint64_t value, position;
+        char reason;
+    };
+    std::array<SnapshotEvent, 64> events_{};
+    std::size_t n_events_ = 0;
+    void note(const SnapshotEvent& e) noexcept {
+        if (n_events_ < events_.size()) events_[n_events_++] = e;
+    }
     Receiver receiver_;
     std::vector<std::byte> stash_bytes_;  // one receive slot per datagram of a round
     std::vector<Stashed> stash_;          // capacity fixed at start-up: a round's datagrams

@@ -92,6 +92,12 @@ public:
     void gave_up(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch, SuspectReason::kGap); }
     void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept;
 
+    // A snapshot replaces channel `ch`'s books (ITCH50.md "Snapshot
+    // recovery"): every instrument of the channel emptied, its incomplete
+    // marks dropped and the channel no longer suspect; the snapshot's
+    // messages follow through apply(). O(1) per instrument of the channel.
+    void replace_channel(std::uint32_t ch) noexcept;
+
     // One applied message of channel `ch` (what message() does after decoding).
     void apply(std::uint32_t ch, const OrderMessage& o, std::int64_t recv_ns) noexcept;
 
@@ -228,6 +234,18 @@ inline void Sequencer::alive(std::uint32_t ch, std::int64_t recv_ns) noexcept {
             st.alive = true;
             refresh_suspect(ch, id);
         }
+    }
+}
+
+inline void Sequencer::replace_channel(std::uint32_t ch) noexcept {
+    Channel& c = channels_[ch];
+    c.suspect = false;
+    for (std::uint32_t id = c.first_instrument; id != kNoInstrument; id = per_instrument_[id].next_in_channel) {
+        book_.clear(id);
+        per_instrument_[id].refused = false;
+        per_instrument_[id].rebooked = false;
+        per_instrument_[id].trading_state = 0;
+        refresh_suspect(ch, id);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/feed/itch50/glimpse_server.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
 
 namespace tickgate::itch50 {
@@ -52,6 +53,13 @@ struct SimOptions {
     bool server_silent = false;         // requests are read and counted, never answered
     double server_partial = 0;          // an answer carries only the first half of the range asked
     std::uint32_t server_linger_ms = 1000;  // the server keeps answering this long after the last packet
+    // The GLIMPSE 5.0 server (SoupBinTCP on 127.0.0.1): a snapshot of the
+    // book as published so far, then `M`; any credentials are accepted.
+    bool glimpse_off = false;
+    std::uint16_t glimpse_port = 0;               // 0: any free port (printed on stderr)
+    std::uint32_t glimpse_delay_ms = 0;           // `M` waits this long (a slow spin)
+    std::uint64_t glimpse_drop_after = UINT64_MAX;  // the connection drops after this many spin messages
+    bool glimpse_reject = false;                  // every login rejected
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
@@ -97,6 +105,9 @@ struct SimTruth {
     // Filled by the socket sink: what the re-request server saw and did.
     std::uint64_t requests = 0, rejected_requests = 0, answers = 0, answered_messages = 0;
     std::uint16_t server_port = 0;
+    // Filled by the socket sink: what the GLIMPSE server did.
+    std::uint64_t glimpse_connections = 0, glimpse_served = 0, glimpse_rejected = 0;
+    std::uint16_t glimpse_port = 0;
     std::string output;
 
     [[nodiscard]] std::string to_json(const SimOptions& o) const;
@@ -132,6 +143,8 @@ public:
     [[nodiscard]] std::uint16_t port() const noexcept;
     // Positions up to `seq` of session index `session` may be answered.
     void publish(std::uint32_t session, std::uint64_t seq) noexcept;
+    // The latest session index with a position published, and its highest position (0, 0: none yet).
+    [[nodiscard]] std::pair<std::uint32_t, std::uint64_t> latest() const noexcept;
     void stop();
     // Counters (after stop()).
     void add_to(SimTruth& t) const;
@@ -141,10 +154,16 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+// The GLIMPSE spin of session index `session` after positions 1..`last`
+// of the store: S (the last system event), R and H of every stock seen,
+// A for every open order with its remaining shares (by reference), and
+// `M` = last + 1.
+[[nodiscard]] GlimpseSpin glimpse_spin(const SimSchedule& s, std::uint32_t session, std::uint64_t last);
+
 // Sends `s` paced on loopback multicast while `server` (made from the same
 // schedule) answers, then lingers server_linger_ms and stops it. Throws
 // std::runtime_error on socket problems.
-SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server);
+SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server, GlimpseServer* glimpse = nullptr);
 // simulate() and publish() with a server of its own (sets epoch_ns to now).
 SimTruth simulate_to_sockets(SimOptions o);
 // Both lines' copies as a ns pcap (Ethernet), dst = line group:port, src 127.0.0.1; no server.

@@ -216,6 +216,45 @@ public:
         while (const Hole* h = oldest_hole()) give_up_oldest(h->channel, sink);
     }
 
+    // A snapshot (ITCH50.md "Snapshot recovery") has replaced channel
+    // `ch`'s books with the state before position `n`: the channel is no
+    // longer given up; when `n` is beyond next_seq the positions below it
+    // are in the snapshot (open holes below `n` are moot: neither filled
+    // nor lost; held packets wholly below it are duplicates) and what is
+    // held from `n` on is applied. O(held packets of the channel).
+    template <class Sink>
+    void resume_at(std::uint32_t ch, std::uint64_t n, Sink& sink) noexcept {
+        Channel& c = channels_[ch];
+        c.gave_up = false;
+        if (n <= c.next_seq) return;
+        while (!c.holes.empty() && c.holes.front().end <= n) c.holes.pop();
+        if (!c.holes.empty() && c.holes.front().begin < n) c.holes.front().begin = n;
+        if (c.holes.empty()) drop_channel_with_holes(ch);
+        while (c.first_held != kNone && slots_[c.first_held].end <= n) {
+            const std::uint32_t s = c.first_held;
+            c.counters.duplicate_messages.add(slots_[s].end - slots_[s].begin);
+            c.first_held = slots_[s].next;
+            --c.held;
+            free_.push_back(s);
+        }
+        c.next_seq = n;
+        c.seen_end = std::max(c.seen_end, n);
+        drain(ch, c, sink);
+        close_filled_holes(ch, c);
+    }
+    // Positions a snapshot could not cover (below the first one kept while
+    // it loaded): lost, and the channel given up again.
+    void give_up_positions(std::uint32_t ch, std::uint64_t lost) noexcept {
+        Channel& c = channels_[ch];
+        c.gave_up = true;
+        c.counters.lost_messages.add(lost);
+        c.counters.holes_given_up.add();
+    }
+    // The channel is given up again (a hole given up while its snapshot loaded, at or after its position).
+    void mark_given_up(std::uint32_t ch) noexcept { channels_[ch].gave_up = true; }
+    // Positions met again after a snapshot reflected them.
+    void count_duplicates(std::uint32_t ch, std::uint64_t n) noexcept { channels_[ch].counters.duplicate_messages.add(n); }
+
 private:
     struct Hole {
         std::uint64_t begin, end;  // positions [begin, end) unseen when it opened

@@ -1,0 +1,200 @@
+// GLIMPSE snapshot application, the engine-side half (ITCH50.md "Snapshot
+// recovery"): the fixed-capacity storage a spin is built into (written by
+// the GLIMPSE client's thread, read by the engine's once `M` has arrived),
+// and the snapshot buffer that keeps a channel's stream output, in
+// position order, while its snapshot loads. Both are sized at start-up
+// (zero pages until used); nothing allocates per message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "tickgate/counter.hpp"
+#include "tickgate/feed/itch50/decoder.hpp"
+#include "tickgate/feed/itch50/glimpse.hpp"
+#include "tickgate/feed/itch50/wire.hpp"
+#include "tickgate/zeroed_array.hpp"
+
+namespace tickgate::itch50 {
+
+// Why a snapshot failed (the summary's snapshot_failures keys).
+enum class SnapshotFailure : std::uint8_t {
+    kConnectFailed,
+    kLoginRejected,
+    kDropped,       // the connection closed before `M`
+    kSilent,        // the server went silent (SoupBinTCP's timeout)
+    kTimeout,       // no `M` within [glimpse] timeout_ms
+    kMalformed,     // a packet or message the protocol does not allow
+    kEndOfSession,  // End of Session before `M`
+    kBufferFull,    // the snapshot buffer ([glimpse] buffer_mb) filled before `M`
+    kStorageFull,   // the spin holds more orders than the order store
+    kCount,
+};
+inline constexpr const char* kSnapshotFailureNames[] = {"connect_failed", "login_rejected", "dropped",
+                                                         "silent",         "timeout",        "malformed",
+                                                         "end_of_session", "buffer_full",    "storage_full"};
+static_assert(std::size(kSnapshotFailureNames) == static_cast<std::size_t>(SnapshotFailure::kCount));
+// The state log's words for it.
+inline constexpr const char* kSnapshotFailureText[] = {"connect failed", "login rejected", "connection dropped",
+                                                        "server silent",  "timeout",        "malformed packet",
+                                                        "end of session", "buffer full",    "storage full"};
+
+// Per channel with `glimpse`, cumulative (the summary's "glimpse" object, metrics).
+struct SnapshotCounters {
+    RelaxedCounter snapshots_requested;
+    RelaxedCounter snapshots_applied;
+    RelaxedCounter snapshot_failures[static_cast<std::size_t>(SnapshotFailure::kCount)];  // by reason
+    RelaxedCounter snapshot_orders;  // orders loaded by the last snapshot applied
+};
+
+// One message of a spin, as the book needs it (32 bytes). R keeps its
+// symbol in `ref`'s bytes; S and H their code in `side`.
+struct SnapshotRecord {
+    std::uint64_t ref;
+    std::int64_t timestamp_ns;
+    std::uint32_t shares;
+    std::uint32_t price;
+    std::uint16_t locate;
+    char type;
+    char side;
+};
+static_assert(sizeof(SnapshotRecord) == 32);
+
+// The spin of one snapshot. Orders (A/F) up to the order store's size,
+// state messages (S, R, H) up to kMaxStates; the book-neutral types are
+// skipped, unknown types skipped and counted, and a message that would
+// change an order (E, C, X, D, U) has no place in a spin: malformed.
+class SnapshotStorage {
+public:
+    static constexpr std::size_t kMaxStates = 3 * 65536 + 256;  // R and H per locate, S events, and a margin
+    enum class Take : std::uint8_t { kMore, kEnd, kFull, kMalformed };
+
+    explicit SnapshotStorage(std::size_t max_orders) : orders_(max_orders), states_(kMaxStates) {}
+    [[nodiscard]] static std::size_t bytes_for(std::size_t max_orders) noexcept {
+        return ZeroedArray<SnapshotRecord>::bytes_for(max_orders + kMaxStates);
+    }
+
+    void reset() noexcept { n_orders_ = n_states_ = unknown_ = 0, position_ = 0; }
+    // One Sequenced Data payload of the spin.
+    Take take(std::span<const std::byte> m) noexcept {
+        if (m.empty()) return Take::kMalformed;
+        const auto t = static_cast<std::uint8_t>(m[0]);
+        if (t == static_cast<std::uint8_t>(kSnapshotType)) {
+            const SnapshotEnd e = parse_snapshot_end(m);
+            if (e.result != SnapshotParse::kOk) return Take::kMalformed;
+            position_ = e.position;
+            return Take::kEnd;
+        }
+        if (!is_known(t)) {
+            ++unknown_;
+            return Take::kMore;
+        }
+        if (m.size() < min_length(t)) return Take::kMalformed;
+        const OrderMessage o = decode_message(m, 0);
+        SnapshotRecord r{};
+        r.timestamp_ns = o.timestamp_ns;
+        r.locate = o.stock_locate;
+        r.type = o.type;
+        switch (o.action) {
+            case Action::kAdd:
+                if (n_orders_ == orders_.size()) return Take::kFull;
+                r.ref = o.order_ref, r.shares = o.shares, r.price = o.price, r.side = o.side;
+                orders_[n_orders_++] = r;
+                return Take::kMore;
+            case Action::kStockDirectory: std::memcpy(&r.ref, o.symbol, sizeof r.ref); break;
+            case Action::kSystemEvent:
+            case Action::kTradingAction: r.side = o.code; break;
+            case Action::kNoBookChange: return Take::kMore;
+            default: return Take::kMalformed;
+        }
+        if (n_states_ == states_.size()) return Take::kFull;
+        states_[n_states_++] = r;
+        return Take::kMore;
+    }
+
+    [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
+    [[nodiscard]] std::span<const SnapshotRecord> orders() const noexcept { return {orders_.data(), n_orders_}; }
+    [[nodiscard]] std::span<const SnapshotRecord> states() const noexcept { return {states_.data(), n_states_}; }
+    [[nodiscard]] std::uint64_t unknown_messages() const noexcept { return unknown_; }
+
+    // The record as the sequencer's input, at stream position `position`.
+    [[nodiscard]] static OrderMessage message(const SnapshotRecord& r, std::uint64_t position) noexcept {
+        OrderMessage o{};
+        o.position = position;
+        o.timestamp_ns = r.timestamp_ns;
+        o.stock_locate = r.locate;
+        o.type = r.type;
+        switch (r.type) {
+            case 'A':
+            case 'F':
+                o.action = Action::kAdd, o.order_ref = r.ref, o.shares = r.shares, o.price = r.price, o.side = r.side;
+                break;
+            case 'R': o.action = Action::kStockDirectory, std::memcpy(o.symbol, &r.ref, sizeof r.ref); break;
+            case 'S': o.action = Action::kSystemEvent, o.code = r.side; break;
+            default: o.action = Action::kTradingAction, o.code = r.side; break;
+        }
+        return o;
+    }
+
+private:
+    ZeroedArray<SnapshotRecord> orders_, states_;
+    std::size_t n_orders_ = 0, n_states_ = 0;
+    std::uint64_t unknown_ = 0, position_ = 0;
+};
+
+// What the stream hands on for one channel while its snapshot loads, kept
+// in order: messages with their positions, and the holes given up among
+// them (with the position the stream moved on to).
+class SnapshotBuffer {
+public:
+    enum class Kind : std::uint32_t { kMessage, kGaveUp };
+    struct Entry {
+        std::uint64_t position;  // kMessage: the message's; kGaveUp: the stream's next position after the hole
+        std::int64_t recv_ns;
+        std::uint32_t len;
+        Kind kind;
+        std::span<const std::byte> bytes;
+    };
+
+    explicit SnapshotBuffer(std::size_t bytes) : bytes_(bytes) {}
+    [[nodiscard]] std::size_t capacity() const noexcept { return bytes_.size(); }
+    [[nodiscard]] std::size_t used() const noexcept { return used_; }
+    [[nodiscard]] bool empty() const noexcept { return used_ == 0; }
+    void clear() noexcept { used_ = 0; }
+
+    // false: no room (nothing written).
+    bool push(Kind kind, std::uint64_t position, std::int64_t recv_ns, std::span<const std::byte> m) noexcept {
+        const std::size_t need = sizeof(Header) + round_up(m.size());
+        if (need > bytes_.size() - used_) return false;
+        const Header h{position, recv_ns, static_cast<std::uint32_t>(m.size()), kind};
+        std::memcpy(bytes_.data() + used_, &h, sizeof h);
+        if (!m.empty()) std::memcpy(bytes_.data() + used_ + sizeof h, m.data(), m.size());
+        used_ += need;
+        return true;
+    }
+    // Calls f(const Entry&) for each entry in order.
+    template <class F>
+    void each(F&& f) const noexcept {
+        for (std::size_t at = 0; at < used_;) {
+            Header h;
+            std::memcpy(&h, bytes_.data() + at, sizeof h);
+            f(Entry{h.position, h.recv_ns, h.len, h.kind, {bytes_.data() + at + sizeof h, h.len}});
+            at += sizeof h + round_up(h.len);
+        }
+    }
+
+private:
+    struct Header {
+        std::uint64_t position;
+        std::int64_t recv_ns;
+        std::uint32_t len;
+        Kind kind;
+    };
+    static constexpr std::size_t round_up(std::size_t n) noexcept { return (n + 7) & ~std::size_t{7}; }
+    ZeroedArray<std::byte> bytes_;
+    std::size_t used_ = 0;
+};
+
+}  // namespace tickgate::itch50
