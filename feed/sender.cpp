@@ -51,11 +51,15 @@ MulticastSender::~MulticastSender() {
 
 bool MulticastSender::send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept {
     if (!is_multicast(group)) return false;  // never unicast: loopback multicast only
+    return send_datagram(fd_, group, port, payload);
+}
+
+bool send_datagram(int fd, std::uint32_t ip, std::uint16_t port, std::span<const std::byte> payload) noexcept {
     sockaddr_in to{};
     to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(group);
+    to.sin_addr.s_addr = htonl(ip);
     to.sin_port = htons(port);
-    return ::sendto(fd_, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
+    return ::sendto(fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
            static_cast<ssize_t>(payload.size());
 }
 

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "tickgate/feed/capture.hpp"  // parse_ipv4
+#include "tickgate/feed/sender.hpp"
 
 namespace tickgate::test {
 
@@ -103,12 +104,7 @@ public:
     VethSender(const VethSender&) = delete;
     VethSender& operator=(const VethSender&) = delete;
     bool send(std::uint32_t group, std::uint16_t port, std::span<const std::byte> payload) noexcept {
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_addr.s_addr = htonl(group);
-        to.sin_port = htons(port);
-        return ::sendto(fd_, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) ==
-               static_cast<ssize_t>(payload.size());
+        return send_datagram(fd_, group, port, payload);
     }
 
 private:

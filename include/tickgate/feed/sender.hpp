@@ -25,6 +25,10 @@ private:
     int fd_ = -1;
 };
 
+// One UDP datagram on an open socket to ip:port (host order); true if the
+// kernel took it whole. The senders' one sendto; any thread owning `fd`.
+bool send_datagram(int fd, std::uint32_t ip, std::uint16_t port, std::span<const std::byte> payload) noexcept;
+
 // A fixed send schedule (the simulators' pacing): wait_until(offset) sleeps
 // while far ahead of start + offset, spins when close, returns at once when
 // late (never skips) and keeps the worst lateness. One thread.
