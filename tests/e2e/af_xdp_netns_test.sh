@@ -12,8 +12,8 @@
 #     socket-backend handler started afterwards receives everything.
 #  3. zero_copy = "true" on veth (which has no zero-copy): exit 2 with the
 #     reason; with fallback = "sockets" it says so once and receives everything.
-#  4. MDP3 and ITCH 5.0 (generic mode): the live summary is a socket-backend
-#     run's of the same frames.
+#  4. MDP3 and ITCH 5.0, both modes, line A losing 5 %: the live summary is
+#     a socket-backend run's of the same frames.
 # Where AF_XDP cannot start on this machine the test says why and skips (77).
 # usage: af_xdp_netns_test.sh TICKGATE_BINARY CONFIG_DIR
 set -euo pipefail
@@ -202,14 +202,16 @@ stop_run
 check_backend "$work/fallback.json" sockets
 compare "$work/fallback.json" "$work/qfb1-replay.json"
 
-echo "== 4. MDP3 and ITCH 5.0 through AF_XDP"
-for proto in mdp3 itch50; do
+echo "== 4. MDP3 and ITCH 5.0 through AF_XDP (line A loses 5 %: B fills it)"
+for combo in mdp3:generic mdp3:native itch50:generic itch50:native; do
+  proto=${combo%%:*}
+  mode=${combo##*:}
   demo=$configs/mdp3-demo.toml
   [[ $proto == itch50 ]] && demo=$configs/itch-demo.toml
   make_config "$demo" "$work/$proto-sockets.toml"
   make_config "$demo" "$work/$proto-xdp.toml" "[receiver]" "backend = \"af_xdp\"" \
-    "af_xdp = { interface = \"vrx\", mode = \"generic\" }"
-  make_capture "$work/$proto.pcap" --protocol "$proto" --config "$demo" --duration 1 --seed 7
+    "af_xdp = { interface = \"vrx\", mode = \"$mode\" }"
+  make_capture "$work/$proto.pcap" --protocol "$proto" --config "$demo" --duration 1 --seed 7 --loss-a 0.05
   # Live against live: a replay reads MDP3's snapshot lines whole, a live
   # handler only while it wants them (either backend), and when it leaves
   # them depends on the thread timing: the snapshot-line packets and the
@@ -220,7 +222,7 @@ for proto in mdp3 itch50; do
   start_run "$work/$proto-xdp.toml" "$work/$proto-live.json" af_xdp
   send "$work/$proto.pcap"
   stop_run
-  echo "-- $proto"
+  echo "-- $proto, $mode mode"
   ignored=()
   [[ $proto == mdp3 ]] && ignored=(packets messages snapshots_applied stale_snapshots)
   compare "$work/$proto-live.json" "$work/$proto-sockets.json" "${ignored[@]}"
