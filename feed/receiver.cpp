@@ -268,12 +268,9 @@ std::size_t Receiver::batch_bytes(std::uint32_t batch) noexcept {
     return n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes);
 }
 
-// The XDP program goes first (its frames reference the sockets' lines); the
-// sockets must go before the io_context (in batch_) they were opened on.
-Receiver::~Receiver() {
-    xdp_.reset();
-    sockets_.clear();
-}
+// Members go in reverse order: the XDP program first (its frames reference
+// the sockets' lines), the io_context (batch_) last.
+Receiver::~Receiver() = default;
 
 int Receiver::wait(std::int64_t timeout_ns) noexcept {
     if (xdp_) return xdp_->wait(timeout_ns);

@@ -127,11 +127,13 @@ private:
     template <class P, class Sink>
     bool hand_on(const RawDatagram& d, Sink& sink);
 
+    // First, so it goes last: the sockets were opened on its io_context,
+    // and must go before it, also when the constructor throws.
+    std::unique_ptr<Batch> batch_;
     std::vector<std::unique_ptr<Socket>> sockets_;
     std::vector<std::array<std::size_t, 2>> snapshot_sockets_;  // per channel with snapshot lines: A's and B's index
     std::size_t batch_size_ = 1;
     std::vector<std::unique_ptr<LineStats>> stats_;
-    std::unique_ptr<Batch> batch_;
     std::unique_ptr<::pollfd[]> pollfds_;
     RawDatagram current_{};
     std::int64_t drained_until_ = 0;

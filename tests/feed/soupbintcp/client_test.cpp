@@ -70,6 +70,10 @@ TEST(SoupBinTcpClient, LogsInTakesTheSpinAndLogsOutAtTheCallersDone) {
     EXPECT_EQ(got.types.front(), 'S');
     EXPECT_EQ(got.types.back(), 'M');
     EXPECT_EQ(got.position, 777u);
+    // The server counts the spin once its write of `M` returns, which may be
+    // after the client has read it: wait for it (bounded).
+    for (int i = 0; i < 200 && server.snapshots_served() == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     EXPECT_EQ(server.snapshots_served(), 1u);
 }
 
