@@ -131,6 +131,14 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     if (cfg.receiver.backend == ReceiveBackend::kAfXdp) start_af_xdp(cfg);
 }
 
+// The line's allowed senders (empty: any), for both receive paths.
+bool Receiver::source_allowed(const Socket& s, std::uint32_t src) noexcept {
+    if (s.sources.empty()) return true;
+    bool allowed = false;
+    for (const std::uint32_t a : s.sources) allowed |= a == src;
+    return allowed;
+}
+
 namespace {
 std::uint64_t line_key(std::uint32_t group, std::uint16_t port) noexcept {
     return (std::uint64_t{group} << 16) | port;
@@ -203,13 +211,9 @@ const RawDatagram* Receiver::xdp_datagram(int i, bool& oversized) noexcept {
         xdp_->count_unmatched_frame();
         return nullptr;
     }
-    if (!s.sources.empty()) {
-        bool allowed = false;
-        for (const std::uint32_t a : s.sources) allowed |= a == u.src_ip;
-        if (!allowed) {
-            st.rejected_source.add();
-            return nullptr;
-        }
+    if (!source_allowed(s, u.src_ip)) {
+        st.rejected_source.add();
+        return nullptr;
     }
     oversized = u.payload.size() > kSlotBytes;  // as a socket's slot would have cut it
     if (oversized) {
@@ -324,13 +328,9 @@ const RawDatagram* Receiver::datagram(std::size_t si, int i, bool& oversized) no
     }
     if (recv_ns == 0) recv_ns = realtime_ns();
 
-    if (!s.sources.empty()) {
-        bool allowed = false;
-        for (const std::uint32_t a : s.sources) allowed |= a == src;
-        if (!allowed) {
-            st.rejected_source.add();
-            return nullptr;
-        }
+    if (!source_allowed(s, src)) {
+        st.rejected_source.add();
+        return nullptr;
     }
     // Larger than the slot: the kernel kept only its first kSlotBytes. A
     // prefix of a packet is not the packet: drop it whole, count it.

@@ -132,8 +132,7 @@ public:
           metrics_(handler_.stats()) {
         serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
         // Said once: the config asked for AF_XDP and got sockets.
-        if (const std::string& why = handler_.stats().receiver.af_xdp_fallback_reason(); !why.empty())
-            fmt::print(stderr, "tickgate: receiving on sockets (receiver.af_xdp.fallback = \"sockets\"): {}\n", why);
+        say_af_xdp_fallback(handler_.stats().receiver, "tickgate");
     }
 
     int run() {

@@ -72,8 +72,7 @@ int run_itch50(const Config& cfg, const ItchRunOptions& o) {
     ItchMetrics metrics(cfg, handler);
     std::optional<MetricsServer> server;
     serve_metrics(server, metrics.registry(), o.metrics_listen, o.metrics_option);
-    if (const std::string& why = handler.receiver().af_xdp_fallback_reason(); !why.empty())
-        fmt::print(stderr, "tickgate: receiving on sockets (receiver.af_xdp.fallback = \"sockets\"): {}\n", why);
+    say_af_xdp_fallback(handler.receiver(), "tickgate");
     StateLog state_log(cfg.logging, {.max_instruments = handler.core().instruments().max_instruments()});
     install_signal_handlers();
     std::FILE* view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json

@@ -14,6 +14,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/receiver.hpp"
 
 #include "options.hpp"
 
@@ -45,6 +46,8 @@ void require_channels(const Config& cfg, std::string_view command);
 // Set by SIGINT/SIGTERM once install_signal_handlers() ran.
 extern std::atomic<bool> g_stop;
 void install_signal_handlers();
+// Says once, on stderr, that a config asking for AF_XDP runs on sockets (its fallback), and why.
+void say_af_xdp_fallback(const Receiver& receiver, std::string_view command);
 // Sleeps until `due` or a SIGINT/SIGTERM, whichever comes first; false if a signal came.
 bool sleep_until_or_signal(std::chrono::steady_clock::time_point due);
 

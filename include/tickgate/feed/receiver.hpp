@@ -111,6 +111,7 @@ private:
     struct Socket;
     struct Batch;
     static const char* set_membership(Socket& s, bool join) noexcept;
+    static bool source_allowed(const Socket& s, std::uint32_t src) noexcept;
     int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
     int receive(std::size_t socket_index) noexcept;          // recvmmsg into the batch
     int xdp_receive() noexcept;                              // the AF_XDP rings' frames into the batch
