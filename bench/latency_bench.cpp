@@ -101,7 +101,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/feed/receiver.hpp"
-#include "tickgate/feed/sequencer_impl.hpp"  // BasicSequencer<StampedBook>
+#include "tickgate/feed/sequencer_impl.hpp"  // BasicSequencer<qfb1::Rules, StampedBook>
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 
@@ -578,7 +578,7 @@ struct StageProbe {
 
 // QFB/1's book, stamped on entry to and exit from apply(): the sequencer
 // has sequenced the message when it enters, the book is updated when it
-// returns. The sequencer calls it statically (BasicSequencer<StampedBook>).
+// returns. The sequencer calls it statically (BasicSequencer<qfb1::Rules, StampedBook>).
 class StampedBook : public tickgate::L2Book {
 public:
     using L2Book::L2Book;

@@ -23,7 +23,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
-#include "tickgate/feed/snapshot_feed.hpp"
+#include "tickgate/feed/mdp3/snapshot_feed.hpp"
 
 using namespace tickgate;
 
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
                        .messages != 0;
         },
         mdp_decode_only, tick_ns, overhead, cap);
-    // The same with the live handlers' snapshot-feed decision (snapshot_feed.hpp)
+    // The same with the live handlers' snapshot-feed decision (mdp3/snapshot_feed.hpp)
     // per event and per packet: the capture joins mid-stream, so every
     // instrument stays suspect and the feed wanted — the rescan (every 1 ms)
     // runs all along, its worst case.
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
     channel.snapshot_a = LineConfig{"239.255.20.3", 14311};
     channel.snapshot_b = LineConfig{"239.255.20.4", 15311};
     with_snapshot_lines.channels.push_back(channel);
-    SnapshotFeedControl control(with_snapshot_lines, {});
+    mdp3::SnapshotFeedControl control(with_snapshot_lines, {});
     const Figures c = measure<BasicHandler<mdp3::Protocol>>(
         rounds, mdp.size(),
         [&](BasicHandler<mdp3::Protocol>& h, std::size_t i) {

@@ -128,8 +128,8 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         // for the instruments that were suspect at once.
         {"recovery pool",
          {"capacity.recovery_instruments", "capacity.recovery_depth"},
-         Sequencer::recovery_bytes(cap),
-         Sequencer::recovery_resident_bytes(cap)},
+         recovery_pool_bytes(cap),
+         recovery_pool_resident_bytes(cap)},
         // The inline pipeline has no ring (BasicInlineFeedHandler).
         {"event ring", {"receiver.ring_size"}, ring, ring},
         // The instrument table, the ring publisher's owed-DataLost flags, the

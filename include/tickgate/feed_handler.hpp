@@ -31,7 +31,7 @@
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
-#include "tickgate/feed/snapshot_feed.hpp"
+#include "tickgate/feed/recovery.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/protocol.hpp"
 #include "tickgate/spsc_ring.hpp"
@@ -94,7 +94,7 @@ public:
           book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
           sequencer_(instruments_, book_, cfg_.capacity),
           gate_(instruments_, cfg_.gate),
-          snapshot_feed_(cfg_, receiver_.lines()) {
+          recovery_(cfg_, receiver_.lines()) {
         publisher_.configure(cfg_);
         apply_config(instruments_, sequencer_, cfg_);
         configure_book(book_, cfg_);
@@ -143,13 +143,13 @@ public:
     std::size_t poll(F&& on_update, std::size_t limit = 256) noexcept {
         const std::size_t n = ring_.consume(
             [&](const Event& ev) {
-                if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.before(instruments_, ev);
+                recovery_.before(instruments_, ev);
                 const Update u = sequencer_.apply(ev);
-                if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.on_update(u, ev);
+                recovery_.on_update(u, ev);
                 if (sequencer_.delivers(u)) on_update(u, ev);
             },
             limit);
-        if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.refresh(instruments_);
+        recovery_.refresh(instruments_);
         return n;
     }
     std::size_t poll(std::size_t limit = 256) noexcept {
@@ -161,12 +161,13 @@ public:
     [[nodiscard]] const GateConfig& gate_config() const noexcept { return cfg_.gate; }
     [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
     [[nodiscard]] const Book& book() const noexcept { return book_; }
-    [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] const BasicSequencer<typename P::Rules, Book>& sequencer() const noexcept { return sequencer_; }
     [[nodiscard]] const Config& config() const noexcept { return cfg_; }
 
     // Any thread.
     // MDP3: which channels' snapshot feeds are wanted (joined by the network thread).
-    [[nodiscard]] const SnapshotFeedControl& snapshot_feed() const noexcept { return snapshot_feed_; }
+    // The protocol's recovery service (recovery.hpp), e.g. MDP3's snapshot-feed control.
+    [[nodiscard]] const RecoveryOf<P>& recovery() const noexcept { return recovery_; }
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), publisher_.decoder_counters(), publisher_.arbiter_counters(),
                 publisher_.counters(), instruments_, sequencer_.counters(), &ring_,   cfg_.receiver.arbitration,
@@ -186,7 +187,7 @@ private:
     void run_network(Idle idle) noexcept {
         while (!stop_.load(std::memory_order_relaxed)) {
             const std::int64_t wait_ns = detail::wait_budget_ns(idle.max_block_ns(), publisher_.next_deadline());
-            if constexpr (HasUnarbitratedLines<P>) receiver_.follow_snapshot_wants(snapshot_feed_.wanted());
+            recovery_.steer(receiver_);
             const int got = receiver_.template poll_once<P>(wait_ns, publisher_);
             // Give up on a hole only once every copy that arrived in time has been read.
             if (const std::int64_t t = receiver_.drained_until(); t != 0) publisher_.expire(t);
@@ -200,9 +201,9 @@ private:
     RingPublisher<P> publisher_;
     InstrumentTable instruments_;
     Book book_;
-    BasicSequencer<Book> sequencer_;
+    BasicSequencer<typename P::Rules, Book> sequencer_;
     Gate gate_;
-    SnapshotFeedControl snapshot_feed_;  // decided on the engine thread, followed by the network thread
+    RecoveryOf<P> recovery_;  // decided on the engine thread, followed by the network thread
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };

@@ -37,7 +37,7 @@
 #include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/sequencer.hpp"
-#include "tickgate/feed/snapshot_feed.hpp"
+#include "tickgate/feed/recovery.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/protocol.hpp"
@@ -69,7 +69,7 @@ public:
           book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
           sequencer_(instruments_, book_, cfg_.capacity),
           gate_(instruments_, cfg_.gate),
-          snapshot_feed_(cfg_, receiver_.lines()) {
+          recovery_(cfg_, receiver_.lines()) {
         front_.configure(cfg_);
         apply_config(instruments_, sequencer_, cfg_);
         configure_book(book_, cfg_);
@@ -88,11 +88,11 @@ public:
     int poll(F&& on_update, std::int64_t max_wait_ns = 0, Probe&& probe = {}) noexcept {
         Apply<F, Probe> apply{*this, on_update, probe};
         const std::int64_t wait_ns = detail::wait_budget_ns(max_wait_ns, front_.next_deadline());
-        if constexpr (HasUnarbitratedLines<P>) receiver_.follow_snapshot_wants(snapshot_feed_.wanted());
+        recovery_.steer(receiver_);
         const int got = receiver_.template poll_once<P>(wait_ns, Receive<F, Probe>{*this, apply});
         // Give up on a hole only once every copy that arrived in time has been read.
         if (const std::int64_t t = receiver_.drained_until(); t != 0) front_.expire(t, apply);
-        if constexpr (HasUnarbitratedLines<P>) snapshot_feed_.refresh(instruments_);
+        recovery_.refresh(instruments_);
         return got;
     }
 
@@ -119,11 +119,12 @@ public:
     [[nodiscard]] const GateConfig& gate_config() const noexcept { return cfg_.gate; }
     [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
     [[nodiscard]] const Book& book() const noexcept { return book_; }
-    [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] const BasicSequencer<typename P::Rules, Book>& sequencer() const noexcept { return sequencer_; }
     [[nodiscard]] const Config& config() const noexcept { return cfg_; }
 
     // MDP3: which channels' snapshot feeds are wanted (joined by poll()). Any thread.
-    [[nodiscard]] const SnapshotFeedControl& snapshot_feed() const noexcept { return snapshot_feed_; }
+    // The protocol's recovery service (recovery.hpp), e.g. MDP3's snapshot-feed control.
+    [[nodiscard]] const RecoveryOf<P>& recovery() const noexcept { return recovery_; }
     // Any thread. No ring: stats().ring is nullptr and its counters stay 0.
     [[nodiscard]] FeedStats stats() const noexcept {
         return {receiver_.lines(), front_.decoder_counters(), front_.arbiter_counters(), no_ring_,
@@ -146,9 +147,9 @@ private:
         Probe& probe;
         void on_event(const Event& ev) noexcept {
             probe.decoded(ev);
-            if constexpr (HasUnarbitratedLines<P>) self.snapshot_feed_.before(self.instruments_, ev);
+            self.recovery_.before(self.instruments_, ev);
             const Update u = self.sequencer_.apply(ev);
-            if constexpr (HasUnarbitratedLines<P>) self.snapshot_feed_.on_update(u, ev);
+            self.recovery_.on_update(u, ev);
             if (self.sequencer_.delivers(u)) on_update(u, ev);
         }
         static void on_packet_end() noexcept {}
@@ -170,9 +171,9 @@ private:
     ArbitratedDecoder<P> front_;
     InstrumentTable instruments_;
     Book book_;
-    BasicSequencer<Book> sequencer_;
+    BasicSequencer<typename P::Rules, Book> sequencer_;
     Gate gate_;
-    SnapshotFeedControl snapshot_feed_;
+    RecoveryOf<P> recovery_;
     const PublisherCounters no_ring_{};  // FeedStats' ring counters: nothing overflows without a ring
 };
 

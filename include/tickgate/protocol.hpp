@@ -13,9 +13,11 @@
 //   P::SessionState     one per channel: says whether a key's session is the
 //                       channel's current one, its first, a newer one or a stale one
 //   P::Decoder          datagram (+ its key and session mark) -> normalized Events
-//   P::Book             the book type its events build (book/)
+//   P::Rules            its sequencing rules, the policy the shared sequencer
+//                       is instantiated with (SequencingRules in feed/sequencer.hpp)
+//   P::Book             the book type its events build (book/): P::Rules::Book
 //
-// Everything else — the channel table, arbiter, ring, sequencer rules, gate,
+// Everything else — the channel table, arbiter, ring, sequencer, gate,
 // replay, capture, send, metrics, state log and the CLI — is shared.
 #pragma once
 
@@ -125,6 +127,7 @@ concept VenueProtocol =
         { decoder.decode(d, key, mark, t, line, detail::EventSinkArchetype{}) } noexcept -> std::same_as<DecodeResult>;
         { decoder.counters() } noexcept -> std::same_as<const DecoderCounters&>;
         { decoder.count_malformed_unread() } noexcept;
+        typename P::Rules;
         typename P::Book;
     };
 

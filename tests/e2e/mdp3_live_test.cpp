@@ -180,7 +180,7 @@ void check(const Handler& h, const GroundTruth& t, const Scenario& scenario) {
         recoveries += l->snapshot_recoveries.get();
     }
     EXPECT_GE(recoveries, t.instruments.size()) << "every instrument was suspect at the cold start";
-    EXPECT_FALSE(h.snapshot_feed().wanted()[0].load());
+    EXPECT_FALSE(h.recovery().wanted()[0].load());
     if (scenario.loses_on_both) {
         EXPECT_GT(t.dropped_both, 0u);
         EXPECT_GT(lost, 0u) << "entries lost on both lines, counted";

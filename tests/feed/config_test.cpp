@@ -634,7 +634,7 @@ TEST(Config, TheEstimateIsWhatTheConstructorsAllocate) {
     EXPECT_EQ(e.parts[0].bytes, tickgate::L2Book::bytes_for(1000, 10));
     EXPECT_EQ(e.parts[0].bytes, 1000u * 2 * (16 * sizeof(tickgate::Level) + 4));  // depth 10 -> stride 16
     EXPECT_EQ(e.parts[1].what, "recovery pool");
-    EXPECT_EQ(e.parts[1].bytes, tickgate::Sequencer::recovery_bytes(c.capacity));
+    EXPECT_EQ(e.parts[1].bytes, tickgate::recovery_pool_bytes(c.capacity));
     EXPECT_EQ(e.parts[2].what, "event ring");
     EXPECT_EQ(e.parts[2].bytes, 4096u * 64);
     std::uint64_t sum = 0;
@@ -740,7 +740,7 @@ TEST(Config, MemoryRuleReservedButUntouchedCostsNoResidentMemory) {
     // QFB/1 and MDP3: the recovery pool's events are zero pages too.
     const tickgate::MemoryEstimate q = tickgate::estimate_memory(itch, "qfb1");
     EXPECT_EQ(q.parts[1].what, "recovery pool");
-    EXPECT_EQ(q.parts[1].resident_bytes, tickgate::Sequencer::recovery_resident_bytes(itch.capacity));
+    EXPECT_EQ(q.parts[1].resident_bytes, tickgate::recovery_pool_resident_bytes(itch.capacity));
     EXPECT_LT(q.parts[1].resident_bytes * 16, q.parts[1].bytes);
 }
 

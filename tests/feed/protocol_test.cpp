@@ -152,7 +152,8 @@ struct Toy {
     static constexpr std::size_t kMaxDatagram = 1400;
     static constexpr HolePolicy kHolePolicy = HolePolicy::kGiveUpAfterHold;
     static constexpr bool kHeaderNamesChannel = false;
-    using Book = L2Book;
+    using Rules = qfb1::Rules;  // the reference rules, over its L2 book
+    using Book = Rules::Book;
 
     [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
         Key k;

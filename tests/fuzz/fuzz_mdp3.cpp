@@ -1,5 +1,5 @@
 // fuzz_mdp3: arbitrary datagrams through the MDP 3.0 pipeline (decode ->
-// BasicSequencer<IndexedBook> -> gate), as a replay without a config sees
+// BasicSequencer<mdp3::Rules> -> gate), as a replay without a config sees
 // them: a channel per destination, both lines, any order.
 //
 // Input format (see README.md): records of a u16 LE header, then the

@@ -70,8 +70,8 @@ public:
     [[nodiscard]] ChannelStreams<P>& streams() noexcept { return decoder_.streams(); }
     // The protocol's own decoder (its own figures: MDP3's channels and SecurityIDs).
     [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return decoder_.protocol_decoder(); }
-    [[nodiscard]] BasicSequencer<Book>& sequencer() noexcept { return sequencer_; }
-    [[nodiscard]] const BasicSequencer<Book>& sequencer() const noexcept { return sequencer_; }
+    [[nodiscard]] BasicSequencer<typename P::Rules, Book>& sequencer() noexcept { return sequencer_; }
+    [[nodiscard]] const BasicSequencer<typename P::Rules, Book>& sequencer() const noexcept { return sequencer_; }
     [[nodiscard]] InstrumentTable& instruments() noexcept { return instruments_; }
     [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
     [[nodiscard]] const Book& book() const noexcept { return book_; }
@@ -84,7 +84,7 @@ private:
     SessionDecoder<P> decoder_;
     InstrumentTable instruments_;
     Book book_;
-    BasicSequencer<Book> sequencer_;
+    BasicSequencer<typename P::Rules, Book> sequencer_;
     Gate gate_;
     GateConfig gate_config_;
 };

@@ -93,7 +93,7 @@ public:
     // Receiving thread, once per loop iteration: joins the snapshot lines of
     // the channels whose flag is set and leaves those of the others
     // (`wanted`: per channel with snapshot lines, in config order; see
-    // SnapshotFeedControl). A syscall only on a change; counted per line.
+    // a protocol recovery service's steer(), recovery.hpp). A syscall only on a change; counted per line.
     void follow_snapshot_wants(std::span<const std::atomic<bool>> wanted) noexcept;
     // After poll_once(): a time (realtime ns) before which every datagram
     // that reached the sockets has been handed on (all sockets came back

@@ -1,13 +1,17 @@
-// Per-instrument sequencing rules (QFB1.md "What a conforming handler
-// does"): duplicates, gaps, suspect/repair, heartbeats, snapshots with
-// replay of buffered events, session change. The rule engine only: it
-// writes the instrument table (instruments.hpp) and drives a book of any
-// SequencedBook type (book/book.hpp), and owns the recovery pool.
+// Per-instrument sequencing (QFB1.md "What a conforming handler does", the
+// model every venue's rules follow): duplicates, gaps, suspect/repair,
+// heartbeats, snapshots with replay of buffered events, session change.
+// The rule engine only: it writes the instrument table (instruments.hpp),
+// drives a book of any SequencedBook type (book/book.hpp) and owns the
+// recovery pool. What differs between venues is the protocol's Rules
+// policy (SequencingRules below; each protocol folder's rules.hpp), which
+// the sequencer is instantiated with: no protocol is named here.
 // Engine thread only; no allocation, locks or exceptions after construction.
-// Member definitions: sequencer_impl.hpp, instantiated once per book type
-// (L2Book: feed/qfb1/instantiate.cpp); `Sequencer` is the L2 one.
+// Member definitions: sequencer_impl.hpp, instantiated once per protocol
+// in its folder (feed/<protocol>/instantiate.cpp).
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -16,8 +20,6 @@
 #include <vector>
 
 #include "tickgate/book/book.hpp"
-#include "tickgate/book/indexed_book.hpp"
-#include "tickgate/book/l2_book.hpp"
 #include "tickgate/event.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/zeroed_array.hpp"
@@ -39,7 +41,7 @@ enum class Verdict : std::uint8_t {
     kOutOfRange,        // instrument id >= max_instruments: ignored, counted
     kImplausible,       // rule 6: seq too far ahead, dropped, counted
     kForeignChannel,    // rule 7: the instrument belongs to another channel, dropped, counted
-    kChannelEvent,      // MDP3: a channel gap, heartbeat or ChannelReset acted on the channel's instruments
+    kChannelEvent,      // a channel-wide event (the rules' is_channel_event) acted on the channel's instruments
 };
 
 struct Update {
@@ -55,30 +57,63 @@ struct SequencerCounters {
     std::uint64_t session_resets = 0;
 };
 
-template <SequencedBook Book>
-class BasicSequencer {
-public:
-    // MDP3's rules (MDP3.md) are those of the level-indexed book's sequencer,
-    // chosen at compile time: RptSeq has no plausibility bound, an instrument
-    // stays in the channel it was first seen on whatever carries it, channel
-    // gaps / heartbeats / resets act on the channel's instruments.
-    static constexpr bool kMdp3 = std::is_same_v<Book, IndexedBook>;
+// Which channel an instrument belongs to (QFB1.md rule 7 and its variants).
+enum class ChannelBinding : std::uint8_t {
+    // The first channel that carries it in the session owns it; another
+    // channel's events for it are dropped and counted (kForeignChannel).
+    kCarryingChannel,
+    // A member of the first channel that carries it, sequenced whatever
+    // channel carries it later (its own sequence number decides).
+    kFirstCarrier,
+};
 
+namespace detail {
+struct RecoveryBlock {
+    std::uint32_t head = 0;   // index of the oldest event
+    std::uint32_t count = 0;
+};
+}  // namespace detail
+
+// The recovery pool: recovery_instruments blocks of recovery_depth events
+// (what a sequencer allocates; estimate_memory in config.hpp).
+[[nodiscard]] constexpr std::size_t recovery_pool_bytes(const Capacity& c) noexcept {
+    return std::size_t{c.recovery_instruments} *
+           (std::size_t{c.recovery_depth} * sizeof(Event) + sizeof(detail::RecoveryBlock) + sizeof(std::uint32_t));
+}
+// What of it is resident once constructed: the block bookkeeping (the
+// events are zero pages, resident only in blocks that were used).
+[[nodiscard]] constexpr std::size_t recovery_pool_resident_bytes(const Capacity& c) noexcept {
+    return std::size_t{c.recovery_instruments} * (sizeof(detail::RecoveryBlock) + sizeof(std::uint32_t));
+}
+
+// A protocol's sequencing rules: what its venue page says where QFB/1's
+// model leaves a choice. A stateless policy type (static members only); the
+// sequencer befriends it, so its hooks use the sequencer's primitives
+// (take_tick, on_quote, on_delta, buffer_event, release_block, book(), ...).
+//   Book                       the book its events build
+//   kBinding                   ChannelBinding of its instruments
+//   kDefinitionsBindInstrument a definition binds (and so creates) the instrument
+//   kSnapshotHoleEmptiesBuffer a snapshot that leaves a hole drops the events kept while suspect
+//   is_hot(kind) / on_hot      the per-message kinds, applied on the inline fast path
+//   is_channel_event(kind) / on_channel_event  kinds acting on a whole channel's instruments
+//   on_snapshot_begin, on_definition           what an applied snapshot / a learned definition adds
+template <class R>
+concept SequencingRules = SequencedBook<typename R::Book> && requires(EventKind k) {
+    { R::kBinding } -> std::convertible_to<ChannelBinding>;
+    { R::kDefinitionsBindInstrument } -> std::convertible_to<bool>;
+    { R::kSnapshotHoleEmptiesBuffer } -> std::convertible_to<bool>;
+    { R::is_hot(k) } noexcept -> std::same_as<bool>;
+    { R::is_channel_event(k) } noexcept -> std::same_as<bool>;
+};
+
+template <SequencingRules Rules, SequencedBook Book = typename Rules::Book>
+class BasicSequencer {
+    friend Rules;
+
+public:
     // Writes `instruments` and `book` (which outlive it); both sized for
     // capacity.max_instruments. Throws std::invalid_argument if they are not.
     BasicSequencer(InstrumentTable& instruments, Book& book, const Capacity& capacity);
-
-    // The recovery pool: recovery_instruments blocks of recovery_depth events
-    // (what the constructor allocates; estimate_memory in config.hpp).
-    [[nodiscard]] static std::size_t recovery_bytes(const Capacity& c) noexcept {
-        return std::size_t{c.recovery_instruments} *
-               (std::size_t{c.recovery_depth} * sizeof(Event) + sizeof(RecoveryBlock) + sizeof(std::uint32_t));
-    }
-    // What of it is resident once constructed: the block bookkeeping (the
-    // events are zero pages, resident only in blocks that were used).
-    [[nodiscard]] static std::size_t recovery_resident_bytes(const Capacity& c) noexcept {
-        return std::size_t{c.recovery_instruments} * (sizeof(RecoveryBlock) + sizeof(std::uint32_t));
-    }
 
     // Applies one event. Engine thread only; O(1) except snapshots (levels)
     // and session changes (instruments of the channel).
@@ -110,10 +145,7 @@ public:
     [[nodiscard]] const Capacity& capacity() const noexcept { return capacity_; }
 
 private:
-    struct RecoveryBlock {
-        std::uint32_t head = 0;   // index of the oldest event
-        std::uint32_t count = 0;
-    };
+    using RecoveryBlock = detail::RecoveryBlock;
     struct PendingSnapshot {
         std::uint32_t id = 0;
         std::uint32_t bids_left = 0;
@@ -145,8 +177,6 @@ private:
     Update on_definition(InstrumentState& st, const Event& ev) noexcept;
     void on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept;
     Update on_session_change(const Event& ev) noexcept;
-    Update on_entry(InstrumentState& st, const Event& ev) noexcept;
-    Update on_channel_event(const Event& ev) noexcept;
     Update finish_snapshot() noexcept;
     void apply_to_book(std::uint32_t id, const Event& ev) noexcept;
     void buffer_event(InstrumentState& st, const Event& ev) noexcept;
@@ -166,63 +196,53 @@ private:
     bool bind_instruments_ = true;
 };
 
-// The sequencer of QFB/1's L2 book. Its out-of-line members (sequencer_impl.hpp)
-// are instantiated once in the library (feed/qfb1/instantiate.cpp); the
-// inline hot path below is instantiated where it is used, so that it
-// inlines into the decoder's loop (an `extern template` here stops GCC from
-// inlining it: measured, a call per message).
-using Sequencer = BasicSequencer<L2Book>;
-
 // ---- hot path, inline so that decode -> sequence -> book compiles into one
-// loop. always_inline: with the seam's extra layers GCC's size heuristics
-// otherwise leave calls per message (measured: set_only_level, on_quote).
+// loop. The out-of-line members (sequencer_impl.hpp) are instantiated once
+// per protocol in the library; these are instantiated where they are used,
+// so that they inline into the decoder's loop (an `extern template` stops
+// GCC from inlining them: measured, a call per message). always_inline: with
+// the seam's extra layers GCC's size heuristics otherwise leave calls per
+// message (measured: set_only_level, on_quote).
 
-template <SequencedBook Book>
-inline Update BasicSequencer<Book>::apply(const Event& ev) noexcept {
-    if constexpr (kMdp3) {
-        // MDP3 entries of a known-range instrument outside a snapshot: the common case.
-        if ((ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry) && !pending_.active &&
-            ev.instrument_id < capacity_.max_instruments) [[likely]]
-            return on_entry(*touch(ev), ev);
-        return apply_other(ev);
-    }
-    // Q and D of a known-range instrument outside a snapshot: the common case.
-    if ((ev.kind == EventKind::kDelta || ev.kind == EventKind::kQuote) && !pending_.active &&
-        ev.instrument_id < capacity_.max_instruments) [[likely]] {
+template <SequencingRules Rules, SequencedBook Book>
+inline Update BasicSequencer<Rules, Book>::apply(const Event& ev) noexcept {
+    // The rules' per-message kinds for a known-range instrument outside a snapshot: the common case.
+    if (Rules::is_hot(ev.kind) && !pending_.active && ev.instrument_id < capacity_.max_instruments) [[likely]] {
         InstrumentState* st = touch(ev);
         if (!st) [[unlikely]]
             return {ev.instrument_id, Verdict::kForeignChannel, false, state(ev.instrument_id).suspect, 0};
-        return ev.kind == EventKind::kDelta ? on_delta(*st, ev) : on_quote(*st, ev);
+        return Rules::on_hot(*this, *st, ev);
     }
     return apply_other(ev);
 }
 
 // Rule 7: the state of the event's instrument, or nullptr when the
 // instrument belongs to another channel in this session (counted).
-template <SequencedBook Book>
-[[gnu::always_inline]] inline InstrumentState* BasicSequencer<Book>::touch(const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+[[gnu::always_inline]] inline InstrumentState* BasicSequencer<Rules, Book>::touch(const Event& ev) noexcept {
     InstrumentState& st = state(ev.instrument_id);
-    if constexpr (kMdp3) {
-        // Sequenced by RptSeq whatever channel carried it; a member of the first.
+    if constexpr (Rules::kBinding == ChannelBinding::kFirstCarrier) {
         if (!st.bound) [[unlikely]] return bind(st, ev);
         return &st;
+    } else {
+        if (!st.bound || st.channel_id != ev.channel_id) [[unlikely]] return bind(st, ev);
+        return &st;
     }
-    if (!st.bound || st.channel_id != ev.channel_id) [[unlikely]] return bind(st, ev);
-    return &st;
 }
 
 // Rules 1 and 6, common to Q and D: kDuplicate or kImplausible for a tick
 // that is dropped (counted, nothing else changes); otherwise the tick is
 // taken (gap counted, last_seq, liveness, source time), `lost` holds the
 // messages the gap says are missing and the result is kAccepted or kGap.
-template <SequencedBook Book>
-[[gnu::always_inline]] inline Verdict BasicSequencer<Book>::take_tick(InstrumentState& st, std::uint64_t seq, const Event& ev,
-                                               std::int64_t source_ns, std::uint64_t& lost) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+[[gnu::always_inline]] inline Verdict BasicSequencer<Rules, Book>::take_tick(InstrumentState& st, std::uint64_t seq,
+                                                                            const Event& ev, std::int64_t source_ns,
+                                                                            std::uint64_t& lost) noexcept {
     if (st.known && seq <= st.last_seq) {
         ++st.counters.duplicates;
         return Verdict::kDuplicate;
     }
-    if (st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {  // MDP3.md: RptSeq too
+    if (st.known && seq - st.last_seq > kImplausibleSeqJump) [[unlikely]] {  // every venue's sequence numbers
         ++st.counters.implausible_seq;
         return Verdict::kImplausible;
     }
@@ -241,8 +261,8 @@ template <SequencedBook Book>
     return lost ? Verdict::kGap : Verdict::kAccepted;
 }
 
-template <SequencedBook Book>
-[[gnu::always_inline]] inline Update BasicSequencer<Book>::on_quote(InstrumentState& st, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+[[gnu::always_inline]] inline Update BasicSequencer<Rules, Book>::on_quote(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     std::uint64_t lost = 0;
     const Verdict v = take_tick(st, ev.u.quote.seq, ev, ev.u.quote.source_ns, lost);
@@ -252,15 +272,15 @@ template <SequencedBook Book>
     return {id, v, st.booked, false, lost};
 }
 
-template <SequencedBook Book>
-[[gnu::always_inline]] inline void BasicSequencer<Book>::apply_to_book(std::uint32_t id, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+[[gnu::always_inline]] inline void BasicSequencer<Rules, Book>::apply_to_book(std::uint32_t id, const Event& ev) noexcept {
     if (!state(id).booked) [[unlikely]] return;  // not subscribed: sequenced, not booked
     const BookEffect e = book_.apply(id, ev);
     if (e.dropped_levels != 0) [[unlikely]] state(id).counters.book_overflows += e.dropped_levels;
 }
 
-template <SequencedBook Book>
-[[gnu::always_inline]] inline Update BasicSequencer<Book>::on_delta(InstrumentState& st, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+[[gnu::always_inline]] inline Update BasicSequencer<Rules, Book>::on_delta(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     std::uint64_t lost = 0;
     const Verdict v = take_tick(st, ev.u.delta.seq, ev, ev.u.delta.source_ns, lost);
@@ -269,30 +289,6 @@ template <SequencedBook Book>
     if (st.suspect && st.booked) [[unlikely]] buffer_event(st, ev);
     apply_to_book(id, ev);
     return {id, v, st.booked, st.suspect, lost};
-}
-
-// MDP3.md "Per instrument": an entry with RptSeq, a QFB/1 delta's rules; on
-// an unconfirmed instrument the next RptSeq says whether it lost anything.
-template <SequencedBook Book>
-[[gnu::always_inline]] inline Update BasicSequencer<Book>::on_entry(InstrumentState& st, const Event& ev) noexcept {
-    const std::uint32_t id = ev.instrument_id;
-    std::uint64_t lost = 0;
-    const Verdict v = take_tick(st, ev.u.entry.seq, ev, ev.u.entry.source_ns, lost);
-    if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
-    // Without a definition the instrument's prices still read right (the
-    // live view, the table): the template's exponent, not the default -8.
-    st.price_exponent = ev.u.entry.price_exponent;
-    if (st.unconfirmed) [[unlikely]] {
-        st.unconfirmed = false;
-        if (!lost && st.unconfirmed_clean) st.suspect = false;  // nothing lost: clean again
-    }
-    if (lost) {
-        st.suspect = true;
-        st.lost_suspect = true;
-    }
-    if (st.suspect && st.booked) [[unlikely]] buffer_event(st, ev);
-    const bool changed = st.booked && book_.apply(id, ev).changed;  // not subscribed: sequenced only
-    return {id, v, changed, st.suspect, lost};
 }
 
 }  // namespace tickgate

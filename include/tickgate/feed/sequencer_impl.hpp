@@ -1,5 +1,5 @@
-// Member definitions of BasicSequencer<Book> (sequencer.hpp). Included only
-// where a book type is instantiated (feed/qfb1/instantiate.cpp for L2Book).
+// Member definitions of BasicSequencer<Rules, Book> (sequencer.hpp). Included
+// only where a protocol's sequencer is instantiated (feed/<protocol>/instantiate.cpp).
 #pragma once
 
 #include <algorithm>
@@ -14,8 +14,8 @@ namespace detail {
 inline constexpr std::uint32_t kNoRecoveryBlock = std::numeric_limits<std::uint32_t>::max();
 }  // namespace detail
 
-template <SequencedBook Book>
-BasicSequencer<Book>::BasicSequencer(InstrumentTable& instruments, Book& book, const Capacity& capacity)
+template <SequencingRules Rules, SequencedBook Book>
+BasicSequencer<Rules, Book>::BasicSequencer(InstrumentTable& instruments, Book& book, const Capacity& capacity)
     : capacity_(capacity),
       instruments_(instruments),
       states_(&instruments.state(0)),
@@ -30,8 +30,8 @@ BasicSequencer<Book>::BasicSequencer(InstrumentTable& instruments, Book& book, c
     for (std::uint32_t b = capacity.recovery_instruments; b-- > 0;) free_blocks_.push_back(b);
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::apply_other(const Event& ev) noexcept {
     if (pending_.active && ev.kind != EventKind::kSnapshotLevels) {
         // Cannot happen with a decoder feeding whole packets; never leave a
         // snapshot half-open.
@@ -41,11 +41,9 @@ Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
         case EventKind::kSessionChange: return on_session_change(ev);
         case EventKind::kSnapshotLevels: return on_snapshot_levels(ev);
         case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);  // also skips the levels of an out-of-range id
-        case EventKind::kChannelGap:
-        case EventKind::kChannelHeartbeat:
-        case EventKind::kChannelReset: return on_channel_event(ev);
         default: break;
     }
+    if (Rules::is_channel_event(ev.kind)) return Rules::on_channel_event(*this, ev);
     if (ev.instrument_id >= capacity_.max_instruments) [[unlikely]] {
         ++counters_.out_of_range;
         return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
@@ -58,13 +56,13 @@ Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
         st.suspect = true;
         return {ev.instrument_id, Verdict::kDataLost, false, true, 0};
     }
-    if (kMdp3 && ev.kind == EventKind::kDefinition) return on_definition(state(ev.instrument_id), ev);  // creates no instrument
+    if (!Rules::kDefinitionsBindInstrument && ev.kind == EventKind::kDefinition)
+        return on_definition(state(ev.instrument_id), ev);  // creates no instrument
     InstrumentState* const touched = touch(ev);
     if (!touched) [[unlikely]] return {ev.instrument_id, Verdict::kForeignChannel, false, state(ev.instrument_id).suspect, 0};
     InstrumentState& st = *touched;
+    if (Rules::is_hot(ev.kind)) return Rules::on_hot(*this, st, ev);  // during a snapshot's levels (finished above)
     switch (ev.kind) {
-        case EventKind::kLevelEntry:
-        case EventKind::kSequencedEntry: return on_entry(st, ev);
         case EventKind::kQuote: return on_quote(st, ev);
         case EventKind::kDelta: return on_delta(st, ev);
         case EventKind::kHeartbeat: return on_heartbeat(st, ev);
@@ -73,8 +71,8 @@ Update BasicSequencer<Book>::apply_other(const Event& ev) noexcept {
     }
 }
 
-template <SequencedBook Book>
-InstrumentState* BasicSequencer<Book>::bind(InstrumentState& st, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+InstrumentState* BasicSequencer<Rules, Book>::bind(InstrumentState& st, const Event& ev) noexcept {
     instruments_.mark_seen(ev.instrument_id);
     if (st.bound && bind_instruments_) {  // another channel's: a stray or forged message must not move it
         ++st.counters.foreign_channel;
@@ -86,16 +84,16 @@ InstrumentState* BasicSequencer<Book>::bind(InstrumentState& st, const Event& ev
     return &st;
 }
 
-template <SequencedBook Book>
-void BasicSequencer<Book>::recover_on_quote(InstrumentState& st) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+void BasicSequencer<Rules, Book>::recover_on_quote(InstrumentState& st) noexcept {
     // A full quote is the current price whatever was lost.
     st.suspect = false;
     ++st.counters.recovered;
     release_block(st);
 }
 
-template <SequencedBook Book>
-void BasicSequencer<Book>::buffer_event(InstrumentState& st, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+void BasicSequencer<Rules, Book>::buffer_event(InstrumentState& st, const Event& ev) noexcept {
     if (st.recovery_block == detail::kNoRecoveryBlock) {
         if (free_blocks_.empty()) {
             ++st.counters.unbuffered_deltas;  // replay will see the hole
@@ -125,15 +123,15 @@ void BasicSequencer<Book>::buffer_event(InstrumentState& st, const Event& ev) no
     ring[pos] = ev;
 }
 
-template <SequencedBook Book>
-void BasicSequencer<Book>::release_block(InstrumentState& st) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+void BasicSequencer<Rules, Book>::release_block(InstrumentState& st) noexcept {
     if (st.recovery_block == detail::kNoRecoveryBlock) return;
     free_blocks_.push_back(st.recovery_block);
     st.recovery_block = detail::kNoRecoveryBlock;
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::on_heartbeat(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     const std::uint64_t next = ev.u.heartbeat.next_seq;
     if (st.known && next > 0 && next - 1 > st.last_seq && next - 1 - st.last_seq > kImplausibleSeqJump) [[unlikely]] {
@@ -161,8 +159,8 @@ Update BasicSequencer<Book>::on_heartbeat(InstrumentState& st, const Event& ev) 
     return {id, Verdict::kHeartbeat, false, st.suspect, 0};
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::on_snapshot_begin(const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     pending_ = {};
     pending_.active = true;
@@ -191,7 +189,7 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
         return {id, Verdict::kImplausible, false, st.suspect, 0};
     }
-    if constexpr (kMdp3) st.price_exponent = ev.u.snapshot.price_exponent;
+    Rules::on_snapshot_begin(st, ev);
     // Stale: older than last_seq on a clean or unconfirmed (and clean before) instrument.
     if (st.known && (!st.suspect || (st.unconfirmed && st.unconfirmed_clean)) && seq < st.last_seq) {
         ++st.counters.stale_snapshots;
@@ -221,16 +219,18 @@ Update BasicSequencer<Book>::on_snapshot_begin(const Event& ev) noexcept {
 // publishes channel 8's lagging snapshots on channel 7's lines, and the
 // reference applies them. Any other (ahead, or at last_seq on a clean book)
 // would replace the book with another channel's word: dropped.
-template <SequencedBook Book>
-bool BasicSequencer<Book>::foreign_snapshot_moves(const InstrumentState& st, const Event& ev) const noexcept {
-    if (kMdp3 || !bind_instruments_ || !st.bound || st.channel_id == ev.channel_id) return false;
+template <SequencingRules Rules, SequencedBook Book>
+bool BasicSequencer<Rules, Book>::foreign_snapshot_moves(const InstrumentState& st, const Event& ev) const noexcept {
+    if (Rules::kBinding == ChannelBinding::kFirstCarrier || !bind_instruments_ || !st.bound ||
+        st.channel_id == ev.channel_id)
+        return false;
     const std::uint64_t seq = ev.u.snapshot.seq;
     if (!st.known) return true;
     return st.suspect ? seq > st.last_seq : seq >= st.last_seq;
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::on_snapshot_levels(const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::on_snapshot_levels(const Event& ev) noexcept {
     if (!pending_.active) return {ev.instrument_id, Verdict::kSnapshotLevels, false, false, 0};
     const std::uint32_t id = pending_.id;
     // The event's levels continue the bids, then the asks (spec order).
@@ -254,8 +254,8 @@ Update BasicSequencer<Book>::on_snapshot_levels(const Event& ev) noexcept {
     return {id, Verdict::kSnapshotLevels, false, id < capacity_.max_instruments && state(id).suspect, 0};
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::finish_snapshot() noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::finish_snapshot() noexcept {
     const PendingSnapshot p = pending_;
     pending_.active = false;
     if (!p.apply) return {p.id, Verdict::kSnapshotLevels, false, false, 0};
@@ -285,7 +285,7 @@ Update BasicSequencer<Book>::finish_snapshot() noexcept {
     if (hole) {
         st.last_seq = p.saved_last_seq;
         st.suspect = true;
-        if constexpr (kMdp3) release_block(st);  // MDP3.md: every applied snapshot empties the buffer
+        if (Rules::kSnapshotHoleEmptiesBuffer) release_block(st);
     } else {
         st.last_seq = reached;
         if (st.suspect) ++st.counters.recovered;
@@ -296,8 +296,8 @@ Update BasicSequencer<Book>::finish_snapshot() noexcept {
     return {p.id, Verdict::kSnapshotApplied, st.booked, st.suspect, 0};
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::on_definition(InstrumentState& st, const Event& ev) noexcept {
     const std::uint32_t id = ev.instrument_id;
     st.deleted = ev.u.definition.removed;  // configured symbols or not: the venue no longer lists it
     if (learn_definitions_) {
@@ -308,13 +308,13 @@ Update BasicSequencer<Book>::on_definition(InstrumentState& st, const Event& ev)
             ev.u.definition.removed ? std::string_view{} : std::string_view{sym, strnlen(sym, sizeof ev.u.definition.symbol)};
         if (instruments_.set_symbol(id, symbol)) on_booking_changed(st, id);
         st.price_exponent = ev.u.definition.price_exponent;
-        if constexpr (kMdp3) book_.set_depth(id, ev.u.definition.book_depth);
+        Rules::on_definition(book_, id, ev);
     }
     return {id, Verdict::kDefinition, false, st.suspect, 0};
 }
 
-template <SequencedBook Book>
-void BasicSequencer<Book>::on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+void BasicSequencer<Rules, Book>::on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept {
     // Either way the book starts empty: unbooked it is not kept; booked again
     // it missed what came while unbooked, so it is suspect until rebuilt.
     book_.clear(id);
@@ -322,8 +322,8 @@ void BasicSequencer<Book>::on_booking_changed(InstrumentState& st, std::uint32_t
     if (st.booked) st.suspect = true;
 }
 
-template <SequencedBook Book>
-void BasicSequencer<Book>::apply_subscriptions() noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+void BasicSequencer<Rules, Book>::apply_subscriptions() noexcept {
     for (std::uint32_t id = 0; id < capacity_.max_instruments; ++id) {
         InstrumentState& st = state(id);
         const bool booked = instruments_.wanted(st.symbol);
@@ -333,8 +333,8 @@ void BasicSequencer<Book>::apply_subscriptions() noexcept {
     }
 }
 
-template <SequencedBook Book>
-void BasicSequencer<Book>::reset(InstrumentState& st, std::uint32_t id) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+void BasicSequencer<Rules, Book>::reset(InstrumentState& st, std::uint32_t id) noexcept {
     st.bound = false;  // rule 7: "first carried it in the session" starts again
     st.known = false;
     st.last_seq = 0;
@@ -346,63 +346,14 @@ void BasicSequencer<Book>::reset(InstrumentState& st, std::uint32_t id) noexcept
     book_.clear(id);
 }
 
-template <SequencedBook Book>
-Update BasicSequencer<Book>::on_session_change(const Event& ev) noexcept {
+template <SequencingRules Rules, SequencedBook Book>
+Update BasicSequencer<Rules, Book>::on_session_change(const Event& ev) noexcept {
     ++counters_.session_resets;
     for (const std::uint32_t id : instruments_.seen_ids()) {
         InstrumentState& st = state(id);
         if (st.channel_id == ev.channel_id) reset(st, id);
     }
     return {0, Verdict::kSessionReset, true, true, 0};
-}
-
-// MDP3.md "Per channel", on the instruments of the event's channel (those
-// first seen on it): a channel gap makes the known ones unconfirmed; a
-// heartbeat refreshes liveness unless one is unconfirmed or suspect after an
-// RptSeq loss; a ChannelReset empties every book, RptSeq restarts, nothing
-// suspect. O(instruments seen): these are rare.
-template <SequencedBook Book>
-Update BasicSequencer<Book>::on_channel_event(const Event& ev) noexcept {
-    const std::span<const std::uint32_t> ids = instruments_.seen_ids();
-    const auto member = [&](const InstrumentState& st) { return st.bound && st.channel_id == ev.channel_id; };
-    switch (ev.kind) {
-        case EventKind::kChannelGap:
-            for (const std::uint32_t id : ids) {
-                InstrumentState& st = state(id);
-                if (!member(st) || !st.known || st.unconfirmed) continue;
-                st.unconfirmed = true;
-                st.unconfirmed_clean = !st.suspect;
-                st.suspect = true;
-            }
-            return {0, Verdict::kChannelEvent, false, true, 0};
-        case EventKind::kChannelHeartbeat: {
-            for (const std::uint32_t id : ids) {
-                const InstrumentState& st = state(id);
-                if (member(st) && (st.unconfirmed || st.lost_suspect)) return {0, Verdict::kChannelEvent, false, true, 0};
-            }
-            for (const std::uint32_t id : ids) {
-                InstrumentState& st = state(id);
-                if (!member(st)) continue;
-                ++st.counters.heartbeats;
-                st.last_alive_ns = ev.recv_ns;
-                st.alive = true;
-            }
-            return {0, Verdict::kChannelEvent, false, false, 0};
-        }
-        default:  // kChannelReset
-            for (const std::uint32_t id : ids) {
-                InstrumentState& st = state(id);
-                if (!member(st)) continue;
-                st.known = false;
-                st.last_seq = 0;
-                st.suspect = false;
-                st.unconfirmed = false;
-                st.lost_suspect = false;
-                release_block(st);
-                book_.clear(id);
-            }
-            return {0, Verdict::kChannelEvent, true, false, 0};
-    }
 }
 
 }  // namespace tickgate

@@ -4,7 +4,7 @@
 // Exit 0 on success, 1 otherwise.
 #include <tickgate/event.hpp>
 #include <tickgate/book/gate.hpp>
-#include <tickgate/feed/sequencer.hpp>
+#include <tickgate/feed/qfb1/rules.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -41,7 +41,7 @@ int main() {
     const tickgate::Capacity capacity{16, 8, 256, 4};
     tickgate::InstrumentTable instruments(capacity.max_instruments);
     tickgate::L2Book book(capacity.max_instruments, capacity.book_depth);
-    tickgate::Sequencer seq(instruments, book, capacity);
+    tickgate::qfb1::Sequencer seq(instruments, book, capacity);
     const tickgate::Gate gate(instruments, tickgate::GateConfig{/*stale_ms=*/250, /*source_age_ms=*/2000});
 
     const tickgate::Update u1 = seq.apply(quote(kId, 1, kT0, 100, 101));

@@ -1,11 +1,11 @@
-// MDP3.md's channel and instrument rules through BasicSequencer<IndexedBook>,
+// MDP3.md's channel and instrument rules through BasicSequencer<mdp3::Rules>,
 // one test per rule, each named after it.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "tickgate/book/indexed_book.hpp"
+#include "tickgate/feed/mdp3/rules.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate {
@@ -18,7 +18,7 @@ protected:
     Capacity cap{16, 10, 8, 4};
     InstrumentTable table{16};
     IndexedBook book{16, 10};
-    BasicSequencer<IndexedBook> seq{table, book, cap};
+    BasicSequencer<mdp3::Rules> seq{table, book, cap};
     std::int64_t now = 1'000;
 
     Event base(EventKind kind, std::uint32_t id, std::uint16_t channel = kChannel) {

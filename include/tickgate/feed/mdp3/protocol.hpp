@@ -9,9 +9,10 @@
 #include <string_view>
 #include <utility>
 
-#include "tickgate/book/indexed_book.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/mdp3/decoder.hpp"
+#include "tickgate/feed/mdp3/rules.hpp"
+#include "tickgate/feed/mdp3/snapshot_feed.hpp"
 #include "tickgate/feed/mdp3/wire.hpp"
 #include "tickgate/feed/venue_summary.hpp"
 #include "tickgate/protocol.hpp"
@@ -27,7 +28,9 @@ struct Protocol {
     using Key = mdp3::Key;
     using SessionState = mdp3::SessionState;
     using Decoder = PacketDecoder;
-    using Book = IndexedBook;
+    using Rules = mdp3::Rules;  // its sequencing rules (rules.hpp)
+    using Book = Rules::Book;
+    using Recovery = SnapshotFeedControl;  // joins the snapshot feed while an instrument needs it
 
     [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
         return mdp3::read_key(d, line_channel);

@@ -7,8 +7,8 @@
 #include <span>
 #include <string_view>
 
-#include "tickgate/book/l2_book.hpp"
 #include "tickgate/feed/qfb1/decoder.hpp"
+#include "tickgate/feed/qfb1/rules.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -40,7 +40,8 @@ struct Protocol {
     using Key = qfb1::Key;
     using SessionState = qfb1::SessionState;
     using Decoder = PacketDecoder;
-    using Book = L2Book;
+    using Rules = qfb1::Rules;  // its sequencing rules (rules.hpp)
+    using Book = Rules::Book;
 
     // The header names the channel; the line's is only checked against it.
     [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t /*line_channel*/) noexcept {

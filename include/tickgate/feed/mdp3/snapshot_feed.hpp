@@ -1,3 +1,4 @@
+// MDP3's recovery service (recovery.hpp, mdp3::Protocol::Recovery).
 // MDP3.md "Snapshot": live, a channel's snapshot feed is joined only while
 // some instrument of the channel is suspect or unconfirmed, and left when
 // all are clean (the venue asks for this: the feed is heavy).
@@ -8,8 +9,8 @@
 // after a batch rescans the channels' instruments only when an update may
 // have changed the answer, at most once per kRescanNs (checked on one
 // call in kClockEvery) while a feed is joined. The answer is one atomic flag per channel with snapshot lines,
-// which the receiving thread reads once per loop iteration
-// (Receiver::follow_snapshot_wants) to join or leave — the membership
+// which the receiving thread reads once per loop iteration (steer():
+// Receiver::follow_snapshot_wants) to join or leave — the membership
 // syscall is made on a change, never per message. No allocation after
 // construction, no lock.
 #pragma once
@@ -24,9 +25,10 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/recovery.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
-namespace tickgate {
+namespace tickgate::mdp3 {
 
 class SnapshotFeedControl {
 public:
@@ -59,6 +61,9 @@ public:
     // O(instruments seen) when it does.
     void refresh(const InstrumentTable& instruments) noexcept;
 
+    // Receiving thread, once per loop iteration: joins or leaves the snapshot lines as wanted.
+    void steer(Receiver& receiver) noexcept { receiver.follow_snapshot_wants(wanted()); }
+
     // Any thread: per channel with snapshot lines (config order), whether its feed is wanted.
     [[nodiscard]] std::span<const std::atomic<bool>> wanted() const noexcept { return {wanted_.get(), channels_.size()}; }
     [[nodiscard]] std::span<const std::uint16_t> channels() const noexcept { return channels_; }
@@ -77,4 +82,6 @@ private:
     std::uint32_t calls_since_clock_ = 0;
 };
 
-}  // namespace tickgate
+static_assert(RecoveryService<SnapshotFeedControl>);
+
+}  // namespace tickgate::mdp3

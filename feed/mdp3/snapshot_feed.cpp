@@ -1,10 +1,10 @@
-#include "tickgate/feed/snapshot_feed.hpp"
+#include "tickgate/feed/mdp3/snapshot_feed.hpp"
 
 #include <algorithm>
 
 #include "tickgate/feed/clock.hpp"
 
-namespace tickgate {
+namespace tickgate::mdp3 {
 
 SnapshotFeedControl::SnapshotFeedControl(const Config& cfg, std::span<const std::unique_ptr<LineStats>> lines) {
     for (const ChannelConfig& ch : cfg.channels)
@@ -51,4 +51,4 @@ void SnapshotFeedControl::count_recovery(const Event& ev) noexcept {
         }
 }
 
-}  // namespace tickgate
+}  // namespace tickgate::mdp3
