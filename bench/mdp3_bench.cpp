@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         for (const Datagram& d : mdp) {
             const mdp3::Key key = mdp3::read_key(d.bytes, static_cast<std::uint16_t>(1 + d.line));
             dec.decode(d.bytes, key, SessionMark::kCurrent, t, d.line, [&](const Event& ev) {
-                entries += ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry;
+                entries += ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
             });
         }
         return entries;

@@ -34,7 +34,7 @@
 #include "../sim_random.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/clock.hpp"
-#include "tickgate/book/indexed_book.hpp"
+#include "tickgate/feed/mdp3/indexed_book.hpp"
 #include "tickgate/feed/mdp3/packet_builder.hpp"
 #include "tickgate/feed/sender.hpp"
 
@@ -311,7 +311,7 @@ struct Simulator::Impl {
         const auto qty = static_cast<std::int32_t>(1 + content.below(500));
         const auto orders = static_cast<std::int32_t>(1 + content.below(20));
         const double r = content.uniform();
-        tickgate::UpdateAction action;
+        UpdateAction action;
         std::uint32_t level;  // 1-based
         if (n == 0 || (r >= 0.45 && r < 0.80)) {
             action = UpdateAction::kNew;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace tickgate {
@@ -22,12 +23,16 @@ enum class EventKind : std::uint8_t {
     kDefinition,         // I
     kSessionChange,      // a newer session started on `channel`: reset its instruments
     kDataLost,           // the transport dropped this instrument's data (ring overflow)
-    kLevelEntry,         // MDP3 book entry: u.entry (price level L, update action, entry type)
-    kSequencedEntry,     // MDP3 trade / statistics / volume / limits entry: sequenced only (u.entry's seq, source_ns)
-    kChannelReset,       // MDP3 ChannelReset (4) on `channel`
-    kChannelHeartbeat,   // MDP3 heartbeat (12) on `channel`
-    kChannelGap,         // MDP3 MsgSeqNum gap on both lines of `channel`: its instruments unconfirmed
+    // From here on, kinds a protocol defines for itself (venue_kind(n), in
+    // its folder), carried in u.venue and handled by its rules
+    // (SequencingRules::is_hot / is_channel_event) and its book.
+    kVenue = 32,
 };
+inline constexpr int kVenueKinds = 32;
+// A protocol's own kind number `n` (0 <= n < kVenueKinds).
+[[nodiscard]] constexpr EventKind venue_kind(int n) noexcept {
+    return static_cast<EventKind>(static_cast<int>(EventKind::kVenue) + n);
+}
 
 struct SnapshotLevel {
     std::int64_t price;
@@ -65,7 +70,7 @@ struct alignas(64) Event {
             std::int64_t source_ns;
             std::uint8_t n_bids;
             std::uint8_t n_asks;
-            std::int8_t price_exponent;  // MDP3: of the template's prices (v6 -7, v9 -9)
+            std::int8_t price_exponent;  // of the snapshot's prices, where its protocol's rules take it (on_snapshot_begin)
         } snapshot;
         struct {
             std::int64_t price[kLevelsPerEvent];
@@ -79,20 +84,17 @@ struct alignas(64) Event {
         struct {
             char symbol[16];
             std::int8_t price_exponent;
-            std::uint8_t book_depth;  // MDP3: the definition's GBX MarketDepth; 0 = not given
-            bool removed;             // MDP3: SecurityUpdateAction 'D', the venue deleted the instrument
+            std::uint8_t book_depth;  // the depth the venue publishes, where it says (rules' on_definition); 0 = not given
+            bool removed;             // the venue deleted the instrument
         } definition;
+        // A protocol's own kind: a sequenced one's sequence number and source
+        // time where every sequenced kind has them (the recovery pool replays
+        // by them), then the protocol's fields (its folder reads and writes them).
         struct {
-            std::uint64_t seq;        // RptSeq
-            std::int64_t source_ns;   // TransactTime
-            std::int64_t price;       // wire mantissa
-            std::int32_t qty;         // MDEntrySize (0 when null)
-            std::int32_t orders;      // NumberOfOrders (0 when null)
-            std::uint8_t level;       // MDPriceLevel, 1-based
-            std::uint8_t action;      // MDUpdateAction 0..5
-            char entry_type;          // MDEntryType: '0' bid, '1' offer, 'J' empty book, ...
-            std::int8_t price_exponent;  // of the template's prices (v6 PRICE -7, v9 PRICE9 -9)
-        } entry;
+            std::uint64_t seq;
+            std::int64_t source_ns;
+            alignas(8) std::byte data[24];
+        } venue;
         struct {
             std::uint32_t session;
         } session;
@@ -119,8 +121,24 @@ struct alignas(64) Event {
 static_assert(sizeof(Event) == 64, "an event is one cache line");
 static_assert(alignof(Event) == 64);
 static_assert(std::is_trivially_copyable_v<Event>);
-// sequenced_seq / sequenced_source_ns read an MDP3 entry through u.delta.
-static_assert(offsetof(Event, u.entry.seq) == offsetof(Event, u.delta.seq));
-static_assert(offsetof(Event, u.entry.source_ns) == offsetof(Event, u.delta.source_ns));
+// sequenced_seq / sequenced_source_ns read a protocol's own kinds through u.delta.
+static_assert(offsetof(Event, u.venue.seq) == offsetof(Event, u.delta.seq));
+static_assert(offsetof(Event, u.venue.source_ns) == offsetof(Event, u.delta.source_ns));
+
+// A protocol's fields in u.venue.data: P a trivially copyable struct of at
+// most 24 bytes. Copies (compiled to plain loads and stores), so no
+// aliasing rule is bent.
+template <class P>
+[[nodiscard]] inline P venue_fields(const Event& ev) noexcept {
+    static_assert(std::is_trivially_copyable_v<P> && sizeof(P) <= sizeof ev.u.venue.data);
+    P p;
+    std::memcpy(&p, ev.u.venue.data, sizeof p);
+    return p;
+}
+template <class P>
+inline void set_venue_fields(Event& ev, const P& p) noexcept {
+    static_assert(std::is_trivially_copyable_v<P> && sizeof(P) <= sizeof ev.u.venue.data);
+    std::memcpy(ev.u.venue.data, &p, sizeof p);
+}
 
 }  // namespace tickgate

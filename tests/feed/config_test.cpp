@@ -14,7 +14,7 @@
 #include <iterator>
 #include <string>
 
-#include "tickgate/book/indexed_book.hpp"
+#include "tickgate/feed/mdp3/indexed_book.hpp"
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/mdp3/decoder.hpp"
@@ -136,7 +136,7 @@ TEST(Config, Mdp3LinesAreOptionalAndBookDepthDefaultsToTen) {
 
 TEST(Config, Mdp3BookDepthIsTheIndexedBooksDefaultDepth) {
     const Config c = tickgate::parse_config("[mdp3]\nbook_depth = 3\n", "m.toml");
-    tickgate::IndexedBook book(4, c.capacity.book_depth);
+    tickgate::mdp3::IndexedBook book(4, c.capacity.book_depth);
     tickgate::configure_book(book, c);
     EXPECT_EQ(book.depth_of(0), 3u);
     EXPECT_EQ(book.depth_of(3), 3u);

@@ -50,7 +50,7 @@ std::int64_t thread_cpu_ns() {
 
 // Rule 6 on one event: a far-ahead RptSeq on a known instrument moves nothing.
 void apply_checked(Mdp3Handler& h, const Event& ev) {
-    const bool entry = ev.kind == EventKind::kLevelEntry || ev.kind == EventKind::kSequencedEntry;
+    const bool entry = ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
     const bool snapshot = ev.kind == EventKind::kSnapshotBegin;
     const std::uint32_t id = ev.instrument_id;
     if ((!entry && !snapshot) || id >= h.instruments().max_instruments()) {
@@ -58,7 +58,7 @@ void apply_checked(Mdp3Handler& h, const Event& ev) {
         return;
     }
     const InstrumentState& st = h.instruments().state(id);
-    const std::uint64_t seq = entry ? ev.u.entry.seq : ev.u.snapshot.seq;
+    const std::uint64_t seq = entry ? ev.u.venue.seq : ev.u.snapshot.seq;
     const bool far = st.known && seq > st.last_seq && seq - st.last_seq > kImplausibleSeqJump;
     const std::uint64_t last = st.last_seq;
     const std::size_t bids = h.book().side(id, Side::kBid).size();
@@ -72,7 +72,7 @@ void apply_checked(Mdp3Handler& h, const Event& ev) {
 constexpr std::int64_t kSteps[4] = {0, 1'000, 1'000'000, 1'000'000'000};
 
 void check(const Mdp3Handler& h, std::int64_t now) {
-    const IndexedBook& book = h.book();
+    const mdp3::IndexedBook& book = h.book();
     const InstrumentTable& table = h.instruments();
     for (std::uint32_t id = 0; id < table.max_instruments(); ++id) {
         const InstrumentState& st = table.state(id);

@@ -1,5 +1,5 @@
 // What every book offers, whatever its protocol: the L2 book of QFB/1
-// (l2_book.hpp), MDP3's level-indexed book and ITCH's order book with an L2
+// (l2_book.hpp), a protocol's own (MDP3's level-indexed book in its folder) and ITCH's order book with an L2
 // view. The sequencer writes through SequencedBook; the gate, the summary,
 // the live view and the engine read through ReadableBook. Engine thread only.
 #pragma once

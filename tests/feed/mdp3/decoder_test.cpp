@@ -56,22 +56,22 @@ TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
     EXPECT_EQ(d.result.messages, 2);
     ASSERT_EQ(d.events.size(), 3u);
     const Event& a = d.events[0];
-    EXPECT_EQ(a.kind, EventKind::kLevelEntry);
+    EXPECT_EQ(a.kind, kLevelEntry);
     EXPECT_EQ(a.instrument_id, 0u);
     EXPECT_EQ(a.channel_id, 3);
     EXPECT_EQ(a.send_ns, 1000);
-    EXPECT_EQ(a.u.entry.seq, 41u);
-    EXPECT_EQ(a.u.entry.source_ns, 777);
-    EXPECT_EQ(a.u.entry.price, 12345);
-    EXPECT_EQ(a.u.entry.qty, 7);
-    EXPECT_EQ(a.u.entry.orders, 3);
-    EXPECT_EQ(a.u.entry.level, 2);
-    EXPECT_EQ(a.u.entry.action, 1);
-    EXPECT_EQ(a.u.entry.entry_type, '1');
-    EXPECT_EQ(a.u.entry.price_exponent, -9) << "template 46 is schema 9: PRICENULL9";
+    EXPECT_EQ(a.u.venue.seq, 41u);
+    EXPECT_EQ(a.u.venue.source_ns, 777);
+    EXPECT_EQ(entry_fields(a).price, 12345);
+    EXPECT_EQ(entry_fields(a).qty, 7);
+    EXPECT_EQ(entry_fields(a).orders, 3);
+    EXPECT_EQ(entry_fields(a).level, 2);
+    EXPECT_EQ(entry_fields(a).action, 1);
+    EXPECT_EQ(entry_fields(a).entry_type, '1');
+    EXPECT_EQ(entry_fields(a).price_exponent, -9) << "template 46 is schema 9: PRICENULL9";
     EXPECT_EQ(d.events[1].instrument_id, 1u);
-    EXPECT_EQ(d.events[1].u.entry.qty, 0) << "a null MDEntrySize is 0";
-    EXPECT_EQ(d.events[1].u.entry.price, -5);
+    EXPECT_EQ(entry_fields(d.events[1]).qty, 0) << "a null MDEntrySize is 0";
+    EXPECT_EQ(entry_fields(d.events[1]).price, -5);
     EXPECT_EQ(d.events[2].instrument_id, 0u) << "the same SecurityID keeps its index";
     EXPECT_EQ(dec.securities().security_id(0), 900001);
     EXPECT_EQ(dec.securities().security_id(1), 42);
@@ -90,9 +90,9 @@ TEST(Mdp3Framing, RootBlockAndEntriesAreReadByTheirOwnLengths) {
     const Decoded d = decode(dec, p);
     EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 2u);
-    EXPECT_EQ(d.events[0].u.entry.source_ns, 55);
-    EXPECT_EQ(d.events[1].u.entry.price, 11);
-    EXPECT_EQ(d.events[1].u.entry.seq, 4u);
+    EXPECT_EQ(d.events[0].u.venue.source_ns, 55);
+    EXPECT_EQ(entry_fields(d.events[1]).price, 11);
+    EXPECT_EQ(d.events[1].u.venue.seq, 4u);
 }
 
 TEST(Mdp3Framing, AGroupTheVersionDoesNotHaveIsAbsent) {
@@ -117,8 +117,8 @@ TEST(Mdp3Framing, UnknownTemplatesAreSkippedAndCountedOrderBookOnesAreKnown) {
     EXPECT_EQ(d.result.messages, 3);
     EXPECT_EQ(dec.counters().unknown_messages.get(), 1u);
     ASSERT_EQ(d.events.size(), 1u);
-    EXPECT_EQ(d.events[0].kind, EventKind::kSequencedEntry);
-    EXPECT_EQ(d.events[0].u.entry.seq, 1u);
+    EXPECT_EQ(d.events[0].kind, kSequencedEntry);
+    EXPECT_EQ(d.events[0].u.venue.seq, 1u);
 }
 
 TEST(Mdp3Framing, ChannelResetHeartbeatAndStatus) {
@@ -132,8 +132,8 @@ TEST(Mdp3Framing, ChannelResetHeartbeatAndStatus) {
     const Decoded d = decode(dec, p);
     EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 2u);
-    EXPECT_EQ(d.events[0].kind, EventKind::kChannelReset);
-    EXPECT_EQ(d.events[1].kind, EventKind::kChannelHeartbeat);
+    EXPECT_EQ(d.events[0].kind, kChannelReset);
+    EXPECT_EQ(d.events[1].kind, kChannelHeartbeat);
 }
 
 TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
@@ -186,7 +186,7 @@ TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
         const Decoded d = decode(dec, trade);
         EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
         ASSERT_EQ(d.events.size(), 2u) << "its first entry brings the stored definition first";
-        EXPECT_EQ(d.events[1].kind, EventKind::kSequencedEntry);
+        EXPECT_EQ(d.events[1].kind, kSequencedEntry);
         EXPECT_EQ(d.events[0].kind, EventKind::kDefinition);
         EXPECT_STREQ(std::string(d.events[0].u.definition.symbol, 16).c_str(), "ESZ6");
         EXPECT_EQ(d.events[0].u.definition.book_depth, 10);
@@ -266,7 +266,7 @@ TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
         EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed) << c.name;
         EXPECT_EQ(d.result.messages, 1) << c.name;
         ASSERT_EQ(d.events.size(), 1u) << c.name;
-        EXPECT_EQ(d.events[0].kind, EventKind::kSequencedEntry) << c.name;
+        EXPECT_EQ(d.events[0].kind, kSequencedEntry) << c.name;
         EXPECT_EQ(dec.counters().malformed_packets.get(), 1u) << c.name;
     }
 }
@@ -317,10 +317,10 @@ CaptureFigures decode_capture(const std::string& path) {
         const auto [it, added] = channel_of.emplace(dest, static_cast<std::uint16_t>(channel_of.size() + 1));
         const Key key = read_key(udp->payload, it->second);
         dec.decode(udp->payload, key, added ? SessionMark::kFirst : SessionMark::kCurrent, rec->ts_ns, 0, [&](const Event& ev) {
-            if (ev.kind != EventKind::kLevelEntry && ev.kind != EventKind::kSequencedEntry) return;
-            ++f.events_by_template[ev.kind == EventKind::kLevelEntry ? 1 : 2];
+            if (ev.kind != kLevelEntry && ev.kind != kSequencedEntry) return;
+            ++f.events_by_template[ev.kind == kLevelEntry ? 1 : 2];
             std::uint64_t& last = last_by_index[ev.instrument_id];
-            if (ev.u.entry.seq > last) last = ev.u.entry.seq;
+            if (ev.u.venue.seq > last) last = ev.u.venue.seq;
         });
     }
     for (const auto& [index, last] : last_by_index) f.last_rpt_seq[dec.securities().security_id(index)] = last;
@@ -391,12 +391,12 @@ TEST(Mdp3Framing, APacketWhoseMsgSeqNumWasTakenIsNotParsedAndAJumpIsAChannelGap)
     EXPECT_EQ(send(9).size(), 0u) << "late";
     const std::vector<Event> after_gap = send(13);
     ASSERT_EQ(after_gap.size(), 2u);
-    EXPECT_EQ(after_gap[0].kind, EventKind::kChannelGap);
+    EXPECT_EQ(after_gap[0].kind, kChannelGap);
     EXPECT_EQ(after_gap[0].channel_id, 3);
     const std::vector<Event> restart = send(1, SessionMark::kNewer);
     ASSERT_EQ(restart.size(), 2u);
     EXPECT_EQ(restart[0].kind, EventKind::kSessionChange);
-    EXPECT_EQ(restart[1].kind, EventKind::kSequencedEntry) << "a new session: no gap, seq 1 parsed";
+    EXPECT_EQ(restart[1].kind, kSequencedEntry) << "a new session: no gap, seq 1 parsed";
     const ChannelCounters& c = dec.channel_counters(0);
     EXPECT_EQ(c.packets.get(), 5u);
     EXPECT_EQ(c.duplicate_packets.get(), 2u);
@@ -435,8 +435,8 @@ TEST(Mdp3Malformed, MsgSeqNumZeroIsMalformedWholeUnreadAndMovesNoChannelState) {
     EXPECT_EQ(send(0).verdict, PacketVerdict::kMalformed);
     EXPECT_EQ(send(51).verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(events.size(), 2u);
-    EXPECT_EQ(events[0].kind, EventKind::kSequencedEntry) << "50 is the channel's first packet: no gap from 0";
-    EXPECT_EQ(events[1].kind, EventKind::kSequencedEntry) << "0 between 50 and 51 moved nothing: no gap, no session";
+    EXPECT_EQ(events[0].kind, kSequencedEntry) << "50 is the channel's first packet: no gap from 0";
+    EXPECT_EQ(events[1].kind, kSequencedEntry) << "0 between 50 and 51 moved nothing: no gap, no session";
     const ChannelCounters& c = dec.protocol_decoder().channel_counters(0);
     EXPECT_EQ(c.packets.get(), 5u);
     EXPECT_EQ(c.gaps.get(), 0u);
@@ -461,7 +461,7 @@ TEST(Mdp3Framing, OnlyAnIncrementalLinesChannelResetActsNotASnapshotOrDefinition
     EXPECT_EQ(dec.channel_counters(0).resets.get(), 0u);
     (void)dec.decode(d, read_key(d, 3), SessionMark::kFirst, 100, kLineA, sink);
     ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].kind, EventKind::kChannelReset);
+    EXPECT_EQ(events[0].kind, kChannelReset);
     EXPECT_EQ(dec.channel_counters(0).resets.get(), 1u);
 }
 
@@ -471,7 +471,7 @@ TEST(Mdp3Channels, EveryChannelPast256KeepsItsOwnMsgSeqNum) {
     PacketDecoder dec;
     constexpr std::uint16_t kChannels = 300;
     std::size_t entries = 0;
-    const auto sink = [&](const Event& ev) { entries += ev.kind == EventKind::kSequencedEntry; };
+    const auto sink = [&](const Event& ev) { entries += ev.kind == kSequencedEntry; };
     for (std::uint32_t seq = 1; seq <= 3; ++seq)
         for (std::uint16_t ch = 1; ch <= kChannels; ++ch) {
             Bytes p = test::packet(seq, 0);

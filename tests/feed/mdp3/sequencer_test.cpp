@@ -17,7 +17,7 @@ class Mdp3Rules : public ::testing::Test {
 protected:
     Capacity cap{16, 10, 8, 4};
     InstrumentTable table{16};
-    IndexedBook book{16, 10};
+    mdp3::IndexedBook book{16, 10};
     BasicSequencer<mdp3::Rules> seq{table, book, cap};
     std::int64_t now = 1'000;
 
@@ -33,20 +33,17 @@ protected:
     // A book entry: New at `level` on the bid ('0') unless told otherwise.
     Update entry(std::uint32_t id, std::uint64_t rpt, std::int64_t px, std::uint8_t level = 1, char type = '0',
                  std::uint8_t action = 0, std::uint16_t channel = kChannel) {
-        Event ev = base(EventKind::kLevelEntry, id, channel);
-        ev.u.entry.seq = rpt;
-        ev.u.entry.source_ns = now;
-        ev.u.entry.price = px;
-        ev.u.entry.qty = 1;
-        ev.u.entry.level = level;
-        ev.u.entry.action = action;
-        ev.u.entry.entry_type = type;
+        Event ev = base(mdp3::kLevelEntry, id, channel);
+        ev.u.venue.seq = rpt;
+        ev.u.venue.source_ns = now;
+        mdp3::set_entry_fields(ev, {.price = px, .qty = 1, .orders = 0, .level = level, .action = action, .entry_type = type,
+                                    .price_exponent = 0});
         return seq.apply(ev);
     }
     Update trade(std::uint32_t id, std::uint64_t rpt) {
-        Event ev = base(EventKind::kSequencedEntry, id);
-        ev.u.entry.seq = rpt;
-        ev.u.entry.source_ns = now;
+        Event ev = base(mdp3::kSequencedEntry, id);
+        ev.u.venue.seq = rpt;
+        ev.u.venue.source_ns = now;
         return seq.apply(ev);
     }
     Update channel(EventKind kind, std::uint16_t ch = kChannel) { return seq.apply(base(kind, 0, ch)); }
@@ -148,7 +145,7 @@ TEST_F(Mdp3Rules, Rule6SnapshotWithRptSeqFarAheadIsImplausibleAndTheBookStays) {
 TEST_F(Mdp3Rules, ChannelGapMakesCleanInstrumentsUnconfirmedThenNextRptSeqConfirms) {
     clean(1, 10);
     clean(2, 20);
-    channel(EventKind::kChannelGap);
+    channel(mdp3::kChannelGap);
     EXPECT_TRUE(st(1).suspect) << "the gate answers suspect for an unconfirmed instrument";
     EXPECT_TRUE(st(1).unconfirmed);
     const Update u = entry(1, 11, 101, 1, '0', 1);
@@ -160,7 +157,7 @@ TEST_F(Mdp3Rules, ChannelGapMakesCleanInstrumentsUnconfirmedThenNextRptSeqConfir
 
 TEST_F(Mdp3Rules, UnconfirmedThenARptSeqJumpIsSuspectWithTheLossCounted) {
     clean(1, 10);
-    channel(EventKind::kChannelGap);
+    channel(mdp3::kChannelGap);
     const Update u = entry(1, 13, 101);
     EXPECT_EQ(u.lost, 2u);
     EXPECT_TRUE(st(1).suspect);
@@ -170,7 +167,7 @@ TEST_F(Mdp3Rules, UnconfirmedThenARptSeqJumpIsSuspectWithTheLossCounted) {
 
 TEST_F(Mdp3Rules, UnconfirmedTakesASnapshotNotOlderAndCountsAnOlderOneStale) {
     clean(1, 10);
-    channel(EventKind::kChannelGap);
+    channel(mdp3::kChannelGap);
     EXPECT_EQ(snapshot(1, 9, {90}).verdict, Verdict::kSnapshotStale);
     EXPECT_EQ(st(1).counters.stale_snapshots, 1u);
     EXPECT_TRUE(st(1).suspect);
@@ -182,37 +179,37 @@ TEST_F(Mdp3Rules, UnconfirmedTakesASnapshotNotOlderAndCountsAnOlderOneStale) {
 
 TEST_F(Mdp3Rules, AChannelGapLeavesOtherChannelsAlone) {
     clean(1, 10);
-    channel(EventKind::kChannelGap, kChannel + 1);
+    channel(mdp3::kChannelGap, kChannel + 1);
     EXPECT_FALSE(st(1).suspect);
 }
 
 TEST_F(Mdp3Rules, HeartbeatDuringAChannelGapRefreshesNothing) {
     clean(1, 10);
     clean(2, 20);
-    channel(EventKind::kChannelGap);
+    channel(mdp3::kChannelGap);
     const std::int64_t alive = st(2).last_alive_ns;
-    channel(EventKind::kChannelHeartbeat);
+    channel(mdp3::kChannelHeartbeat);
     EXPECT_EQ(st(2).last_alive_ns, alive);
     entry(1, 11, 100, 1, '0', 1);
     entry(2, 21, 100, 1, '0', 1);
-    channel(EventKind::kChannelHeartbeat);
+    channel(mdp3::kChannelHeartbeat);
     EXPECT_EQ(st(2).last_alive_ns, now) << "all confirmed: the heartbeat refreshes";
 }
 
 TEST_F(Mdp3Rules, AChannelGapLeavesAColdStartInstrumentUnconfirmedAndSuspectUntilASnapshot) {
     entry(1, 5, 100);  // cold start: suspect
     clean(2, 20);
-    channel(EventKind::kChannelGap);
+    channel(mdp3::kChannelGap);
     EXPECT_TRUE(st(1).unconfirmed);
     const std::int64_t alive = st(2).last_alive_ns;
-    channel(EventKind::kChannelHeartbeat);
+    channel(mdp3::kChannelHeartbeat);
     EXPECT_EQ(st(2).last_alive_ns, alive) << "an unconfirmed instrument blocks the heartbeat";
     entry(2, 21, 100, 1, '0', 1);
     entry(1, 6, 100, 1, '0', 1);
     EXPECT_FALSE(st(1).unconfirmed);
     EXPECT_TRUE(st(1).suspect) << "confirmed, but its book is still unknown";
     EXPECT_FALSE(st(2).suspect);
-    channel(EventKind::kChannelHeartbeat);
+    channel(mdp3::kChannelHeartbeat);
     EXPECT_EQ(st(2).last_alive_ns, now);
     EXPECT_EQ(snapshot(1, 3, {90}).verdict, Verdict::kSnapshotApplied) << "suspect: any snapshot applies";
 }
@@ -220,11 +217,11 @@ TEST_F(Mdp3Rules, AChannelGapLeavesAColdStartInstrumentUnconfirmedAndSuspectUnti
 TEST_F(Mdp3Rules, HeartbeatAfterAnRptSeqLossRefreshesNothingButAColdStartDoesNotBlock) {
     entry(1, 5, 100);  // cold start: suspect, not after a loss
     clean(2, 20);
-    channel(EventKind::kChannelHeartbeat);
+    channel(mdp3::kChannelHeartbeat);
     EXPECT_EQ(st(2).last_alive_ns, now);
     entry(2, 25, 100);  // loss
     const std::int64_t alive = st(1).last_alive_ns;
-    channel(EventKind::kChannelHeartbeat);
+    channel(mdp3::kChannelHeartbeat);
     EXPECT_EQ(st(1).last_alive_ns, alive);
 }
 
@@ -232,7 +229,7 @@ TEST_F(Mdp3Rules, ChannelResetEmptiesBooksWithoutSuspectAndRestartsRptSeq) {
     clean(1, 10);
     entry(2, 20, 100);  // suspect (cold start)
     const std::int64_t alive = st(1).last_alive_ns;
-    channel(EventKind::kChannelReset);
+    channel(mdp3::kChannelReset);
     EXPECT_TRUE(bids(1).empty());
     EXPECT_TRUE(bids(2).empty());
     EXPECT_FALSE(st(1).suspect);
@@ -295,9 +292,9 @@ TEST_F(Mdp3Rules, AnEntryIsSequencedByRptSeqWhateverChannelCarriedIt) {
     clean(1, 10);
     EXPECT_EQ(entry(1, 10, 100, 1, '0', 1, kChannel + 1).verdict, Verdict::kDuplicate);
     EXPECT_EQ(entry(1, 11, 100, 1, '0', 1, kChannel + 1).verdict, Verdict::kAccepted) << "only the other channel had it";
-    channel(EventKind::kChannelGap, kChannel + 1);
+    channel(mdp3::kChannelGap, kChannel + 1);
     EXPECT_FALSE(st(1).suspect) << "membership stays with the first channel";
-    channel(EventKind::kChannelGap);
+    channel(mdp3::kChannelGap);
     EXPECT_TRUE(st(1).suspect);
 }
 
@@ -317,11 +314,10 @@ TEST_F(Mdp3Rules, DefinitionsSetSymbolAndDepthAndCreateNoInstrument) {
 }
 
 TEST_F(Mdp3Rules, WithoutADefinitionPricesTakeTheTemplatesExponent) {
-    Event ev = base(EventKind::kLevelEntry, 4);
-    ev.u.entry.seq = 1;
-    ev.u.entry.level = 1;
-    ev.u.entry.entry_type = '0';
-    ev.u.entry.price_exponent = -7;  // a schema-6 template (PRICE)
+    Event ev = base(mdp3::kLevelEntry, 4);
+    ev.u.venue.seq = 1;
+    mdp3::set_entry_fields(ev, {.price = 0, .qty = 0, .orders = 0, .level = 1, .action = 0, .entry_type = '0',
+                                .price_exponent = -7});  // a schema-6 template (PRICE)
     seq.apply(ev);
     EXPECT_EQ(st(4).price_exponent, -7);
     Event snap = base(EventKind::kSnapshotBegin, 5);

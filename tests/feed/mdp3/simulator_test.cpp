@@ -65,7 +65,7 @@ TEST_P(Mdp3SimulatorVsReplay, LostLastRptSeqAndBooksAreTheGroundTruthsAndAllEndC
         EXPECT_EQ(st.last_seq, in.last_seq);
         EXPECT_FALSE(st.suspect) << "the snapshot loop repairs every instrument";
         EXPECT_GT(st.counters.snapshots_applied, 0u);
-        const auto same = [](IndexedSide got, const std::vector<SimLevel>& want) {
+        const auto same = [](mdp3::IndexedSide got, const std::vector<SimLevel>& want) {
             std::vector<SimLevel> have;
             for (const Level l : got) have.push_back({l.price, l.qty});
             return have.size() == want.size() &&

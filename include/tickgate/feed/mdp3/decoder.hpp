@@ -21,6 +21,7 @@
 
 #include "tickgate/event.hpp"
 #include "tickgate/feed/instruments.hpp"
+#include "tickgate/feed/mdp3/event.hpp"
 #include "tickgate/feed/mdp3/security_map.hpp"
 #include "tickgate/feed/mdp3/wire.hpp"
 #include "tickgate/protocol.hpp"
@@ -318,7 +319,7 @@ DecodeResult PacketDecoder::decode(std::span<const std::byte> d, const Key& key,
     if (ch.started && key.seq > ch.last_seq + 1) {  // lost on both lines
         ch.counters.gaps.add();
         ch.counters.lost_packets.add(key.seq - ch.last_seq - 1);
-        ev.kind = EventKind::kChannelGap;
+        ev.kind = kChannelGap;
         sink(static_cast<const Event&>(ev));
     }
     ch.started = true;
@@ -377,26 +378,26 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
             const GroupSpan& g = c.groups[0];
             const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
             const bool book = l.kind == TemplateKind::kBook;
-            ev.kind = book ? EventKind::kLevelEntry : EventKind::kSequencedEntry;
-            ev.u.entry.price_exponent = l.price_exponent;
             for (std::size_t i = 0; i < g.count; ++i) {
                 const std::byte* e = g.entry(i);
                 const std::uint32_t id = slot_for(load_le<std::int32_t>(e + l.seq.security_id), ev, sink);
-                ev.kind = book ? EventKind::kLevelEntry : EventKind::kSequencedEntry;
-                ev.u.entry.price_exponent = l.price_exponent;
+                ev.kind = book ? kLevelEntry : kSequencedEntry;
                 ev.instrument_id = id;
-                ev.u.entry.seq = load_le<std::uint32_t>(e + l.seq.rpt_seq);
-                ev.u.entry.source_ns = transact;
+                ev.u.venue.seq = load_le<std::uint32_t>(e + l.seq.rpt_seq);
+                ev.u.venue.source_ns = transact;
+                EntryFields f{};
+                f.price_exponent = l.price_exponent;
                 if (book) {
                     const std::int32_t qty = load_le<std::int32_t>(e + kBookSize);
                     const std::int32_t orders = load_le<std::int32_t>(e + kBookOrders);
-                    ev.u.entry.price = load_le<std::int64_t>(e + kBookPx);
-                    ev.u.entry.qty = qty == kNullInt32 ? 0 : qty;
-                    ev.u.entry.orders = orders == kNullInt32 ? 0 : orders;
-                    ev.u.entry.level = load_le<std::uint8_t>(e + kBookLevel);
-                    ev.u.entry.action = load_le<std::uint8_t>(e + kBookAction);
-                    ev.u.entry.entry_type = static_cast<char>(load_le<std::uint8_t>(e + kBookType));
+                    f.price = load_le<std::int64_t>(e + kBookPx);
+                    f.qty = qty == kNullInt32 ? 0 : qty;
+                    f.orders = orders == kNullInt32 ? 0 : orders;
+                    f.level = load_le<std::uint8_t>(e + kBookLevel);
+                    f.action = load_le<std::uint8_t>(e + kBookAction);
+                    f.entry_type = static_cast<char>(load_le<std::uint8_t>(e + kBookType));
                 }
+                set_entry_fields(ev, f);
                 mdp3_.entries.add();
                 sink(static_cast<const Event&>(ev));
             }
@@ -411,7 +412,7 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
                 return;
             }
             (reset ? mdp3_.channel_resets : mdp3_.heartbeats).add();
-            ev.kind = reset ? EventKind::kChannelReset : EventKind::kChannelHeartbeat;
+            ev.kind = reset ? kChannelReset : kChannelHeartbeat;
             ev.instrument_id = 0;
             sink(static_cast<const Event&>(ev));
             return;

@@ -9,8 +9,9 @@
 
 #include <span>
 
-#include "tickgate/book/indexed_book.hpp"
 #include "tickgate/event.hpp"
+#include "tickgate/feed/mdp3/event.hpp"
+#include "tickgate/feed/mdp3/indexed_book.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate::mdp3 {
@@ -23,7 +24,7 @@ struct Rules {
 
     // Book entries (MDPriceLevel) and sequenced-only entries (trades, statistics, ...).
     [[nodiscard]] static constexpr bool is_hot(EventKind k) noexcept {
-        return k == EventKind::kLevelEntry || k == EventKind::kSequencedEntry;
+        return k == kLevelEntry || k == kSequencedEntry;
     }
     // An entry with RptSeq: a QFB/1 delta's rules; on an unconfirmed
     // instrument the next RptSeq says whether it lost anything.
@@ -31,11 +32,11 @@ struct Rules {
     [[gnu::always_inline]] static Update on_hot(Seq& seq, InstrumentState& st, const Event& ev) noexcept {
         const std::uint32_t id = ev.instrument_id;
         std::uint64_t lost = 0;
-        const Verdict v = seq.take_tick(st, ev.u.entry.seq, ev, ev.u.entry.source_ns, lost);
+        const Verdict v = seq.take_tick(st, ev.u.venue.seq, ev, ev.u.venue.source_ns, lost);
         if (v == Verdict::kDuplicate || v == Verdict::kImplausible) return {id, v, false, st.suspect, 0};
         // Without a definition the instrument's prices still read right (the
         // live view, the table): the template's exponent, not the default -8.
-        st.price_exponent = ev.u.entry.price_exponent;
+        st.price_exponent = entry_fields(ev).price_exponent;
         if (st.unconfirmed) [[unlikely]] {
             st.unconfirmed = false;
             if (!lost && st.unconfirmed_clean) st.suspect = false;  // nothing lost: clean again
@@ -50,51 +51,50 @@ struct Rules {
     }
 
     [[nodiscard]] static constexpr bool is_channel_event(EventKind k) noexcept {
-        return k == EventKind::kChannelGap || k == EventKind::kChannelHeartbeat || k == EventKind::kChannelReset;
+        return k == kChannelGap || k == kChannelHeartbeat || k == kChannelReset;
     }
     // On the instruments of the event's channel (those first seen on it). O(instruments seen): these are rare.
     template <class Seq>
     static Update on_channel_event(Seq& seq, const Event& ev) noexcept {
         const std::span<const std::uint32_t> ids = seq.instruments_.seen_ids();
         const auto member = [&](const InstrumentState& st) { return st.bound && st.channel_id == ev.channel_id; };
-        switch (ev.kind) {
-            case EventKind::kChannelGap:  // the known ones become unconfirmed
-                for (const std::uint32_t id : ids) {
-                    InstrumentState& st = seq.state(id);
-                    if (!member(st) || !st.known || st.unconfirmed) continue;
-                    st.unconfirmed = true;
-                    st.unconfirmed_clean = !st.suspect;
-                    st.suspect = true;
-                }
-                return {0, Verdict::kChannelEvent, false, true, 0};
-            case EventKind::kChannelHeartbeat: {  // liveness, unless one is unconfirmed or lost RptSeq
-                for (const std::uint32_t id : ids) {
-                    const InstrumentState& st = seq.state(id);
-                    if (member(st) && (st.unconfirmed || st.lost_suspect)) return {0, Verdict::kChannelEvent, false, true, 0};
-                }
-                for (const std::uint32_t id : ids) {
-                    InstrumentState& st = seq.state(id);
-                    if (!member(st)) continue;
-                    ++st.counters.heartbeats;
-                    st.last_alive_ns = ev.recv_ns;
-                    st.alive = true;
-                }
-                return {0, Verdict::kChannelEvent, false, false, 0};
+        if (ev.kind == kChannelGap) {  // the known ones become unconfirmed
+            for (const std::uint32_t id : ids) {
+                InstrumentState& st = seq.state(id);
+                if (!member(st) || !st.known || st.unconfirmed) continue;
+                st.unconfirmed = true;
+                st.unconfirmed_clean = !st.suspect;
+                st.suspect = true;
             }
-            default:  // kChannelReset: every book empty, RptSeq restarts, nothing suspect
-                for (const std::uint32_t id : ids) {
-                    InstrumentState& st = seq.state(id);
-                    if (!member(st)) continue;
-                    st.known = false;
-                    st.last_seq = 0;
-                    st.suspect = false;
-                    st.unconfirmed = false;
-                    st.lost_suspect = false;
-                    seq.release_block(st);
-                    seq.book_.clear(id);
-                }
-                return {0, Verdict::kChannelEvent, true, false, 0};
+            return {0, Verdict::kChannelEvent, false, true, 0};
         }
+        if (ev.kind == kChannelHeartbeat) {  // liveness, unless one is unconfirmed or lost RptSeq
+            for (const std::uint32_t id : ids) {
+                const InstrumentState& st = seq.state(id);
+                if (member(st) && (st.unconfirmed || st.lost_suspect)) return {0, Verdict::kChannelEvent, false, true, 0};
+            }
+            for (const std::uint32_t id : ids) {
+                InstrumentState& st = seq.state(id);
+                if (!member(st)) continue;
+                ++st.counters.heartbeats;
+                st.last_alive_ns = ev.recv_ns;
+                st.alive = true;
+            }
+            return {0, Verdict::kChannelEvent, false, false, 0};
+        }
+        // kChannelReset: every book empty, RptSeq restarts, nothing suspect
+        for (const std::uint32_t id : ids) {
+            InstrumentState& st = seq.state(id);
+            if (!member(st)) continue;
+            st.known = false;
+            st.last_seq = 0;
+            st.suspect = false;
+            st.unconfirmed = false;
+            st.lost_suspect = false;
+            seq.release_block(st);
+            seq.book_.clear(id);
+        }
+        return {0, Verdict::kChannelEvent, true, false, 0};
     }
 
     // The snapshot's template exponent (v6 -7, v9 -9); the definition's book depth (GBX MarketDepth).

@@ -16,8 +16,9 @@
 
 #include "tickgate/book/book.hpp"
 #include "tickgate/event.hpp"
+#include "tickgate/feed/mdp3/event.hpp"
 
-namespace tickgate {
+namespace tickgate::mdp3 {
 
 namespace detail {
 struct IndexedSlot {
@@ -132,16 +133,17 @@ public:
     // A sequenced MDP3 book entry (kLevelEntry); other kinds and entry types
     // (implied, statistics) leave the book alone.
     [[gnu::always_inline]] BookEffect apply(std::uint32_t id, const Event& ev) noexcept {
-        if (ev.kind != EventKind::kLevelEntry) return {};
-        const char type = ev.u.entry.entry_type;
+        if (ev.kind != kLevelEntry) return {};
+        const EntryFields e = entry_fields(ev);
+        const char type = e.entry_type;
         if (type == 'J') {
             clear(id);
             return {true, 0};
         }
         if (type != '0' && type != '1') return {};
         const Side s = type == '0' ? Side::kBid : Side::kAsk;
-        const std::uint32_t qty = ev.u.entry.qty > 0 ? static_cast<std::uint32_t>(ev.u.entry.qty) : 0u;
-        return {update(id, s, static_cast<UpdateAction>(ev.u.entry.action), ev.u.entry.level, ev.u.entry.price, qty), 0};
+        const std::uint32_t qty = e.qty > 0 ? static_cast<std::uint32_t>(e.qty) : 0u;
+        return {update(id, s, static_cast<UpdateAction>(e.action), e.level, e.price, qty), 0};
     }
 
     // One entry on one side by MDP3.md's table; false when it changed nothing.
@@ -257,4 +259,4 @@ private:
 
 static_assert(SequencedBook<IndexedBook>);
 
-}  // namespace tickgate
+}  // namespace tickgate::mdp3

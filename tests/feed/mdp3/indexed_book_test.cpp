@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "tickgate/book/indexed_book.hpp"
+#include "tickgate/feed/mdp3/indexed_book.hpp"
 
-namespace tickgate {
+namespace tickgate::mdp3 {
 namespace {
 
 using A = UpdateAction;
@@ -21,12 +21,9 @@ using L = std::vector<std::pair<std::int64_t, std::uint32_t>>;
 
 Event entry(std::uint8_t level, A action, char type, std::int64_t px, std::int32_t qty) {
     Event ev{};
-    ev.kind = EventKind::kLevelEntry;
-    ev.u.entry.level = level;
-    ev.u.entry.action = static_cast<std::uint8_t>(action);
-    ev.u.entry.entry_type = type;
-    ev.u.entry.price = px;
-    ev.u.entry.qty = qty;
+    ev.kind = kLevelEntry;
+    set_entry_fields(ev, {.price = px, .qty = qty, .orders = 0, .level = level,
+                          .action = static_cast<std::uint8_t>(action), .entry_type = type, .price_exponent = 0});
     return ev;
 }
 
@@ -190,4 +187,4 @@ TEST(IndexedBookRule, SnapshotLevelsPastTheDepthAreDroppedNotCounted) {
 }
 
 }  // namespace
-}  // namespace tickgate
+}  // namespace tickgate::mdp3
