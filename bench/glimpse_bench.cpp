@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common.hpp"
 #include "tickgate/feed/clock.hpp"
 #include "tickgate/feed/itch50/glimpse_client.hpp"
@@ -37,7 +39,7 @@ double percentile(std::vector<double> v, double p) {
     return v[std::min(i, v.size() - 1)];
 }
 
-std::string symbol(std::uint16_t locate) { return "S" + std::to_string(locate); }
+std::string symbol(std::uint16_t locate) { return fmt::format("S{}", locate); }
 
 // The spin: S, one R per stock, then `orders` adds spread over the stocks
 // and 50 price levels a side, stamped with the venue time of day now (UTC).
@@ -81,11 +83,12 @@ int main(int argc, char** argv) {
     std::uint64_t max_orders = 1;
     while (max_orders < orders + 1024) max_orders <<= 1;
     const Config cfg = parse_config(
-        "[itch]\nmax_orders = " + std::to_string(max_orders) + "\nmax_levels = 262144\nutc_offset_minutes = 0\n"
-        "[gate]\nstale_ms = 60000\nsource_age_ms = 600000\n"
-        "[glimpse]\nusername = \"bench\"\npassword_env = \"TICKGATE_BENCH_GLIMPSE_PW\"\n"
-        "[[channel]]\nid = 1\nprotocol = \"itch50\"\nglimpse = \"127.0.0.1:" + std::to_string(server.port()) + "\"\n"
-        "a = { group = \"239.255.44.1\", port = 31441 }\nb = { group = \"239.255.44.2\", port = 31442 }\n",
+        fmt::format("[itch]\nmax_orders = {}\nmax_levels = 262144\nutc_offset_minutes = 0\n"
+                    "[gate]\nstale_ms = 60000\nsource_age_ms = 600000\n"
+                    "[glimpse]\nusername = \"bench\"\npassword_env = \"TICKGATE_BENCH_GLIMPSE_PW\"\n"
+                    "[[channel]]\nid = 1\nprotocol = \"itch50\"\nglimpse = \"127.0.0.1:{}\"\n"
+                    "a = {{ group = \"239.255.44.1\", port = 31441 }}\nb = {{ group = \"239.255.44.2\", port = 31442 }}\n",
+                    max_orders, server.port()),
         "glimpse_bench.toml");
     Replay replay(cfg);
     GlimpseClient client(cfg);

@@ -80,9 +80,9 @@ import json, re, sys
 s, log = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
 for c in s.get("channels", []):
     ch, g = c["channel"], c.get("glimpse", {})
-    print(f"\nchannel {ch}: {c.get('holes_filled', 0)} holes filled by the other line,"
-          f" {c.get('lost_messages', 0)} messages lost on both lines (given up),"
-          f" {c.get('late_join_messages', 0)} sent before the handler's first packet (late join)")
+    print(f"\nchannel {ch}: {c.get('late_join_messages', 0):,} messages were sent before the handler's first"
+          f" packet (a late join); {c.get('lost_messages', 0):,} were lost on both lines and given up"
+          f" (the re-request server was silent); line A's own losses were carried by line B")
     failed = sum(g.get("snapshot_failures", {}).values())
     print(f"GLIMPSE snapshots: {g.get('snapshots_requested', 0)} requested, {g.get('snapshots_applied', 0)} applied,"
           f" {failed} failed")

@@ -65,7 +65,7 @@ TEST(GlimpseConfig, BadValuesAreOneLineErrorsNamingTheKey) {
               "bad.toml:6: channel[0].glimpse: expected a [glimpse] table with username (the SoupBinTCP login), got none");
     EXPECT_EQ(error("[glimpse]\nusername = \"tg01\"\n" + kChannel + "glimpse = \"127.0.0.1:31400\"\n"),
               "bad.toml:8: channel[0].glimpse: expected exactly one of [glimpse] password_file and password_env, got neither");
-    EXPECT_NE(error(creds + "password_file = \"/dev/null\"\n" + kChannel + "glimpse = \"127.0.0.1:31400\"\n").find("got both"),
+    EXPECT_NE(error(creds + "password_file = \"" TICKGATE_SOURCE_DIR "/README.md\"\n" + kChannel + "glimpse = \"127.0.0.1:31400\"\n").find("got both"),
               std::string::npos);
     EXPECT_NE(error("[glimpse]\nusername = \"toolong7\"\n").find("bad.toml:2: glimpse.username: expected 1..6"),
               std::string::npos);
