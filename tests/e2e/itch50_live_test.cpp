@@ -321,6 +321,15 @@ TEST(ItchLiveGlimpse, LateJoinIsRepairedThroughGlimpseAndBooksEqualTheSimulators
     EXPECT_NE(text.find("snapshot_requested: channel 1: late join"), std::string::npos) << text;
     EXPECT_NE(text.find("snapshot_applied: channel 1: "), std::string::npos) << text;
     EXPECT_NE(text.find(" orders, continuing at "), std::string::npos) << text;
+    // The live view: the channel's snapshot state and counters under the lines.
+    const std::string view = r.handler->live_view(realtime_ns(), {}, "e2e.toml", 1.0, false);
+    EXPECT_NE(view.find("ch   glimpse snapshot           requested   applied  last orders  failures\n"), std::string::npos)
+        << view;
+    const std::string orders = std::to_string(k.snapshot_orders.get());
+    EXPECT_NE(view.find("1    applied                            1         1 " + std::string(12 - orders.size(), ' ') +
+                        orders + "  none\n"),
+              std::string::npos)
+        << view;
 }
 
 // Both lines silent for 40..50% of the flow and a silent re-request
@@ -386,6 +395,10 @@ TEST(ItchLiveGlimpse, LoginRejectedIsOneFailureNotRetriedAndNoPasswordAnywhere) 
         EXPECT_TRUE(r.handler->core().instruments().state(st.locate).suspect) << st.symbol;
     const std::string text = state_log_text(*r.handler, "reject");
     EXPECT_NE(text.find("snapshot_failed: channel 1: login rejected (A), not retried"), std::string::npos) << text;
+    const std::string view = r.handler->live_view(realtime_ns(), {}, "e2e.toml", 1.0, false);
+    EXPECT_NE(view.find("1    given up (login rejected)          1         0            0  login_rejected 1\n"),
+              std::string::npos)
+        << view;
     const std::string summary = r.handler->summary_json(realtime_ns());
     EXPECT_EQ(text.find(kGlimpsePassword), std::string::npos);
     EXPECT_EQ(summary.find(kGlimpsePassword), std::string::npos);
