@@ -114,6 +114,23 @@ bool valid_symbol(std::string_view s) {
     return !s.empty() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
 }
 bool not_empty(std::string_view s) { return !s.empty(); }
+// Why the GLIMPSE client could not read its password from `path` (relative:
+// to the working directory, as the client reads it), or "" if it can: a
+// readable regular file with a first line. Checked at load, so a missing
+// file is a config error and not a start-up failure. The content is not kept.
+std::string unreadable_password_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::strerror(errno);
+    struct stat st {};
+    std::string why;
+    char c = 0;
+    if (::fstat(fd, &st) != 0) why = std::strerror(errno);
+    else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+    else if (const ssize_t n = ::read(fd, &c, 1); n < 0) why = std::strerror(errno);
+    else if (n == 0) why = "empty";
+    ::close(fd);
+    return why;
+}
 
 // "A.B.C.D:PORT": a strict dotted quad and a decimal port 0..65535 (no sign,
 // no leading zeros). Nothing is resolved: a name would need DNS at start-up.
@@ -629,7 +646,10 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
                                               "timeout_ms", "buffer_mb"})) {
         // The password itself is never in the config: a file or a variable names it.
         t->string("username", c.glimpse.username, "1..6 printable ASCII characters, no space", valid_soup_username);
-        t->string("password_file", c.glimpse.password_file, "non-empty path", not_empty);
+        if (const auto* n = t->string("password_file", c.glimpse.password_file, "non-empty path", not_empty))
+            if (const std::string why = unreadable_password_file(c.glimpse.password_file); !why.empty())
+                t->expected(n, "password_file", "a readable file whose first line is the GLIMPSE password",
+                            quoted(c.glimpse.password_file) + " (" + why + ")");
         t->string("password_env", c.glimpse.password_env, "environment variable name ([A-Za-z_][A-Za-z0-9_]*)",
                   valid_env_name);
         t->integer("min_interval_ms", c.glimpse.min_interval_ms, 1, 3'600'000);

@@ -6,8 +6,10 @@
 #        scripts/demo.sh mdp3 [SECONDS]    CME MDP 3.0 (configs/mdp3-demo.toml): loss, bursts, an
 #                                          outage and a restart, recovered through the snapshot feed,
 #                                          which the handler joins only while an instrument needs it
-#        scripts/demo.sh itch [SECONDS]    Nasdaq ITCH 5.0 over MoldUDP64 (configs/itch-demo.toml):
-#                                          loss on both lines, holes filled by the re-request server
+#        scripts/demo.sh itch [SECONDS]    Nasdaq ITCH 5.0 over MoldUDP64 (configs/itch-glimpse-demo.toml):
+#                                          a late join and a hole given up (both lines out, the
+#                                          re-request server silent), each repaired by a GLIMPSE
+#                                          5.0 snapshot the simulator serves on 127.0.0.1
 # Builds only the tickgate CLI (not the tests or benchmarks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,14 +68,39 @@ case $protocol in
     ;;
   itch)
     log=build/itch-demo-state.log
-    run_demo configs/itch-demo.toml "$log" --protocol itch50 --stocks 50 --rate 20000 \
-      --loss-a 0.03 --loss-b 0.03 --burst-loss 0.002:4
-    python3 - "build/demo-itch-summary.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
+    # The simulator accepts any GLIMPSE login; the handler reads its password from this variable.
+    export TICKGATE_DEMO_GLIMPSE_PASSWORD=demo
+    # Both lines carry nothing for the first 10 % of the flow (the handler joins
+    # late) and again for 2 % at the middle, when the re-request server is
+    # silent too (the hole is given up); line A loses 3 % besides, B fills it.
+    run_demo configs/itch-glimpse-demo.toml "$log" --protocol itch50 --stocks 50 --rate 20000 \
+      --loss-a 0.03 --outage-a 0:0.1 --outage-b 0:0.1 --outage-a 0.5:0.52 --outage-b 0.5:0.52 --server-silent
+    python3 - "build/demo-itch-summary.json" "$log" <<'PY'
+import json, re, sys
+s, log = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
 for c in s.get("channels", []):
-    print(f"channel {c['channel']}: {c.get('holes_filled', 0)} holes filled (other line or re-request server),"
-          f" {c.get('lost_messages', 0)} messages given up, {c.get('late_join_messages', 0)} before the join")
+    ch, g = c["channel"], c.get("glimpse", {})
+    print(f"\nchannel {ch}: {c.get('late_join_messages', 0):,} messages were sent before the handler's first"
+          f" packet (a late join); {c.get('lost_messages', 0):,} were lost on both lines and given up"
+          f" (the re-request server was silent); line A's own losses were carried by line B")
+    failed = sum(g.get("snapshot_failures", {}).values())
+    print(f"GLIMPSE snapshots: {g.get('snapshots_requested', 0)} requested, {g.get('snapshots_applied', 0)} applied,"
+          f" {failed} failed")
+    # The state log says why each was asked for and what it did, in order.
+    events = re.findall(rf"snapshot_(requested|applied|failed): channel {ch}: ([^\n]*)", log)
+    for kind, text in events:
+        if kind == "requested":
+            why = ("the handler joined the session late: orders added before it are unknown, so every book"
+                   " of the channel was suspect" if text.startswith("late join") else
+                   "messages were lost on both lines and the re-request server did not send them: the books"
+                   " missed them and were suspect")
+            print(f"  - snapshot asked for ({text}): {why}")
+        elif kind == "applied":
+            print(f"    repaired: the snapshot replaced the books ({text}); they were clean again")
+        else:
+            print(f"    failed: {text}")
+    if not events:
+        print("  (no snapshot was needed)")
 PY
     ;;
   *)

@@ -71,17 +71,28 @@ void trade(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono
     feed.stop();
 }
 
-// ITCH's live handler runs the whole pipeline in poll() and reports no
-// per-update callback: after each duty cycle that received something, the
-// engine resolves its symbols (O(1) each: the day's directory may have
-// moved them) and prices off every quote whose top changed.
+// ITCH's live handler runs the whole pipeline in poll(); its only
+// per-update callback says that a GLIMPSE snapshot replaced an instrument's
+// book (Verdict::kSnapshotApplied): whatever the engine derived from the old
+// book is void, so it re-reads the quote instead of patching. After each
+// duty cycle that received something, the engine resolves its symbols (O(1)
+// each: the day's directory may have moved them) and prices off every quote
+// whose top changed.
 void trade_itch(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono::seconds duration) {
     tickgate::itch50::LiveHandler feed(cfg);
     const auto& engine = feed.core();  // find / safe_quote, as on every handler
     std::vector<std::pair<tickgate::Level, tickgate::Level>> last_top(traded.size());
+    std::vector<bool> replaced(traded.size(), false);
+    std::uint64_t snapshot_updates = 0;
     const auto end = std::chrono::steady_clock::now() + duration;
     while (std::chrono::steady_clock::now() < end) {
-        if (feed.poll(tickgate::itch50::LiveHandler::kMaxWaitNs) == 0) continue;
+        const int n = feed.poll(tickgate::itch50::LiveHandler::kMaxWaitNs, [&](const tickgate::Update& u) {
+            if (u.verdict != tickgate::Verdict::kSnapshotApplied) return;
+            ++snapshot_updates;
+            for (std::size_t i = 0; i < traded.size(); ++i)
+                if (traded[i].handle && traded[i].handle->id == u.instrument_id) replaced[i] = true;
+        });
+        if (n == 0 && snapshot_updates == 0) continue;
         for (std::size_t i = 0; i < traded.size(); ++i) {
             Traded& t = traded[i];
             t.handle = engine.find(t.symbol);
@@ -89,10 +100,12 @@ void trade_itch(const tickgate::Config& cfg, std::vector<Traded>& traded, std::c
             const tickgate::SafeQuote q = engine.safe_quote(*t.handle, tickgate::realtime_ns());
             const bool moved = q.bid.price != last_top[i].first.price || q.bid.qty != last_top[i].first.qty ||
                                q.ask.price != last_top[i].second.price || q.ask.qty != last_top[i].second.qty;
-            if (!moved) continue;
+            if (!moved && !replaced[i]) continue;  // a replaced book is re-read even if its top looks the same
+            replaced[i] = false;
             last_top[i] = {q.bid, q.ask};
             price(t, q);
         }
+        snapshot_updates = 0;
     }
 }
 

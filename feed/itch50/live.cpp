@@ -95,6 +95,7 @@ void LiveHandler::tick_snapshots(std::int64_t mono_ns, std::int64_t now_ns) noex
                 snapshot_failed(ch, SnapshotFailure::kBufferFull, 0, mono_ns);
             } else if (ready) {
                 const SnapshotApplied a = core_.apply_snapshot(ch, glimpse_.storage(), now_ns);
+                replaced_channel_ = ch;
                 s.counters.snapshots_applied.add();
                 s.counters.snapshot_orders.set(a.orders);
                 note({StateChangeKind::kSnapshotApplied, ch, a.orders, a.continue_at, 0});
@@ -128,6 +129,7 @@ void LiveHandler::tick_snapshots(std::int64_t mono_ns, std::int64_t now_ns) noex
 
 int LiveHandler::poll(std::int64_t timeout_ns) {
     stash_.clear();
+    replaced_channel_ = kNoChannel;
     int n = receiver_.poll_once(std::min(timeout_ns, kMaxWaitNs), [this](const RawDatagram& d) {
         if (stash_.size() == stash_.capacity()) [[unlikely]] return;  // cannot happen: sized for a round
         const auto slot = static_cast<std::uint32_t>(stash_.size());
@@ -185,10 +187,41 @@ std::string LiveHandler::summary_json(std::int64_t now_ns) const {
     return json::dump(out);
 }
 
+std::string LiveHandler::snapshot_state(std::uint32_t ch) const {
+    const ChannelSnapshots& s = snapshots_[ch];
+    const GlimpseClient::State g = glimpse_.state();
+    if (g != GlimpseClient::State::kIdle && g != GlimpseClient::State::kStopping && glimpse_.channel() == ch)
+        return "loading";
+    if (s.no_retry) return "given up (login rejected)";
+    const SnapshotWant want = core_.router().wanted(ch);
+    if (want != SnapshotWant::kNone)
+        return want == SnapshotWant::kLateJoin ? "wanted: late join" : "wanted: hole given up";
+    return s.counters.snapshots_applied.get() != 0 ? "applied" : "not needed";
+}
+
+std::string LiveHandler::snapshots_text() const {
+    std::string out;
+    for (std::uint32_t ch = 0; ch < snapshots_.size(); ++ch) {
+        if (!glimpse_.enabled(ch)) continue;
+        if (out.empty())
+            out = fmt::format("{:<4} {:<26} {:>9} {:>9} {:>12}  {}\n", "ch", "glimpse snapshot", "requested",
+                              "applied", "last orders", "failures");
+        const SnapshotCounters& k = snapshots_[ch].counters;
+        std::string failures;
+        for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
+            if (const std::uint64_t n = k.snapshot_failures[r].get(); n != 0)
+                failures += fmt::format("{}{} {}", failures.empty() ? "" : ", ", kSnapshotFailureNames[r], n);
+        out += fmt::format("{:<4} {:<26} {:>9} {:>9} {:>12}  {}\n", channel_ids_[ch], snapshot_state(ch),
+                           k.snapshots_requested.get(), k.snapshots_applied.get(), k.snapshot_orders.get(),
+                           failures.empty() ? "none" : failures);
+    }
+    return out;
+}
+
 std::string LiveHandler::live_view(std::int64_t now_ns, const std::vector<std::string>& symbols,
                                    std::string_view config_path, double elapsed_s, bool terminal) const {
     return core_.live_view({.now_ns = now_ns, .symbols = symbols, .max_rows = kLiveViewRows}, config_path, elapsed_s,
-                           lines_text(receiver_), terminal);
+                           lines_text(receiver_) + snapshots_text(), terminal);
 }
 
 }  // namespace tickgate::itch50

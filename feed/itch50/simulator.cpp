@@ -510,6 +510,7 @@ GlimpseSpin glimpse_spin(const SimSchedule& s, std::uint32_t session, std::uint6
         std::uint16_t locate;
         char side;
         std::uint32_t shares, price;
+        std::int64_t timestamp_ns;  // of the add (or replace) that made it: a spin's adds carry it
     };
     std::map<std::uint64_t, Order> orders;
     std::map<std::uint16_t, Bytes> directory, trading;
@@ -523,7 +524,7 @@ GlimpseSpin glimpse_spin(const SimSchedule& s, std::uint32_t session, std::uint6
             case Action::kSystemEvent: system = m; break;
             case Action::kStockDirectory: directory[o.stock_locate] = m; break;
             case Action::kTradingAction: trading[o.stock_locate] = m; break;
-            case Action::kAdd: orders[o.order_ref] = {o.stock_locate, o.side, o.shares, o.price}; break;
+            case Action::kAdd: orders[o.order_ref] = {o.stock_locate, o.side, o.shares, o.price, o.timestamp_ns}; break;
             case Action::kExecute:
             case Action::kCancel:
                 if (auto it = orders.find(o.order_ref); it != orders.end()) {
@@ -536,7 +537,7 @@ GlimpseSpin glimpse_spin(const SimSchedule& s, std::uint32_t session, std::uint6
                 if (auto it = orders.find(o.order_ref); it != orders.end()) {
                     const Order was = it->second;
                     orders.erase(it);
-                    orders[o.new_order_ref] = {was.locate, was.side, o.shares, o.price};
+                    orders[o.new_order_ref] = {was.locate, was.side, o.shares, o.price, o.timestamp_ns};
                 }
                 break;
             default: break;
@@ -546,7 +547,8 @@ GlimpseSpin glimpse_spin(const SimSchedule& s, std::uint32_t session, std::uint6
     if (!system.empty()) spin.messages.push_back(system);
     for (auto& [locate, m] : directory) spin.messages.push_back(m);
     for (auto& [locate, m] : trading) spin.messages.push_back(m);
-    for (const auto& [ref, o] : orders) spin.messages.push_back(add_order(o.locate, ref, o.side, o.shares, o.price));
+    for (const auto& [ref, o] : orders)
+        spin.messages.push_back(add_order(o.locate, ref, o.side, o.shares, o.price, o.timestamp_ns));
     spin.next_position = last + 1;
     return spin;
 }

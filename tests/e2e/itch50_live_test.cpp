@@ -68,9 +68,14 @@ struct LiveRun {
 // `meanwhile()` runs on a thread of its own while the simulator publishes
 // (from 150 ms after the first packet is due), its datagrams mixed into the lines'.
 // With `glimpse`, the simulator's GLIMPSE server serves too, and the config
-// is made as config(server port, GLIMPSE port).
-template <class MakeConfig, class Meanwhile>
-LiveRun run_live_with(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile, const GlimpseServerOptions* glimpse) {
+// is made as config(server port, GLIMPSE port). `poll(handler)` is the
+// engine thread's duty cycle (default: handler.poll).
+struct PlainPoll {
+    void operator()(LiveHandler& h) const { h.poll(LiveHandler::kMaxWaitNs); }
+};
+template <class MakeConfig, class Meanwhile, class Poll = PlainPoll>
+LiveRun run_live_with(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile, const GlimpseServerOptions* glimpse,
+                      Poll&& poll = Poll{}) {
     o.epoch_ns = realtime_ns();
     const SimSchedule s = simulate(o);
     RerequestServer server(o, s);
@@ -97,12 +102,12 @@ LiveRun run_live_with(SimOptions o, MakeConfig&& config, Meanwhile&& meanwhile, 
         meanwhile();
     });
     while (!done.load()) {
-        r.handler->poll(LiveHandler::kMaxWaitNs);
+        poll(*r.handler);
         polling.store(true);
     }
     publisher.join();
     side.join();
-    for (int i = 0; i < 50; ++i) r.handler->poll(LiveHandler::kMaxWaitNs);  // what the sockets still hold
+    for (int i = 0; i < 50; ++i) poll(*r.handler);  // what the sockets still hold
     return r;
 }
 
@@ -316,6 +321,15 @@ TEST(ItchLiveGlimpse, LateJoinIsRepairedThroughGlimpseAndBooksEqualTheSimulators
     EXPECT_NE(text.find("snapshot_requested: channel 1: late join"), std::string::npos) << text;
     EXPECT_NE(text.find("snapshot_applied: channel 1: "), std::string::npos) << text;
     EXPECT_NE(text.find(" orders, continuing at "), std::string::npos) << text;
+    // The live view: the channel's snapshot state and counters under the lines.
+    const std::string view = r.handler->live_view(realtime_ns(), {}, "e2e.toml", 1.0, false);
+    EXPECT_NE(view.find("ch   glimpse snapshot           requested   applied  last orders  failures\n"), std::string::npos)
+        << view;
+    const std::string orders = std::to_string(k.snapshot_orders.get());
+    EXPECT_NE(view.find("1    applied                            1         1 " + std::string(12 - orders.size(), ' ') +
+                        orders + "  none\n"),
+              std::string::npos)
+        << view;
 }
 
 // Both lines silent for 40..50% of the flow and a silent re-request
@@ -381,10 +395,134 @@ TEST(ItchLiveGlimpse, LoginRejectedIsOneFailureNotRetriedAndNoPasswordAnywhere) 
         EXPECT_TRUE(r.handler->core().instruments().state(st.locate).suspect) << st.symbol;
     const std::string text = state_log_text(*r.handler, "reject");
     EXPECT_NE(text.find("snapshot_failed: channel 1: login rejected (A), not retried"), std::string::npos) << text;
+    const std::string view = r.handler->live_view(realtime_ns(), {}, "e2e.toml", 1.0, false);
+    EXPECT_NE(view.find("1    given up (login rejected)          1         0            0  login_rejected 1\n"),
+              std::string::npos)
+        << view;
     const std::string summary = r.handler->summary_json(realtime_ns());
     EXPECT_EQ(text.find(kGlimpsePassword), std::string::npos);
     EXPECT_EQ(summary.find(kGlimpsePassword), std::string::npos);
     EXPECT_EQ(r.truth.to_json(o).find(kGlimpsePassword), std::string::npos);
+}
+
+// The engine API (issue 23 item 6): an update tells the engine a snapshot
+// replaced a book (Verdict::kSnapshotApplied, book_changed: re-read it),
+// once per instrument of the channel per applied snapshot; safe_quote
+// answers suspect before it and ok after.
+TEST(ItchLiveGlimpse, EngineIsToldOncePerInstrumentThatASnapshotReplacedItsBookAndSafeQuoteTurnsOk) {
+    const Lines l{"239.255.36.9", "239.255.36.10", 31659, 31660};
+    SimOptions o = sim_for(l);
+    o.outage_a = o.outage_b = {{0.0, 0.3}};
+    const GlimpseServerOptions g = glimpse_server();
+    std::vector<std::uint32_t> told(kMaxLocates, 0);
+    std::uint64_t updates = 0, other_verdicts = 0, suspect_in_update = 0, not_ok_after = 0;
+    std::uint64_t quoted_before = 0, suspect_before = 0, applied_at_update = 0;
+    const auto engine = [&](LiveHandler& h) {
+        const Replay& core = h.core();
+        if (h.snapshot_counters(0).snapshots_applied.get() == 0) {
+            // Before the snapshot: every instrument seen since the late join is suspect.
+            core.sequencer().each_instrument(0, [&](std::uint32_t id) {
+                const InstrumentHandle handle{id, core.instruments().state(id).generation};
+                ++quoted_before;
+                if (core.safe_quote(handle, realtime_ns()).verdict.reason == GateReason::kSuspect) ++suspect_before;
+            });
+        }
+        h.poll(LiveHandler::kMaxWaitNs, [&](const Update& u) {
+            ++updates;
+            applied_at_update = h.snapshot_counters(0).snapshots_applied.get();
+            if (u.verdict != Verdict::kSnapshotApplied || !u.book_changed) ++other_verdicts;
+            if (u.suspect) ++suspect_in_update;
+            ++told[u.instrument_id];
+            // Re-read through the engine's own path: find the symbol, ask the gate.
+            const auto handle = core.find(core.instruments().state(u.instrument_id).symbol);
+            if (!handle || !core.safe_quote(*handle, realtime_ns()).ok()) ++not_ok_after;
+        });
+    };
+    LiveRun r = run_live_with(
+        o, [&](std::uint16_t port, std::uint16_t gport) { return glimpse_config(l, port, gport); }, [] {}, &g, engine);
+    ASSERT_EQ(r.handler->snapshot_counters(0).snapshots_applied.get(), 1u);
+    EXPECT_EQ(applied_at_update, 1u);  // told in the duty cycle that applied it
+    EXPECT_GT(quoted_before, 0u);
+    EXPECT_EQ(suspect_before, quoted_before);
+    std::uint64_t instruments = 0;
+    r.handler->core().sequencer().each_instrument(0, [&](std::uint32_t id) {
+        ++instruments;
+        EXPECT_EQ(told[id], 1u) << "instrument " << id;
+    });
+    for (const SimStockTruth& st : r.truth.stocks) EXPECT_EQ(told[st.locate], 1u) << st.symbol;
+    EXPECT_EQ(updates, instruments);
+    EXPECT_EQ(other_verdicts, 0u);
+    EXPECT_EQ(suspect_in_update, 0u);
+    EXPECT_EQ(not_ok_after, 0u);
+    expect_books_equal(r.truth, r.handler->core());
+}
+
+// Acceptance (e): the snapshot buffer ([glimpse] buffer_mb = 1) fills
+// during a slow spin: one buffer_full failure, and what it had kept is
+// applied in order, once. A second handler without GLIMPSE listens to the
+// same lines from the same instant: both see the same late join, so any
+// buffered message lost, applied twice or out of order would leave their
+// books or counters different.
+TEST(ItchLiveGlimpse, SnapshotBufferTooSmallForTheSpinIsOneFailureAndTheBufferedDatagramsApplyInOrderOnce) {
+    const Lines l{"239.255.36.11", "239.255.36.12", 31661, 31662};
+    SimOptions o = sim_for(l);
+    o.messages = 48000;  // 2.4 s at 20,000/s: ~30,000 messages (~2 MB kept) arrive during the 1.5 s spin
+    o.outage_a = o.outage_b = {{0.0, 0.05}};
+    GlimpseServerOptions g = glimpse_server();
+    g.delay_ms = 1500;
+    Config plain_cfg = parse_config(
+        "[itch]\nmax_orders = 262144\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 200\n[[channel]]\nid = 1\n"
+        "protocol = \"itch50\"\na = { group = \"" + std::string(l.group_a) + "\", port = " + std::to_string(l.port_a) +
+            " }\nb = { group = \"" + l.group_b + "\", port = " + std::to_string(l.port_b) + " }\n",
+        "plain.toml");
+    LiveHandler plain(plain_cfg);
+    LiveRun r = run_live_with(
+        o,
+        [&](std::uint16_t port, std::uint16_t gport) {
+            return glimpse_config(l, port, gport, "buffer_mb = 1\nmin_interval_ms = 3600000");  // one attempt
+        },
+        [] {}, &g,
+        [&](LiveHandler& h) {
+            h.poll(LiveHandler::kMaxWaitNs);
+            plain.poll(0);
+        });
+    for (int i = 0; i < 50; ++i) plain.poll(LiveHandler::kMaxWaitNs);
+    const SnapshotCounters& k = r.handler->snapshot_counters(0);
+    EXPECT_EQ(k.snapshots_requested.get(), 1u);
+    EXPECT_EQ(failures(*r.handler, SnapshotFailure::kBufferFull), 1u);
+    EXPECT_EQ(all_failures(*r.handler), 1u);
+    EXPECT_EQ(k.snapshots_applied.get(), 0u);
+    const auto a = r.handler->core().channel(0);
+    const auto b = plain.core().channel(0);
+    ASSERT_GT(a.counters.late_join_messages.get(), 0u);
+    EXPECT_EQ(a.counters.late_join_messages.get(), b.counters.late_join_messages.get());
+    EXPECT_EQ(a.counters.messages.get(), b.counters.messages.get());
+    EXPECT_EQ(a.counters.lost_messages.get(), 0u);
+    EXPECT_EQ(b.counters.lost_messages.get(), 0u);
+    EXPECT_EQ(a.next_seq, r.truth.sessions[0].messages + 1);
+    EXPECT_EQ(b.next_seq, a.next_seq);
+    std::uint64_t accepted = 0;
+    for (const SimStockTruth& st : r.truth.stocks) {
+        SCOPED_TRACE(st.symbol);
+        const InstrumentState& x = r.handler->core().instruments().state(st.locate);
+        const InstrumentState& y = plain.core().instruments().state(st.locate);
+        EXPECT_EQ(x.counters.accepted, y.counters.accepted);
+        EXPECT_EQ(x.last_seq, y.last_seq);
+        EXPECT_TRUE(x.suspect);  // still the late join: the snapshot was not applied
+        EXPECT_EQ(r.handler->core().sequencer().counters(st.locate).unknown_orders,
+                  plain.core().sequencer().counters(st.locate).unknown_orders);
+        EXPECT_EQ(r.handler->core().book().open_orders(st.locate), plain.core().book().open_orders(st.locate));
+        for (const Side side : {Side::kBid, Side::kAsk}) {
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> got, want;
+            for (const Level lv : r.handler->core().book().side(st.locate, side)) got.emplace_back(lv.price, lv.qty);
+            for (const Level lv : plain.core().book().side(st.locate, side)) want.emplace_back(lv.price, lv.qty);
+            EXPECT_EQ(got, want);
+        }
+        accepted += x.counters.accepted;
+    }
+    EXPECT_GT(accepted, 0u);
+    const std::string text = state_log_text(*r.handler, "buffer");
+    EXPECT_NE(text.find("snapshot_failed: channel 1: buffer full"), std::string::npos) << text;
 }
 
 }  // namespace

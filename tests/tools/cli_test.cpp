@@ -1010,6 +1010,21 @@ TEST(Cli, RunAndCaptureWithoutAChannelAreABadConfig) {
                        {config + ":1: channel: expected at least one [[channel]]"});
 }
 
+// A GLIMPSE password file that cannot be read is found when the config
+// loads: exit 2 with FILE:LINE for run and config check, as for any bad key
+// (it used to be a start-up failure, exit 1, once run had opened the lines).
+TEST(Cli, GlimpsePasswordFileMissingIsABadConfig) {
+    TempDir tmp;
+    const std::string config = tmp.file("glimpse.toml");
+    const std::string missing = tmp.file("no-such-password");
+    write_file(config, "[glimpse]\nusername = \"tg01\"\npassword_file = \"" + missing +
+                           "\"\n[[channel]]\nid = 1\nprotocol = \"itch50\"\nglimpse = \"127.0.0.1:31400\"\n"
+                           "a = { group = \"239.255.30.1\", port = 31301 }\nb = { group = \"239.255.30.2\", port = 31302 }\n");
+    const std::string want = config + ":3: glimpse.password_file: expected a readable file";
+    expect_usage_error(run_cli("run --quiet --duration 0.2 --config " + quoted(config)), {want, "No such file or directory"});
+    expect_usage_error(run_cli("config check " + quoted(config)), {want});
+}
+
 // Writing an output file that fails (here: /dev/full, no space left) is a
 // runtime failure, exit 1, for capture as for sim (capture used to exit 2).
 TEST(Cli, OutputWriteFailureIsARuntimeFailureForCaptureAndSim) {

@@ -2,6 +2,7 @@
 // strictly validated, FILE:LINE errors, the password never in the config.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,7 +51,7 @@ TEST(GlimpseConfig, KeysAndDefaults) {
 }
 
 TEST(GlimpseConfig, BadValuesAreOneLineErrorsNamingTheKey) {
-    const std::string creds = "[glimpse]\nusername = \"tg01\"\npassword_file = \"/run/pw\"\n";
+    const std::string creds = "[glimpse]\nusername = \"tg01\"\npassword_env = \"PW\"\n";
     EXPECT_EQ(error(creds + kChannel + "glimpse = \"239.1.1.1:31400\"\n"),
               "bad.toml:9: channel[0].glimpse: expected unicast IPv4 HOST:PORT (port 1..65535), got \"239.1.1.1:31400\"");
     EXPECT_NE(error(creds + kChannel + "glimpse = \"localhost:31400\"\n").find("bad.toml:9: channel[0].glimpse: expected"),
@@ -64,7 +65,7 @@ TEST(GlimpseConfig, BadValuesAreOneLineErrorsNamingTheKey) {
               "bad.toml:6: channel[0].glimpse: expected a [glimpse] table with username (the SoupBinTCP login), got none");
     EXPECT_EQ(error("[glimpse]\nusername = \"tg01\"\n" + kChannel + "glimpse = \"127.0.0.1:31400\"\n"),
               "bad.toml:8: channel[0].glimpse: expected exactly one of [glimpse] password_file and password_env, got neither");
-    EXPECT_NE(error(creds + "password_env = \"PW\"\n" + kChannel + "glimpse = \"127.0.0.1:31400\"\n").find("got both"),
+    EXPECT_NE(error(creds + "password_file = \"" TICKGATE_SOURCE_DIR "/README.md\"\n" + kChannel + "glimpse = \"127.0.0.1:31400\"\n").find("got both"),
               std::string::npos);
     EXPECT_NE(error("[glimpse]\nusername = \"toolong7\"\n").find("bad.toml:2: glimpse.username: expected 1..6"),
               std::string::npos);
@@ -77,6 +78,37 @@ TEST(GlimpseConfig, BadValuesAreOneLineErrorsNamingTheKey) {
     EXPECT_NE(error("[glimpse]\ntimeout_ms = -1\n").find("glimpse.timeout_ms: expected"), std::string::npos);
     EXPECT_NE(error("[glimpse]\nbuffer_mb = 0\n").find("glimpse.buffer_mb: expected"), std::string::npos);
     EXPECT_NE(error("[glimpse]\npassword = \"x\"\n").find("bad.toml:2: glimpse.password: unknown key"), std::string::npos);
+}
+
+// The client reads the password at start-up; a file it could not read is
+// found at load instead, as a config error naming the key's line (exit 2).
+TEST(GlimpseConfig, MissingOrUnreadablePasswordFileIsAConfigErrorAtLoad) {
+    const std::string dir = ::testing::TempDir() + "tickgate_glimpse_pwdir_" + std::to_string(::getpid());
+    const std::string missing = dir + "/missing";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+    const std::string empty = dir + "/empty";
+    std::fclose(std::fopen(empty.c_str(), "w"));
+    const std::string good = dir + "/good";
+    FILE* f = std::fopen(good.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("pw\n", f);
+    std::fclose(f);
+    const auto keys = [&](const std::string& path) {
+        return "[glimpse]\nusername = \"tg01\"\npassword_file = \"" + path + "\"\n" + kChannel +
+               "glimpse = \"127.0.0.1:31400\"\n";
+    };
+    const std::string expected = "bad.toml:3: glimpse.password_file: expected a readable file whose first line is the GLIMPSE password, got \"";
+    EXPECT_EQ(error(keys(missing)), expected + missing + "\" (No such file or directory)");
+    EXPECT_EQ(error(keys(dir)), expected + dir + "\" (not a regular file)");
+    EXPECT_EQ(error(keys(empty)), expected + empty + "\" (empty)");
+    EXPECT_EQ(error(keys(good)), "no error");
+    if (::geteuid() != 0) {  // root reads a file of mode 000
+        ASSERT_EQ(::chmod(good.c_str(), 0), 0);
+        EXPECT_EQ(error(keys(good)), expected + good + "\" (Permission denied)");
+    }
+    std::remove(good.c_str());
+    std::remove(empty.c_str());
+    ::rmdir(dir.c_str());
 }
 
 TEST(GlimpseConfig, MemoryEstimateCountsTheBufferAndTheStorage) {

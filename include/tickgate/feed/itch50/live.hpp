@@ -43,6 +43,23 @@ public:
     // answers, gives up the holes due, sends the requests due. Returns the
     // datagrams handled.
     int poll(std::int64_t timeout_ns);
+    // The same duty cycle, then, when it applied a GLIMPSE snapshot,
+    // on_update(const Update&) once per instrument of that channel
+    // (Verdict::kSnapshotApplied, book_changed: the book was replaced, so
+    // re-read it rather than patch a copy; suspect: its state after). ITCH
+    // reports no other per-update callback. Same thread as poll(); no allocation.
+    template <class F>
+    int poll(std::int64_t timeout_ns, F&& on_update) {
+        const int n = poll(timeout_ns);
+        if (replaced_channel_ != kNoChannel) {
+            const InstrumentTable& t = core_.instruments();
+            core_.sequencer().each_instrument(replaced_channel_, [&](std::uint32_t id) {
+                on_update(Update{id, Verdict::kSnapshotApplied, true, t.state(id).suspect, 0});
+            });
+            replaced_channel_ = kNoChannel;
+        }
+        return n;
+    }
 
     [[nodiscard]] const Replay& core() const noexcept { return core_; }
     [[nodiscard]] const moldudp64::RerequestClient& client() const noexcept { return client_; }
@@ -62,12 +79,19 @@ public:
     // The live view's rows at most: a day's directory names thousands of
     // stocks, a refresh shows the most active (run --symbols names others).
     static constexpr std::size_t kLiveViewRows = 20;
-    // One refresh of the live view (the shared table and the lines): the
+    // One refresh of the live view (the shared table, the lines and, per
+    // channel with `glimpse`, its snapshot state and counters): the
     // instruments `symbols` names if any, at most kLiveViewRows of them.
     [[nodiscard]] std::string live_view(std::int64_t now_ns, const std::vector<std::string>& symbols,
                                         std::string_view config_path, double elapsed_s, bool terminal) const;
 
+    // Channel `ch`'s snapshot state in the live view's words: "loading",
+    // "wanted: late join", "wanted: hole given up", "given up (login
+    // rejected)", "applied" (the last one repaired it), "not needed".
+    [[nodiscard]] std::string snapshot_state(std::uint32_t ch) const;
+
 private:
+    [[nodiscard]] std::string snapshots_text() const;
     // A datagram of the current round, copied out of the receive batch.
     struct Stashed {
         std::int64_t recv_ns;
@@ -94,6 +118,8 @@ private:
         SnapshotWant reason = SnapshotWant::kNone;  // of the last request: a failure wants it again
     };
     std::vector<ChannelSnapshots> snapshots_;
+    static constexpr std::uint32_t kNoChannel = UINT32_MAX;
+    std::uint32_t replaced_channel_ = kNoChannel;  // whose books the current duty cycle's snapshot replaced
     std::int64_t min_interval_ns_, timeout_ns_;
     // Engine-thread records of what tick_snapshots() did, for log_state().
     struct SnapshotEvent {

@@ -98,6 +98,13 @@ public:
     // messages follow through apply(). O(1) per instrument of the channel.
     void replace_channel(std::uint32_t ch) noexcept;
 
+    // f(id) for every instrument channel `ch` has seen in this session (each once). Engine thread.
+    template <class F>
+    void each_instrument(std::uint32_t ch, F&& f) const noexcept {
+        for (std::uint32_t id = channels_[ch].first_instrument; id != kNoInstrument; id = per_instrument_[id].next_in_channel)
+            f(id);
+    }
+
     // One applied message of channel `ch` (what message() does after decoding).
     void apply(std::uint32_t ch, const OrderMessage& o, std::int64_t recv_ns) noexcept;
 
