@@ -12,6 +12,7 @@
 //                       first sequence number, next one, a fingerprint
 //   P::SessionState     one per channel: says whether a key's session is the
 //                       channel's current one, its first, a newer one or a stale one
+//   P::max_events_for(len)  constexpr: the most Events a datagram of `len` bytes decodes into
 //   P::Decoder          datagram (+ its key and session mark) -> normalized Events
 //   P::Rules            its sequencing rules, the policy the shared sequencer
 //                       is instantiated with (SequencingRules in feed/sequencer.hpp)
@@ -124,6 +125,7 @@ concept VenueProtocol =
         { P::read_key(d, channel) } noexcept -> std::same_as<typename P::Key>;
         { session.observe(key) } noexcept -> std::same_as<SessionMark>;
         { P::max_events_for(std::size_t{}) } noexcept -> std::same_as<std::size_t>;
+        typename std::integral_constant<std::size_t, P::max_events_for(1)>;  // constexpr (sizes per-packet buffers)
         { decoder.decode(d, key, mark, t, line, detail::EventSinkArchetype{}) } noexcept -> std::same_as<DecodeResult>;
         { decoder.counters() } noexcept -> std::same_as<const DecoderCounters&>;
         { decoder.count_malformed_unread() } noexcept;

@@ -1,9 +1,12 @@
 // The live sink on the network thread of the two-thread pipeline: each
 // datagram goes through the ArbitratedDecoder (channel table, A/B arbiter,
 // decoder) and its Events are published to the ring, a whole packet at a
-// time. Never blocks: a packet that does not fit is dropped and
-// counted, and its instruments are marked suspect (a DataLost event) as
-// soon as the ring has room again. Network thread only; counters readable anywhere.
+// time. An event is written once, straight into its ring slot, whenever the
+// ring has room for the largest packet's events; only when it has not are a
+// packet's events collected aside first, to be published or dropped whole.
+// Never blocks: a packet that does not fit is dropped and counted, and its
+// instruments are marked suspect (a DataLost event) as soon as the ring has
+// room again. Network thread only; counters readable anywhere.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +40,7 @@ public:
                   std::span<const std::uint16_t> channel_ids)
         : ring_(ring),
           front_(rc, channel_ids),
-          scratch_(P::max_events_for(Receiver::kSlotBytes)),
+          scratch_(kMaxPacketEvents),
           pending_flag_(max_instruments, 0) {
         pending_ids_.reserve(max_instruments);
         pending_sessions_.reserve(kPendingSessions);
@@ -45,7 +48,7 @@ public:
     // What the constructor allocates (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, const ReceiverConfig& rc,
                                                std::uint32_t channels) noexcept {
-        return ArbitratedDecoder<P>::bytes_for(rc, channels) + P::max_events_for(Receiver::kSlotBytes) * sizeof(Event) +
+        return ArbitratedDecoder<P>::bytes_for(rc, channels) + kMaxPacketEvents * sizeof(Event) +
                std::size_t{max_instruments} * 2 * sizeof(std::uint32_t) + kPendingSessions * sizeof(Event);
     }
 
@@ -67,16 +70,31 @@ public:
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }
     [[nodiscard]] const PublisherCounters& counters() const noexcept { return counters_; }
 
-    // PacketEventSink of the front: a packet's events are collected, then
-    // published whole (or dropped whole).
-    void on_event(const Event& ev) noexcept { scratch_[scratch_used_++] = ev; }
+    // PacketEventSink of the front: a packet's events are staged in the ring
+    // and published whole at its end; when the ring may not hold them all,
+    // collected aside and published or dropped whole.
+    void on_event(const Event& ev) noexcept {
+        if (packet_events_ == 0) [[unlikely]]
+            direct_ = pending_ids_.empty() && pending_sessions_.empty() && ring_.writable(kMaxPacketEvents) >= kMaxPacketEvents;
+        if (direct_) [[likely]]
+            ring_.stage(ev);
+        else
+            scratch_[packet_events_] = ev;
+        ++packet_events_;
+    }
     void on_packet_end() noexcept {
-        publish(scratch_used_);
-        scratch_used_ = 0;
+        if (direct_)
+            ring_.publish();
+        else
+            publish(packet_events_);
+        packet_events_ = 0;
+        direct_ = false;
     }
 
 private:
     static constexpr std::size_t kPendingSessions = 64;
+    // The most events one received datagram can decode into.
+    static constexpr std::size_t kMaxPacketEvents = P::max_events_for(Receiver::kSlotBytes);
 
     // Delivers the DataLost marks and session changes owed after an
     // overflow; false if the ring has no room for them yet.
@@ -127,8 +145,9 @@ private:
 
     SpscRing<Event>& ring_;
     ArbitratedDecoder<P> front_;
-    std::vector<Event> scratch_;                  // one packet's events
-    std::size_t scratch_used_ = 0;
+    std::vector<Event> scratch_;                  // one packet's events, when the ring may not hold them
+    std::size_t packet_events_ = 0;               // of the packet being decoded
+    bool direct_ = false;                         // its events are staged in the ring
     std::vector<std::uint32_t> pending_flag_;     // [instrument]: channel + 1 when a DataLost is owed
     std::vector<std::uint32_t> pending_ids_;
     std::vector<Event> pending_sessions_;         // session changes of dropped packets
