@@ -11,6 +11,18 @@
 
 namespace tickgate {
 
+// A channel's packet figures as the venue's decoder counts them (MDP3:
+// MsgSeqNum gaps, unknown templates), copied without allocation for the metrics.
+struct VenueChannelCounts {
+    std::uint16_t id = 0;
+    std::uint64_t packets = 0;
+    std::uint64_t duplicate_packets = 0;
+    std::uint64_t gaps = 0;
+    std::uint64_t lost_packets = 0;
+    std::uint64_t resets = 0;
+    std::uint64_t unknown_templates = 0;
+};
+
 struct VenueChannelSummary {
     std::optional<std::uint16_t> id;  // the config's channel id; without a config...
     std::string name;                 // ... the channel's "group:port"

@@ -88,6 +88,29 @@ struct Protocol {
                                          dec.mdp3_counters().dropped_definitions.get()};
         return v;
     }
+
+    // The metrics' MDP3 part (metrics.hpp MetricsRegistry::Venue), on the
+    // engine thread every publish, no allocation: the channels' figures
+    // (the decoder's thread writes them; relaxed counters), and for an
+    // instrument the engine has seen its SecurityID (its slot was written
+    // before its first event crossed the ring) and book errors.
+    template <class Handler>
+    [[nodiscard]] static std::size_t venue_channels(const Handler& h, std::span<VenueChannelCounts> out) noexcept {
+        const PacketDecoder& dec = h.protocol_decoder();
+        const std::size_t n = std::min<std::size_t>(dec.channel_count(), out.size());
+        for (std::uint32_t slot = 0; slot < n; ++slot) {
+            const ChannelCounters& c = dec.channel_counters(slot);
+            out[slot] = {dec.channel_id(slot), c.packets.get(), c.duplicate_packets.get(), c.gaps.get(),
+                         c.lost_packets.get(), c.resets.get(), c.unknown_templates.get()};
+        }
+        return n;
+    }
+    template <class Handler>
+    static void venue_instrument(const Handler& h, std::uint32_t id, std::int64_t& venue_id,
+                                 std::uint64_t& book_errors) noexcept {
+        venue_id = h.protocol_decoder().securities().security_id(id);
+        book_errors = h.book().book_errors(id);
+    }
 };
 
 static_assert(VenueProtocol<Protocol>);
