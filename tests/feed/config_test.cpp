@@ -294,13 +294,13 @@ TEST(Config, MetricsKeysAreIndependentAndListenTakesAnyLoopbackHostAndPort) {
 
 // metrics.instruments (issue 26 item 8): "all" by default, each word read as itself.
 TEST(Config, MetricsInstrumentsIsAllSubscribedOrNone) {
-    EXPECT_EQ(tickgate::parse_config("", "m.toml").metrics.instruments, MetricsInstruments::kAll);
+    EXPECT_EQ(tickgate::parse_config("", "m.toml").metrics.instruments, tickgate::MetricsInstruments::kAll);
     EXPECT_EQ(tickgate::parse_config("[metrics]\ninstruments = \"all\"\n", "m.toml").metrics.instruments,
-              MetricsInstruments::kAll);
+              tickgate::MetricsInstruments::kAll);
     EXPECT_EQ(tickgate::parse_config("[metrics]\ninstruments = \"subscribed\"\n", "m.toml").metrics.instruments,
-              MetricsInstruments::kSubscribed);
+              tickgate::MetricsInstruments::kSubscribed);
     EXPECT_EQ(tickgate::parse_config("[metrics]\ninstruments = \"none\"\n", "m.toml").metrics.instruments,
-              MetricsInstruments::kNone);
+              tickgate::MetricsInstruments::kNone);
 }
 
 struct BadCase {
