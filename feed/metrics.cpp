@@ -327,7 +327,9 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
             std::string_view name, help;
             std::uint64_t V::*member;
         } kVenue[] = {
-            {"tickgate_channel_packets_total", "Datagrams of the channel's incremental lines, both copies.", &V::packets},
+            {"tickgate_channel_packets_total",
+             "Datagrams decoded for the channel (after A/B arbitration; its snapshot and definition lines too).",
+             &V::packets},
             {"tickgate_channel_duplicate_packets_total", "Packets at a MsgSeqNum already taken, not parsed.",
              &V::duplicate_packets},
             {"tickgate_channel_seq_gaps_total", "Channel sequence gaps (MsgSeqNum jumps after A/B arbitration).", &V::gaps},
