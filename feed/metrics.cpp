@@ -341,7 +341,7 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
         for (const auto& f : kVenue) {
             w.family(f.name, C, f.help);
             for (std::size_t i = 0; i < s.venue_channel_count; ++i)
-                w.sample(f.name, fmt::format("channel=\"{}\"", s.venue_channels[i].id), s.venue_channels[i].*f.member);
+                w.sample(f.name, fmt::format("channel=\"{}\"", s.venue_channels[i].channel), s.venue_channels[i].*f.member);
         }
     }
 

@@ -95,6 +95,17 @@ Promtool promtool_check(const std::string& text, const std::string& tag) {
     return p;
 }
 
+// Expects promtool to accept `text` with no lint finding; false when
+// promtool is not installed (the caller skips).
+bool expect_promtool_clean(const std::string& text, const std::string& tag) {
+    const Promtool p = promtool_check(text, tag);
+    if (!p.available) return false;
+    EXPECT_EQ(p.status, 0) << tag << ": " << p.output;
+    EXPECT_EQ(p.output, "") << tag << ": promtool lint findings";
+    return true;
+}
+constexpr const char* kNoPromtool = "promtool not installed (apt-get install -y prometheus)";
+
 // Connections to 127.0.0.1:port that never send anything, closed on destruction.
 class IdleConnections {
 public:
@@ -252,10 +263,7 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     server.stop();
     server.stop();  // idempotent
 
-    const Promtool p = promtool_check(m, "live");
-    if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-    EXPECT_EQ(p.status, 0) << p.output;
-    EXPECT_EQ(p.output, "") << "promtool lint findings";
+    if (!expect_promtool_clean(m, "live")) GTEST_SKIP() << kNoPromtool;
 }
 
 TEST(Metrics, PublishReusesItsBuffersAndReadersNeverSeeATornSnapshot) {
@@ -370,10 +378,7 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     for (std::size_t pos = 0; (pos = text.find("# TYPE ", pos)) != std::string::npos; ++pos) ++types;
     EXPECT_EQ(helps, types);
     EXPECT_GE(helps, 35u);
-    const Promtool p = promtool_check(text, "synthetic");
-    if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-    EXPECT_EQ(p.status, 0) << p.output;
-    EXPECT_EQ(p.output, "") << "promtool lint findings";
+    if (!expect_promtool_clean(text, "synthetic")) GTEST_SKIP() << kNoPromtool;
 }
 
 // Every counter of counter_fields.hpp with a metric name is exported, with
@@ -458,10 +463,7 @@ TEST(Metrics, FamiliesAreExportedOnlyForTheProtocolsTheyCanMoveFor) {
     EXPECT_EQ(mdp3.find(R"(tickgate_line_seq_gaps_total{channel="0",line="snapshot_a"})"), std::string::npos);
     EXPECT_TRUE(has_line(mdp3, R"(tickgate_line_packets_total{channel="0",line="snapshot_a"} 0)")) << mdp3;
     for (const std::string* text : {&itch, &qfb1, &mdp3}) {
-        const Promtool p = promtool_check(*text, "protocols");
-        if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-        EXPECT_EQ(p.status, 0) << p.output;
-        EXPECT_EQ(p.output, "") << "promtool lint findings";
+        if (!expect_promtool_clean(*text, "protocols")) GTEST_SKIP() << kNoPromtool;
     }
 }
 
@@ -515,10 +517,7 @@ TEST(Metrics, LatencyHistogramPutsEachObservationInItsBucketAndRendersCumulative
     EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="311",le="1"} 0)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="311",le="+Inf"} 1)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_sum{channel="311"} 5)")) << text;
-    const Promtool p = promtool_check(text, "histogram");
-    if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-    EXPECT_EQ(p.status, 0) << p.output;
-    EXPECT_EQ(p.output, "") << "promtool lint findings";
+    if (!expect_promtool_clean(text, "histogram")) GTEST_SKIP() << kNoPromtool;
 }
 
 // metrics.instruments = "none" keeps no per-instrument room and exports no
@@ -546,7 +545,7 @@ TEST(Metrics, InstrumentSelectionAndVenueIdsAndChannelFigures) {
 
     struct FakeVenue {
         static std::size_t channels(const void*, std::span<VenueChannelCounts> out) noexcept {
-            out[0] = {.id = 7, .packets = 5, .gaps = 2, .lost_packets = 3, .unknown_templates = 4};
+            out[0] = {.channel = 7, .packets = 5, .gaps = 2, .lost_packets = 3, .unknown_templates = 4};
             return 1;
         }
         static void instrument(const void*, MetricsRegistry::InstrumentSample& out) noexcept {
@@ -566,10 +565,7 @@ TEST(Metrics, InstrumentSelectionAndVenueIdsAndChannelFigures) {
     EXPECT_TRUE(has_line(m, R"(tickgate_channel_seq_gaps_total{channel="7"} 2)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_channel_lost_packets_total{channel="7"} 3)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_channel_unknown_templates_total{channel="7"} 4)")) << m;
-    const Promtool pr = promtool_check(m, "venue");
-    if (!pr.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-    EXPECT_EQ(pr.status, 0) << pr.output;
-    EXPECT_EQ(pr.output, "") << "promtool lint findings";
+    if (!expect_promtool_clean(m, "venue")) GTEST_SKIP() << kNoPromtool;
 }
 
 TEST(MetricsServer, RefusesNonLoopbackUnlessAllowedAndParsesListenAddresses) {
