@@ -332,7 +332,7 @@ def main() -> int:
     # written in, reading ../shared/...; a clone elsewhere has no such
     # folder, and here one exists, so running them would not tell.
     for f in args.files:
-        for n, line in enumerate(Path(f).read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate((REPO / f).read_text(encoding="utf-8").splitlines(), 1):
             if "../shared" in line:
                 print(f"readme-examples: FAILED {f}:{n}: a ../shared path (keep the data in the repository)", flush=True)
                 failed.append(f"{f}:{n}")
