@@ -38,6 +38,7 @@ constexpr std::int64_t kMaxInstruments = 16'777'216;
 constexpr std::int64_t kMaxMdp3Definitions = 4'194'304;
 constexpr std::int64_t kMaxMemoryMb = 16'777'216;  // 16 TiB
 constexpr std::string_view kThreadModes[] = {"blocking", "busy_poll"};
+constexpr std::string_view kMetricsInstruments[] = {"all", "subscribed", "none"};
 constexpr std::string_view kBusyPollIdle[] = {"spin", "yield"};
 constexpr std::string_view kPipelines[] = {"two_thread", "inline"};
 constexpr std::string_view kBackends[] = {"sockets", "af_xdp"};
@@ -615,8 +616,12 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
         if (const auto level = t->choice("level", kLogLevels)) c.logging.level = *level;
         t->string("sink", c.logging.sink, "non-empty string (\"stderr\" or a file path)", not_empty);
     }
-    if (const auto t = root.table("metrics", {"enabled", "listen"})) {
+    if (const auto t = root.table("metrics", {"enabled", "listen", "instruments"})) {
         t->boolean("enabled", c.metrics.enabled);
+        if (const auto which = t->choice("instruments", kMetricsInstruments))
+            c.metrics.instruments = *which == "none"         ? MetricsInstruments::kNone
+                                    : *which == "subscribed" ? MetricsInstruments::kSubscribed
+                                                             : MetricsInstruments::kAll;
         std::string listen;
         if (t->string("listen", listen, "IPv4 loopback HOST:PORT (127.0.0.0/8, port 0..65535)",
                       valid_metrics_listen)) {

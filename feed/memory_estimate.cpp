@@ -68,9 +68,10 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
     const std::size_t lines = 2 * c.channels.size();
     const std::size_t round = std::size_t{c.receiver.batch} * lines;
     const std::size_t held = std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes;
+    const MetricsOptions metrics{.instruments = c.metrics.instruments, .channels = c.channels.size()};
     const std::size_t per_instrument =
-        InstrumentTable::bytes_for(ids) +
-        2 * (std::size_t{ids} * sizeof(MetricsRegistry::InstrumentSample) + lines * sizeof(MetricsRegistry::LineSample));
+        InstrumentTable::bytes_for(ids) + MetricsRegistry::bytes_for(ids, lines, c.channels.size(), metrics) +
+        LatencyHistograms::bytes_for(c.channels.size());
     const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32);
     MemoryEstimate e;
     e.parts = {
@@ -116,8 +117,9 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         c.threading.pipeline == PipelineMode::kInline ? 0 : SpscRing<Event>::bytes_for(c.receiver.ring_size);
     const std::size_t per_instrument =
         InstrumentTable::bytes_for(cap.max_instruments) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
-        2 * (std::size_t{cap.max_instruments} * sizeof(MetricsRegistry::InstrumentSample) +
-             lines * sizeof(MetricsRegistry::LineSample)) +
+        MetricsRegistry::bytes_for(cap.max_instruments, lines, 0,
+                                   {.instruments = c.metrics.instruments, .channels = channels}) +
+        LatencyHistograms::bytes_for(channels) +
         (std::size_t{cap.max_instruments} + 63) / 64 * 8;
     const std::size_t receiver =
         publisher_bytes + Receiver::batch_bytes(c.receiver.batch) + log_defaults.ring_capacity * sizeof(StateChange);

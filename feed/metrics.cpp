@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -25,10 +26,13 @@ namespace tickgate {
 namespace {
 
 void size_snapshot(MetricsRegistry::Snapshot& s, std::uint32_t max_instruments, std::size_t max_lines,
-                   std::size_t max_streams) {
-    s.instruments.resize(max_instruments);
+                   std::size_t max_streams, const MetricsOptions& o) {
+    s.protocol = o.protocol;
+    s.instruments.resize(o.instruments == MetricsInstruments::kNone ? 0 : max_instruments);
     s.lines.resize(max_lines);
     s.streams.resize(max_streams);
+    s.venue_channels.resize(o.channels);
+    s.histograms.resize(o.channels);
 }
 
 // Pins the front buffer for the lifetime of the guard (see the header).
@@ -57,15 +61,24 @@ private:
 
 }  // namespace
 
-MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams) {
-    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines, max_streams);
+MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams,
+                                 const MetricsOptions& o)
+    : options_(o) {
+    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines, max_streams, o);
 }
 
-MetricsRegistry::MetricsRegistry(const FeedStats& h)
-    : MetricsRegistry(h.instruments.max_instruments(), h.lines.size()) {}
+MetricsRegistry::MetricsRegistry(const FeedStats& h, const MetricsOptions& o)
+    : MetricsRegistry(h.instruments.max_instruments(), h.lines.size(), 0, o) {}
 
-void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate, const LatencySummary* latency,
-                              std::span<const StreamSample> streams) noexcept {
+std::size_t MetricsRegistry::bytes_for(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams,
+                                       const MetricsOptions& o) noexcept {
+    const std::size_t instruments = o.instruments == MetricsInstruments::kNone ? 0 : max_instruments;
+    return 2 * (instruments * sizeof(InstrumentSample) + max_lines * sizeof(LineSample) +
+                max_streams * sizeof(StreamSample) +
+                o.channels * (sizeof(VenueChannelCounts) + sizeof(HistogramSample)));
+}
+
+void MetricsRegistry::publish(const FeedStats& h, const Sources& src) noexcept {
     const std::uint32_t back = front_.load(std::memory_order_relaxed) ^ 1u;  // only this thread writes front_
     if (readers_[back].load(std::memory_order_seq_cst) != 0) {
         // A reader still copies the previous snapshot: skip, never wait.
@@ -90,18 +103,24 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate, co
     s.af_xdp_native = xdp && xdp->mode() == "native";
     s.af_xdp_zero_copy = xdp && xdp->zero_copy();
 
-    s.gate = gate;
-    s.has_latency = latency != nullptr;
-    s.latency = latency ? *latency : LatencySummary{};
+    s.has_gate = src.gate != nullptr;
+    s.gate = src.gate ? *src.gate : GateRejections{};
 
+    const Venue* venue = src.venue;
+    s.has_book_errors = venue && venue->instrument;
     std::size_t n = 0;
     const InstrumentTable& instruments = h.instruments;
+    s.instruments_seen = instruments.seen_ids().size();
     for (const std::uint32_t id : instruments.seen_ids()) {
         if (n == s.instruments.size()) break;
         if (id >= instruments.max_instruments()) continue;
         const InstrumentState& st = instruments.state(id);
+        if (options_.instruments == MetricsInstruments::kSubscribed && !st.booked) continue;
         InstrumentSample& out = s.instruments[n++];
         out.id = id;
+        out.venue_id = id;
+        out.book_errors = 0;
+        if (s.has_book_errors) venue->instrument(venue->handler, out);
         std::memcpy(out.symbol, st.symbol, sizeof out.symbol);
         out.symbol[sizeof out.symbol - 1] = '\0';
         out.suspect = st.suspect;
@@ -120,8 +139,22 @@ void MetricsRegistry::publish(const FeedStats& h, const GateRejections& gate, co
     }
     s.line_count = l;
 
-    s.stream_count = std::min(streams.size(), s.streams.size());
-    std::copy_n(streams.begin(), s.stream_count, s.streams.begin());
+    s.stream_count = std::min(src.streams.size(), s.streams.size());
+    std::copy_n(src.streams.begin(), s.stream_count, s.streams.begin());
+
+    s.venue_channel_count =
+        venue && venue->channels ? venue->channels(venue->handler, {s.venue_channels.data(), s.venue_channels.size()}) : 0;
+
+    std::size_t c = 0;
+    if (src.latency)
+        for (const LatencyHistograms::Channel& in : src.latency->channels()) {
+            if (c == s.histograms.size()) break;
+            HistogramSample& out = s.histograms[c++];
+            out.channel = in.id;
+            for (std::size_t b = 0; b < LatencyHistograms::kBuckets; ++b) out.buckets[b] = in.buckets[b].get();
+            out.sum_ns = in.sum_ns.get();
+        }
+    s.histogram_count = c;
 
     front_.store(back, std::memory_order_seq_cst);
     generation_.store(gen, std::memory_order_relaxed);
@@ -131,9 +164,13 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     Snapshot out;
     const ReadGuard guard(front_, readers_);
     const Snapshot& s = buffers_[guard.index()];
-    // Scalars by copy; only the valid part of the per-instrument/line arrays.
+    // Scalars by copy; only the valid part of the per-instrument/line/channel arrays.
+    const auto valid = [](const auto& v, std::size_t n) {
+        return std::decay_t<decltype(v)>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+    };
     out.generation = s.generation;
     out.published_ns = s.published_ns;
+    out.protocol = s.protocol;
     out.decoder = s.decoder;
     out.sequencer = s.sequencer;
     out.arbiter = s.arbiter;
@@ -144,16 +181,20 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     out.af_xdp_native = s.af_xdp_native;
     out.af_xdp_zero_copy = s.af_xdp_zero_copy;
     out.af_xdp = s.af_xdp;
+    out.has_gate = s.has_gate;
     out.gate = s.gate;
-    out.has_latency = s.has_latency;
-    out.latency = s.latency;
+    out.has_book_errors = s.has_book_errors;
+    out.instruments_seen = s.instruments_seen;
     out.instrument_count = s.instrument_count;
-    out.instruments.assign(s.instruments.begin(),
-                           s.instruments.begin() + static_cast<std::ptrdiff_t>(s.instrument_count));
+    out.instruments = valid(s.instruments, s.instrument_count);
     out.line_count = s.line_count;
-    out.lines.assign(s.lines.begin(), s.lines.begin() + static_cast<std::ptrdiff_t>(s.line_count));
+    out.lines = valid(s.lines, s.line_count);
     out.stream_count = s.stream_count;
-    out.streams.assign(s.streams.begin(), s.streams.begin() + static_cast<std::ptrdiff_t>(s.stream_count));
+    out.streams = valid(s.streams, s.stream_count);
+    out.venue_channel_count = s.venue_channel_count;
+    out.venue_channels = valid(s.venue_channels, s.venue_channel_count);
+    out.histogram_count = s.histogram_count;
+    out.histograms = valid(s.histograms, s.histogram_count);
     return out;
 }
 
@@ -213,44 +254,55 @@ private:
 
 std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     std::string out;
-    out.reserve(4096 + s.instrument_count * 1600 + s.line_count * 600);
+    out.reserve(4096 + s.instrument_count * 1600 + s.line_count * 600 + s.histogram_count * 1200);
     Writer w(out);
     constexpr std::string_view C = "counter", G = "gauge";
+    // A family is exported only for the protocols it can move for (counter_fields.hpp).
+    const auto exported = [&](const auto& f) { return !f.metric.empty() && (f.protocols & s.protocol) != 0; };
+    const bool shared_pipeline = (s.protocol & kSharedPipeline) != 0;
 
     // Every counter with a metric name in a table of counter_fields.hpp: one
     // family each, unlabelled for the global ones.
     auto singles = [&](const auto& table, const auto& values) {
         for (std::size_t i = 0; i < std::size(table); ++i)
-            if (!table[i].metric.empty()) w.single(table[i].metric, C, table[i].help, values[i]);
+            if (exported(table[i])) w.single(table[i].metric, C, table[i].help, values[i]);
     };
 
     // Decoder / global.
     singles(kDecoderCounterFields, s.decoder);
     singles(kSequencerCounterFields, s.sequencer);
 
-    // Per instrument.
-    std::vector<std::string> labels;
-    labels.reserve(s.instrument_count);
-    for (std::size_t i = 0; i < s.instrument_count; ++i) {
-        std::string l = fmt::format("instrument=\"{}\",symbol=\"", s.instruments[i].id);
-        append_label_value(l, s.instruments[i].symbol);
-        l += '"';
-        labels.push_back(std::move(l));
+    // Per instrument (those metrics.instruments selects): labelled by the
+    // venue's own id (MDP3 SecurityID; QFB/1 instrument id; ITCH stock locate) and symbol.
+    if (s.instrument_count != 0) {
+        std::vector<std::string> labels;
+        labels.reserve(s.instrument_count);
+        for (std::size_t i = 0; i < s.instrument_count; ++i) {
+            std::string l = fmt::format("instrument=\"{}\",symbol=\"", s.instruments[i].venue_id);
+            append_label_value(l, s.instruments[i].symbol);
+            l += '"';
+            labels.push_back(std::move(l));
+        }
+        auto per_instrument = [&](std::string_view name, std::string_view type, std::string_view help, auto get) {
+            w.family(name, type, help);
+            for (std::size_t i = 0; i < s.instrument_count; ++i)
+                w.sample(name, labels[i], static_cast<std::uint64_t>(get(s.instruments[i])));
+        };
+        using I = MetricsRegistry::InstrumentSample;
+        for (const auto& f : kInstrumentCounterFields)
+            if (exported(f)) per_instrument(f.metric, C, f.help, [&](const I& x) { return f.get(x.counters); });
+        if (s.has_book_errors)
+            per_instrument("tickgate_instrument_book_errors_total", C,
+                           "Book entries the venue's rules refused (MDP3.md: an unknown level, a delete of none, ...).",
+                           [](const I& x) { return x.book_errors; });
+        per_instrument("tickgate_instrument_suspect", G, "1 while the instrument's book is suspect (gap not repaired).",
+                       [](const I& x) { return x.suspect ? 1u : 0u; });
+        if (shared_pipeline)
+            per_instrument("tickgate_instrument_last_seq", G, "Last accepted instrument sequence number.",
+                           [](const I& x) { return x.last_seq; });
     }
-    auto per_instrument = [&](std::string_view name, std::string_view type, std::string_view help, auto get) {
-        w.family(name, type, help);
-        for (std::size_t i = 0; i < s.instrument_count; ++i)
-            w.sample(name, labels[i], static_cast<std::uint64_t>(get(s.instruments[i])));
-    };
-    using I = MetricsRegistry::InstrumentSample;
-    for (const auto& f : kInstrumentCounterFields)
-        if (!f.metric.empty()) per_instrument(f.metric, C, f.help, [&](const I& x) { return f.get(x.counters); });
-    per_instrument("tickgate_instrument_suspect", G, "1 while the instrument's book is suspect (gap not repaired).",
-                   [](const I& x) { return x.suspect ? 1u : 0u; });
-    per_instrument("tickgate_instrument_last_seq", G, "Last accepted instrument sequence number.",
-                   [](const I& x) { return x.last_seq; });
 
-    // Per line.
+    // Per line: each family for the lines it can move on.
     std::vector<std::string> line_labels;
     line_labels.reserve(s.line_count);
     for (std::size_t i = 0; i < s.line_count; ++i)
@@ -258,22 +310,54 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
             fmt::format("channel=\"{}\",line=\"{}\"", s.lines[i].channel, line_name(s.lines[i].line)));
     for (std::size_t row = 0; row < std::size(kLineCounterFields); ++row) {
         const auto& f = kLineCounterFields[row];
-        if (f.metric.empty()) continue;
-        w.family(f.metric, C, f.help);
-        for (std::size_t i = 0; i < s.line_count; ++i) w.sample(f.metric, line_labels[i], s.lines[i].counters[row]);
+        if (!exported(f)) continue;
+        bool family = false;
+        for (std::size_t i = 0; i < s.line_count; ++i) {
+            if (!line_in(f.lines, s.lines[i].line)) continue;
+            if (!family) w.family(f.metric, C, f.help);
+            family = true;
+            w.sample(f.metric, line_labels[i], s.lines[i].counters[row]);
+        }
     }
 
-    // A/B arbitration.
-    singles(kArbiterCounterFields, s.arbiter);
+    // The venue's channels (MDP3: MsgSeqNum gaps, unknown templates, resets).
+    if (s.venue_channel_count != 0) {
+        using V = VenueChannelCounts;
+        const struct {
+            std::string_view name, help;
+            std::uint64_t V::*member;
+        } kVenue[] = {
+            {"tickgate_channel_packets_total",
+             "Datagrams decoded for the channel (after A/B arbitration; its snapshot and definition lines too).",
+             &V::packets},
+            {"tickgate_channel_duplicate_packets_total", "Packets at a MsgSeqNum already taken, not parsed.",
+             &V::duplicate_packets},
+            {"tickgate_channel_seq_gaps_total", "Channel sequence gaps (MsgSeqNum jumps after A/B arbitration).", &V::gaps},
+            {"tickgate_channel_lost_packets_total", "MsgSeqNums the channel's gaps skipped.", &V::lost_packets},
+            {"tickgate_channel_resets_total", "ChannelReset messages.", &V::resets},
+            {"tickgate_channel_unknown_templates_total", "Messages of an unknown template, skipped.",
+             &V::unknown_templates},
+        };
+        for (const auto& f : kVenue) {
+            w.family(f.name, C, f.help);
+            for (std::size_t i = 0; i < s.venue_channel_count; ++i)
+                w.sample(f.name, fmt::format("channel=\"{}\"", s.venue_channels[i].channel), s.venue_channels[i].*f.member);
+        }
+    }
 
-    // Ring between the network and engine threads.
-    singles(kRingCounterFields, s.ring);
+    // A/B arbitration and the ring between the network and engine threads:
+    // the shared pipeline's (ITCH's stream merges its lines; the inline pipeline has no ring).
+    if (shared_pipeline) singles(kArbiterCounterFields, s.arbiter);
+    if (s.ring_capacity != 0) singles(kRingCounterFields, s.ring);
 
     // MoldUDP64 streams and their re-request clients, per channel (ITCH).
     if (s.stream_count != 0) {
         auto per_stream = [&](const auto& table, auto values_of, auto has) {
+            bool any = false;
+            for (std::size_t i = 0; i < s.stream_count; ++i) any = any || has(s.streams[i]);
+            if (!any) return;
             for (std::size_t row = 0; row < std::size(table); ++row) {
-                if (table[row].metric.empty()) continue;
+                if (!exported(table[row])) continue;
                 w.family(table[row].metric, C, table[row].help);
                 for (std::size_t i = 0; i < s.stream_count; ++i)
                     if (has(s.streams[i]))
@@ -304,8 +388,10 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
                              s.streams[i].snapshot_orders);
         }
     }
-    w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
-    w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);
+    if (s.ring_capacity != 0) {
+        w.single("tickgate_ring_fill", G, "Events queued in the ring at the last publish.", s.ring_fill);
+        w.single("tickgate_ring_capacity", G, "Capacity of the event ring.", s.ring_capacity);
+    }
     if (s.has_af_xdp) {
         const AfXdpCounters& x = s.af_xdp;
         w.family("tickgate_af_xdp_info", G, "The AF_XDP receive backend in use: XDP mode and zero-copy (value 1).");
@@ -331,23 +417,39 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     }
 
     // Gate.
-    w.family("tickgate_gate_rejections_total", C, "Pre-trade gate checks that refused the price, by reason.");
-    for (const GateReason r : {GateReason::kStale, GateReason::kStaleAtSource, GateReason::kSuspect,
-                               GateReason::kUnknown, GateReason::kNotSubscribed}) {
-        const std::string l = fmt::format("reason=\"{}\"", to_string(r));
-        w.sample("tickgate_gate_rejections_total", l, s.gate.get(r));
+    if (s.has_gate) {
+        w.family("tickgate_gate_rejections_total", C, "Pre-trade gate checks that refused the price, by reason.");
+        for (const GateReason r : {GateReason::kStale, GateReason::kStaleAtSource, GateReason::kSuspect,
+                                   GateReason::kUnknown, GateReason::kNotSubscribed}) {
+            const std::string l = fmt::format("reason=\"{}\"", to_string(r));
+            w.sample("tickgate_gate_rejections_total", l, s.gate.get(r));
+        }
     }
 
-    if (s.has_latency) {
-        // Quantiles only (no _sum/_count): a summary, since promtool rejects a
-        // quantile label on a gauge.
-        w.family("tickgate_latency_seconds", "summary", "Engine latency quantiles over the last publish period.");
-        w.sample("tickgate_latency_seconds", "quantile=\"0.5\"", static_cast<double>(s.latency.p50_ns) / 1e9);
-        w.sample("tickgate_latency_seconds", "quantile=\"0.99\"", static_cast<double>(s.latency.p99_ns) / 1e9);
-        w.sample("tickgate_latency_seconds", "quantile=\"0.999\"", static_cast<double>(s.latency.p999_ns) / 1e9);
+    // Kernel receive -> book, per channel: a histogram (cumulative buckets, le in seconds).
+    if (s.histogram_count != 0) {
+        constexpr std::string_view kName = "tickgate_receive_to_book_seconds";
+        w.family(kName, "histogram",
+                 "Kernel receive timestamp of a datagram to its update applied to the book, per channel.");
+        for (std::size_t i = 0; i < s.histogram_count; ++i) {
+            const MetricsRegistry::HistogramSample& h = s.histograms[i];
+            std::uint64_t cumulative = 0;
+            for (std::size_t b = 0; b < LatencyHistograms::kBuckets; ++b) {
+                cumulative += h.buckets[b];
+                const std::string le = b < LatencyHistograms::kBoundsNs.size()
+                                           ? fmt::format("{}", static_cast<double>(LatencyHistograms::kBoundsNs[b]) / 1e9)
+                                           : std::string("+Inf");
+                w.sample(std::string(kName) + "_bucket", fmt::format("channel=\"{}\",le=\"{}\"", h.channel, le),
+                         cumulative);
+            }
+            const std::string l = fmt::format("channel=\"{}\"", h.channel);
+            w.sample(std::string(kName) + "_sum", l, static_cast<double>(h.sum_ns) / 1e9);
+            w.sample(std::string(kName) + "_count", l, cumulative);
+        }
     }
 
-    w.single("tickgate_instruments_seen", G, "Instruments seen in any message (listed above).", s.instrument_count);
+    w.single("tickgate_instruments_seen", G, "Instruments seen in any message (metrics.instruments says which are listed).",
+             s.instruments_seen);
     w.single("tickgate_metrics_publish_generation", G, "Snapshots published by the engine thread (0: none yet).",
              s.generation);
     w.family("tickgate_metrics_publish_timestamp_seconds", G, "Unix time of the last publish by the engine thread.");

@@ -328,6 +328,14 @@ def main() -> int:
         return 2
 
     failed: list[str] = []
+    # Issue 26 item 4: examples ran only inside the workspace they were
+    # written in, reading ../shared/...; a clone elsewhere has no such
+    # folder, and here one exists, so running them would not tell.
+    for f in args.files:
+        for n, line in enumerate((REPO / f).read_text(encoding="utf-8").splitlines(), 1):
+            if "../shared" in line:
+                print(f"readme-examples: FAILED {f}:{n}: a ../shared path (keep the data in the repository)", flush=True)
+                failed.append(f"{f}:{n}")
     ran = skipped = commands = 0
     started = time.monotonic()
     for block in blocks:

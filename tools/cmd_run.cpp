@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -78,7 +79,7 @@ std::string titled_counters(const S& s, const CounterField<S> (&table)[N]) {
 // The live view's per-line statistics (a column per titled line counter of
 // counter_fields.hpp), then the titled A/B and ring counters.
 std::string line_table(const FeedStats& h) {
-    std::size_t width = 4;  // "line"; MDP3's "snapshot A", "definition B" are wider
+    std::size_t width = 4;  // "line"; MDP3's "snapshot_a", "definition_b" are wider
     for (const auto& l : h.lines) width = std::max(width, line_name(l->line).size());
     std::string out = fmt::format("{:<4} {:<{}} {:>21}", "ch", "line", width, "group:port");
     for (const auto& f : kLineCounterFields)
@@ -129,7 +130,21 @@ public:
           o_(o),
           handler_(cfg),
           state_log_(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler_.instruments()),
-          metrics_(handler_.stats()) {
+          metrics_(handler_.stats(), {.protocol = protocol_bit(Handler::Protocol::kName),
+                                      .instruments = cfg.metrics.instruments,
+                                      .channels = cfg.channels.size()}),
+          latency_(cfg.channel_ids()) {
+        // What the protocol adds to the metrics (MDP3: channel figures, SecurityIDs, book errors).
+        using P = typename Handler::Protocol;
+        if constexpr (requires { P::venue_channels(handler_, std::span<VenueChannelCounts>{}); }) {
+            venue_.handler = &handler_;
+            venue_.channels = [](const void* h, std::span<VenueChannelCounts> out) noexcept {
+                return P::venue_channels(*static_cast<const Handler*>(h), out);
+            };
+            venue_.instrument = [](const void* h, MetricsRegistry::InstrumentSample& out) noexcept {
+                P::venue_instrument(*static_cast<const Handler*>(h), out.id, out.venue_id, out.book_errors);
+            };
+        }
         serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
         // Said once: the config asked for AF_XDP and got sockets.
         say_af_xdp_fallback(handler_.stats().receiver, "tickgate");
@@ -157,7 +172,7 @@ public:
             while (handler_.poll(Apply{*this}, 4096) != 0) {
             }
         }
-        metrics_.publish(handler_.stats(), rejections_);
+        publish_metrics();
         if (server_) server_->stop();
         state_log_.stop();
         print_summary();
@@ -169,16 +184,26 @@ private:
     // The engine acts as a consumer that would price one order per book
     // change: each update that changed a book asks the gate about its
     // instrument now, and every refusal is counted by reason
-    // (tickgate_gate_rejections_total). A few loads and compares per update.
+    // (tickgate_gate_rejections_total); the same clock reading, less the
+    // datagram's kernel receive stamp, goes to the channel's latency
+    // histogram. One clock read, a few loads and compares per update.
     struct Apply {
         LiveRun& run;
         void operator()(const Update& u, const Event& ev) const noexcept {
             run.state_log_.on_update(u, ev);
             if (!u.book_changed) return;
-            const GateDecision d = run.handler_.gate().check(u.instrument_id, realtime_ns());
+            const std::int64_t now = realtime_ns();
+            run.latency_.record(ev.channel_id, now - ev.recv_ns);
+            const GateDecision d = run.handler_.gate().check(u.instrument_id, now);
             if (!d.ok()) run.rejections_.count(d.reason);
         }
     };
+
+    void publish_metrics() noexcept {
+        metrics_.publish(handler_.stats(), {.gate = &rejections_,
+                                            .venue = venue_.handler ? &venue_ : nullptr,
+                                            .latency = &latency_});
+    }
 
     // The duty cycle, instantiated once per idle strategy (idle.hpp).
     template <IdleStrategy Idle>
@@ -196,7 +221,7 @@ private:
             if (o_.duration > 0 && now - t0 >= std::chrono::duration<double>(o_.duration)) return;
             if (now >= next_publish) {
                 next_publish = now + std::chrono::milliseconds(250);
-                metrics_.publish(handler_.stats(), rejections_);
+                publish_metrics();
                 state_log_.on_line_activity(handler_.line_stats(), realtime_ns());
             }
             if (!o_.quiet && now >= next_view) {
@@ -234,6 +259,8 @@ private:
     Handler handler_;
     StateLog state_log_;
     MetricsRegistry metrics_;
+    MetricsRegistry::Venue venue_;
+    LatencyHistograms latency_;
     std::optional<MetricsServer> server_;
     GateRejections rejections_;
 };

@@ -22,13 +22,16 @@ namespace {
 
 // Publishes what the ITCH handler counts: its lines, instruments and
 // decoder totals through FeedStats (no A/B arbiter and no ring: the stream
-// takes their place), the stream and re-request counters per channel.
-// Gate rejections stay 0: they are counted where an engine asks the gate.
+// takes their place), the stream and re-request counters per channel and
+// the receive -> book histograms. No gate rejections: they are counted
+// where an engine asks the gate, and this loop has no engine.
 class ItchMetrics {
 public:
     ItchMetrics(const Config& cfg, const itch50::LiveHandler& handler)
         : registry_(handler.core().instruments().max_instruments(), handler.receiver().lines().size(),
-                    cfg.channels.size()),
+                    cfg.channels.size(),
+                    {.protocol = protocol_bit(kItch50Name), .instruments = cfg.metrics.instruments,
+                     .channels = cfg.channels.size()}),
           streams_(cfg.channels.size()) {
         for (std::size_t ch = 0; ch < cfg.channels.size(); ++ch) streams_[ch].channel = cfg.channels[ch].id;
     }
@@ -54,7 +57,7 @@ public:
                 s.snapshot_orders = k.snapshot_orders.get();
             }
         }
-        registry_.publish(stats, no_rejections_, nullptr, streams_);
+        registry_.publish(stats, {.streams = streams_, .latency = &handler.latency()});
     }
 
 private:
@@ -62,7 +65,6 @@ private:
     std::vector<MetricsRegistry::StreamSample> streams_;
     const ArbiterCounters no_arbiter_{};
     const PublisherCounters no_publisher_{};
-    const GateRejections no_rejections_{};
 };
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace tickgate::itch50 {
 LiveHandler::LiveHandler(const Config& cfg, std::int64_t glimpse_silence_ms)
     : client_(cfg), core_(cfg, &client_), glimpse_(cfg, glimpse_silence_ms), snapshots_(cfg.channels.size()),
       min_interval_ns_(std::int64_t{cfg.glimpse.min_interval_ms} * 1'000'000),
-      timeout_ns_(std::int64_t{cfg.glimpse.timeout_ms} * 1'000'000), receiver_(cfg) {
+      timeout_ns_(std::int64_t{cfg.glimpse.timeout_ms} * 1'000'000), receiver_(cfg),
+      line_seq_(2 * cfg.channels.size()), latency_(cfg.channel_ids()) {
     // poll_once hands on at most one batch per socket (two per channel).
     const std::size_t round = std::size_t{std::clamp<std::uint32_t>(cfg.receiver.batch, 1, 1024)} * 2 * cfg.channels.size();
     stash_bytes_.resize(round * Receiver::kSlotBytes);
@@ -127,6 +128,18 @@ void LiveHandler::tick_snapshots(std::int64_t mono_ns, std::int64_t now_ns) noex
     }
 }
 
+void LiveHandler::count_line_gap(LineSeq& l, std::span<const std::byte> payload, LineStats& stats) noexcept {
+    const moldudp64::Key k = moldudp64::read_key(payload, 0);
+    if (!k.valid() || k.kind == moldudp64::PacketKind::kRequest) return;
+    if (!l.started || k.session != l.session) {  // a line's first packet of a session: nothing skipped yet
+        l = {k.session, k.next_seq(), true};
+        return;
+    }
+    // A heartbeat's or end of session's position is the next expected one: a skip before it counts too.
+    if (k.seq > l.next) stats.seq_gaps.add(k.seq - l.next);
+    l.next = std::max(l.next, k.next_seq());
+}
+
 int LiveHandler::poll(std::int64_t timeout_ns) {
     stash_.clear();
     replaced_channel_ = kNoChannel;
@@ -134,15 +147,25 @@ int LiveHandler::poll(std::int64_t timeout_ns) {
         if (stash_.size() == stash_.capacity()) [[unlikely]] return;  // cannot happen: sized for a round
         const auto slot = static_cast<std::uint32_t>(stash_.size());
         std::memcpy(stash_bytes_.data() + std::size_t{slot} * Receiver::kSlotBytes, d.payload.data(), d.payload.size());
-        stash_.push_back({d.recv_ns, d.dst_ip, d.dst_port, static_cast<std::uint32_t>(d.payload.size()), slot});
+        // Config channels are few: a scan, no table.
+        auto ch = static_cast<std::uint32_t>(channel_ids_.size());
+        for (std::uint32_t i = 0; i < channel_ids_.size(); ++i)
+            if (channel_ids_[i] == d.channel_id) ch = i;
+        if (ch < channel_ids_.size() && d.line < 2 && d.stats) count_line_gap(line_seq_[2 * ch + d.line], d.payload, *d.stats);
+        stash_.push_back({d.recv_ns, d.dst_ip, d.dst_port, static_cast<std::uint32_t>(d.payload.size()), slot, ch});
     });
     // In place (std::stable_sort would allocate); equal times keep the receive order.
     std::sort(stash_.begin(), stash_.end(), [](const Stashed& a, const Stashed& b) {
         return a.recv_ns != b.recv_ns ? a.recv_ns < b.recv_ns : a.slot < b.slot;
     });
-    for (const Stashed& s : stash_)
+    for (const Stashed& s : stash_) {
+        const bool timed = s.channel < channel_ids_.size();
+        const std::uint64_t before = timed ? core_.channel(s.channel).next_seq : 0;
         core_.deliver({stash_bytes_.data() + std::size_t{s.slot} * Receiver::kSlotBytes, s.len}, s.dst_ip, s.dst_port,
                       s.recv_ns);
+        if (timed && core_.channel(s.channel).next_seq != before)
+            latency_.record(channel_ids_[s.channel], realtime_ns() - s.recv_ns);
+    }
     n += client_.poll_answers(core_.stream(), core_.sink());
     if (const std::int64_t drained = receiver_.drained_until(); drained != 0) core_.expire(drained);
     const std::int64_t mono = monotonic_ns();
@@ -156,7 +179,7 @@ std::string lines_text(const Receiver& r) {
     std::string out = fmt::format("{:<4} {:<4} {:>21} {:>10} {:>10} {:>10}\n", "ch", "line", "group:port", "packets",
                                   "drops", "rejected");
     for (const auto& l : r.lines())
-        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>10} {:>10}\n", l->channel_id, l->line ? "B" : "A",
+        out += fmt::format("{:<4} {:<4} {:>21} {:>10} {:>10} {:>10}\n", l->channel_id, line_name(l->line),
                            fmt::format("{}:{}", l->group, l->port), l->packets.get(), l->kernel_drops.get(),
                            l->rejected_source.get());
     return out;
@@ -167,7 +190,7 @@ std::string LiveHandler::summary_json(std::int64_t now_ns) const {
     json::Value out = json::Value::parse(core_.summary_json({.now_ns = now_ns}));
     json::Value& lines = out["lines"] = json::Value::array();
     for (const auto& l : receiver_.lines()) {
-        json::Value line = {{"channel", l->channel_id}, {"line", l->line ? "B" : "A"}, {"group", l->group}, {"port", l->port}};
+        json::Value line = {{"channel", l->channel_id}, {"line", line_name(l->line)}, {"group", l->group}, {"port", l->port}};
         json::put_counters(line, *l, kLineCounterFields);
         lines.push_back(std::move(line));
     }

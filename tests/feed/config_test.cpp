@@ -292,6 +292,17 @@ TEST(Config, MetricsKeysAreIndependentAndListenTakesAnyLoopbackHostAndPort) {
     EXPECT_EQ(edges.metrics.port, 65535);
 }
 
+// metrics.instruments (issue 26 item 8): "all" by default, each word read as itself.
+TEST(Config, MetricsInstrumentsIsAllSubscribedOrNone) {
+    EXPECT_EQ(tickgate::parse_config("", "m.toml").metrics.instruments, tickgate::MetricsInstruments::kAll);
+    EXPECT_EQ(tickgate::parse_config("[metrics]\ninstruments = \"all\"\n", "m.toml").metrics.instruments,
+              tickgate::MetricsInstruments::kAll);
+    EXPECT_EQ(tickgate::parse_config("[metrics]\ninstruments = \"subscribed\"\n", "m.toml").metrics.instruments,
+              tickgate::MetricsInstruments::kSubscribed);
+    EXPECT_EQ(tickgate::parse_config("[metrics]\ninstruments = \"none\"\n", "m.toml").metrics.instruments,
+              tickgate::MetricsInstruments::kNone);
+}
+
 struct BadCase {
     const char* what;  // test label
     const char* toml;
@@ -420,6 +431,12 @@ const BadCase kBadCases[] = {
     {"metrics host is IPv6", "[metrics]\nlisten = \"[::1]:9108\"\n", "metrics.listen", 2},
     {"metrics on every interface", "[metrics]\nlisten = \"0.0.0.0:9108\"\n", "metrics.listen", 2},
     {"metrics on a non-loopback address", "[metrics]\n\nlisten = \"10.0.0.1:9108\"\n", "metrics.listen", 3},
+    // metrics.instruments: one of three words, nothing else.
+    {"metrics.instruments unknown word", "[metrics]\ninstruments = \"some\"\n", "metrics.instruments", 2},
+    {"metrics.instruments in capitals", "[metrics]\ninstruments = \"ALL\"\n", "metrics.instruments", 2},
+    {"metrics.instruments empty", "[metrics]\ninstruments = \"\"\n", "metrics.instruments", 2},
+    {"metrics.instruments a boolean", "[metrics]\ninstruments = false\n", "metrics.instruments", 2},
+    {"metrics.instruments a list", "[metrics]\ninstruments = [\"ESZ5\"]\n", "metrics.instruments", 2},
     // MoldUDP64 re-request server and client limits (ITCH50.md "The stream").
     {"rerequest on a qfb1 channel", "[[channel]]\nid = 1\nrerequest = \"127.0.0.1:31100\"\n" LINES_AB,
      "channel[0].rerequest", 3},

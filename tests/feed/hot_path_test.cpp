@@ -16,6 +16,7 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <span>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "../support/mdp3_channel.hpp"
 #include "../support/veth_pair.hpp"
 #include "tickgate/feed/af_xdp.hpp"
+#include "tickgate/feed/metrics.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
@@ -366,6 +368,73 @@ TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
     EXPECT_EQ(after - before, 0u) << "allocations on the live hot path";
     EXPECT_EQ(received() - packets_before, sent);
     EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
+}
+
+// What `tickgate run`'s engine adds per update and per publish (issue 26
+// item 8): the receive -> book histogram (one clock read, a bucket add),
+// the gate refusals, and MetricsRegistry::publish with every source (a
+// venue hook, the histograms): nothing allocates.
+TEST(HotPath, MetricsLatencyRecordAndPublishAllocateNothing) {
+    const Config cfg = live_config(PipelineMode::kTwoThread);
+    const ChannelConfig& ch = cfg.channels.front();
+    const auto stream = build_stream(3);
+    FeedHandler handler(cfg);
+    const std::vector<std::uint16_t> ids = cfg.channel_ids();
+    LatencyHistograms latency(ids);
+    GateRejections rejections;
+    MetricsRegistry registry(handler.stats(), {.channels = ids.size()});
+    struct Venue {
+        static std::size_t channels(const void*, std::span<VenueChannelCounts> out) noexcept {
+            if (!out.empty()) out[0].gaps = 1;
+            return out.empty() ? 0 : 1;
+        }
+        static void instrument(const void*, MetricsRegistry::InstrumentSample& out) noexcept { out.venue_id = out.id; }
+    };
+    const MetricsRegistry::Venue venue{&handler, &Venue::channels, &Venue::instrument};
+    const MetricsRegistry::Sources sources{.gate = &rejections, .venue = &venue, .latency = &latency};
+    std::uint64_t timed = 0;
+    auto apply = [&](const Update& u, const Event& ev) {
+        if (!u.book_changed) return;
+        const std::int64_t now = realtime_ns();
+        latency.record(ev.channel_id, now - ev.recv_ns);
+        ++timed;
+        const GateDecision d = handler.gate().check(u.instrument_id, now);
+        if (!d.ok()) rejections.count(d.reason);
+    };
+    MulticastSender sender;
+    handler.start();
+    const std::uint32_t ga = *parse_ipv4(ch.a.group);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handler.decoder_counters().packets.get() == 0 && std::chrono::steady_clock::now() < deadline) {
+        sender.send(ga, ch.a.port, stream.front());
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        handler.poll(apply, 1024);
+    }
+    ASSERT_GT(handler.decoder_counters().packets.get(), 0u);
+    registry.publish(handler.stats(), sources);  // both buffers touched once before counting
+    registry.publish(handler.stats(), sources);
+
+    const std::uint64_t before = g_allocations.load();
+    std::size_t sent = 0;
+    for (const auto& d : stream) {
+        sent += sender.send(ga, ch.a.port, d);
+        handler.poll(apply, 4096);
+        if (sent % 64 == 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));  // stay under SO_RCVBUF
+            registry.publish(handler.stats(), sources);
+        }
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (received_packets(handler) < sent && std::chrono::steady_clock::now() < end) handler.poll(apply, 4096);
+    while (handler.poll(apply, 4096) != 0) {
+    }
+    registry.publish(handler.stats(), sources);
+    const std::uint64_t after = g_allocations.load();
+    handler.stop();
+    EXPECT_EQ(after - before, 0u) << "allocations recording latency or publishing metrics";
+    EXPECT_GT(timed, 0u);
+    EXPECT_EQ(registry.snapshot().histogram_count, 1u);
+    EXPECT_GT(registry.snapshot().instrument_count, 0u);
 }
 
 // Inline: every datagram, both lines, through receive -> arbiter -> decode

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,6 +95,17 @@ Promtool promtool_check(const std::string& text, const std::string& tag) {
     return p;
 }
 
+// Expects promtool to accept `text` with no lint finding; false when
+// promtool is not installed (the caller skips).
+bool expect_promtool_clean(const std::string& text, const std::string& tag) {
+    const Promtool p = promtool_check(text, tag);
+    if (!p.available) return false;
+    EXPECT_EQ(p.status, 0) << tag << ": " << p.output;
+    EXPECT_EQ(p.output, "") << tag << ": promtool lint findings";
+    return true;
+}
+constexpr const char* kNoPromtool = "promtool not installed (apt-get install -y prometheus)";
+
 // Connections to 127.0.0.1:port that never send anything, closed on destruction.
 class IdleConnections {
 public:
@@ -138,7 +150,7 @@ HttpResponse timed_scrape(std::uint16_t port, Clock::duration& elapsed) {
 TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     const Config cfg = loopback_config(5, "239.255.90.1", 39501, "239.255.90.2", 39502);
     FeedHandler h(cfg);
-    MetricsRegistry registry(h.stats());
+    MetricsRegistry registry(h.stats(), {.channels = 1});
     MetricsServer server(registry, {"127.0.0.1", 0, false});
     server.start();
     ASSERT_NE(server.port(), 0);
@@ -186,9 +198,13 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     GateRejections rejections;
     const std::int64_t now = realtime_ns();
     for (const std::uint32_t id : {7u, 9u, 100u}) rejections.count(h.gate().check(id, now).reason);
-    const LatencySummary latency{12'000, 250'000, 1'500'000};
+    const std::uint16_t channels[] = {5};
+    LatencyHistograms latency(channels);
+    latency.record(5, 12'000);
+    latency.record(5, 250'000);
+    latency.record(5, 1'500'000);
     const auto storage_before = registry.storage();
-    registry.publish(h.stats(), rejections, &latency);
+    registry.publish(h.stats(), {.gate = &rejections, .latency = &latency});
     EXPECT_EQ(registry.storage(), storage_before) << "publish() must not reallocate";
     EXPECT_EQ(registry.generation(), 1u);
 
@@ -226,7 +242,9 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     EXPECT_TRUE(has_line(m, R"(tickgate_gate_rejections_total{reason="suspect"} 1)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_gate_rejections_total{reason="unknown"} 1)")) << m;
     EXPECT_TRUE(has_line(m, R"(tickgate_gate_rejections_total{reason="stale"} 0)")) << m;
-    EXPECT_TRUE(has_line(m, R"(tickgate_latency_seconds{quantile="0.99"} 0.00025)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_receive_to_book_seconds_bucket{channel="5",le="0.0002"} 1)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_receive_to_book_seconds_bucket{channel="5",le="0.0005"} 2)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_receive_to_book_seconds_count{channel="5"} 3)")) << m;
     EXPECT_TRUE(has_line(m, "tickgate_ring_overflow_packets_total 0")) << m;
     EXPECT_TRUE(has_line(m, "# TYPE tickgate_instrument_suspect gauge")) << m;
     EXPECT_TRUE(has_line(m, "# TYPE tickgate_instrument_accepted_total counter")) << m;
@@ -245,10 +263,7 @@ TEST(Metrics, LiveFeedScrapedOverTcpHasTheRightValuesAndPassesPromtool) {
     server.stop();
     server.stop();  // idempotent
 
-    const Promtool p = promtool_check(m, "live");
-    if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-    EXPECT_EQ(p.status, 0) << p.output;
-    EXPECT_EQ(p.output, "") << "promtool lint findings";
+    if (!expect_promtool_clean(m, "live")) GTEST_SKIP() << kNoPromtool;
 }
 
 TEST(Metrics, PublishReusesItsBuffersAndReadersNeverSeeATornSnapshot) {
@@ -292,11 +307,11 @@ TEST(Metrics, PublishReusesItsBuffersAndReadersNeverSeeATornSnapshot) {
     while (Clock::now() < deadline && (h.instruments().seen_ids().size() < 25 ||
                                        h.instruments().state(25).counters.accepted < 40 || renders.load() < 20)) {
         h.poll(25);  // whole packets (25 events each), so every snapshot is consistent across instruments
-        registry.publish(h.stats(), g);
+        registry.publish(h.stats(), {.gate = &g});
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     // Let the reader take a few more while publishes continue.
-    for (int i = 0; i < 200; ++i) registry.publish(h.stats(), g);
+    for (int i = 0; i < 200; ++i) registry.publish(h.stats(), {.gate = &g});
     done = true;
     reader.join();
     h.stop();
@@ -320,14 +335,19 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     const char* symbols[] = {"A\nB", "\xff\xfe", ""};
     for (std::uint32_t i = 0; i < 3; ++i) {
         s.instruments[i].id = i;
+        s.instruments[i].venue_id = i;
         std::snprintf(s.instruments[i].symbol, sizeof s.instruments[i].symbol, "%s", symbols[i]);
         s.instruments[i].counters.accepted = 10 + i;
         s.instruments[i].suspect = i == 1;
     }
     s.line_count = 2;
     s.lines = {{1, 0, 5, 500, 0, 0, 0}, {1, 1, 4, 400, 1, 0, 0}};
-    s.has_latency = true;
-    s.latency = {1, 2, 3};
+    s.histogram_count = 1;
+    s.histograms.resize(1);
+    s.histograms[0].channel = 1;
+    s.histograms[0].buckets[0] = 2;
+    s.histograms[0].buckets[LatencyHistograms::kBuckets - 1] = 1;
+    s.histograms[0].sum_ns = 2'000'001'000;
     // ITCH: two MoldUDP64 channels, the second without a re-request server.
     s.stream_count = 2;
     s.streams.resize(2);
@@ -347,17 +367,18 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     EXPECT_TRUE(has_line(text, R"(tickgate_instrument_suspect{instrument="1",symbol="??"} 1)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_instrument_accepted_total{instrument="2",symbol=""} 12)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_line_seq_gaps_total{channel="1",line="B"} 1)")) << text;
-    EXPECT_TRUE(has_line(text, R"(tickgate_latency_seconds{quantile="0.999"} 3e-09)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="1",le="1e-06"} 2)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="1",le="1"} 2)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="1",le="+Inf"} 3)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_sum{channel="1"} 2.000001)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_count{channel="1"} 3)")) << text;
     // Every family has HELP and TYPE right before its samples.
     std::size_t helps = 0, types = 0;
     for (std::size_t pos = 0; (pos = text.find("# HELP ", pos)) != std::string::npos; ++pos) ++helps;
     for (std::size_t pos = 0; (pos = text.find("# TYPE ", pos)) != std::string::npos; ++pos) ++types;
     EXPECT_EQ(helps, types);
     EXPECT_GE(helps, 35u);
-    const Promtool p = promtool_check(text, "synthetic");
-    if (!p.available) GTEST_SKIP() << "promtool not installed (apt-get install -y prometheus)";
-    EXPECT_EQ(p.status, 0) << p.output;
-    EXPECT_EQ(p.output, "") << "promtool lint findings";
+    if (!expect_promtool_clean(text, "synthetic")) GTEST_SKIP() << kNoPromtool;
 }
 
 // Every counter of counter_fields.hpp with a metric name is exported, with
@@ -366,12 +387,14 @@ TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
     MetricsRegistry::Snapshot s;
     s.instrument_count = 1;
     s.instruments.resize(1);
-    s.line_count = 1;
-    s.lines.resize(1);
+    s.line_count = 2;
+    s.lines.resize(2);
+    s.lines[1].line = kSnapshotLineA;  // the snapshot-line families
+    s.ring_capacity = 1;               // a ring: its families
     s.stream_count = 1;
     s.streams.resize(1);
     s.streams[0].has_rerequest = true;
-    const std::string text = render_prometheus(s);
+    const std::string text = render_prometheus(s);  // protocol kEveryProtocol: every family
     std::size_t rows = 0;
     auto check = [&](const auto& table) {
         for (const auto& f : table) {
@@ -391,6 +414,158 @@ TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
     check(kStreamCounterFields);
     check(kRerequestCounterFields);
     EXPECT_EQ(rows, 62u);  // every table row with a metric: a row added without a test shows here
+}
+
+// Issue 26 item 8: a family that is always 0 for a protocol is not
+// exported for it (ITCH has no A/B arbiter, ring, gate engine or
+// per-instrument sequencing; only QFB/1's header names a channel; snapshot
+// joins happen on MDP3 snapshot lines, seq gaps on lines A and B).
+TEST(Metrics, FamiliesAreExportedOnlyForTheProtocolsTheyCanMoveFor) {
+    MetricsRegistry::Snapshot s;
+    s.instrument_count = 1;
+    s.instruments.resize(1);
+    s.line_count = 3;
+    s.lines.resize(3);
+    s.lines[0].line = kLineA;
+    s.lines[1].line = kLineB;
+    s.lines[2].line = kSnapshotLineA;
+    const auto render_for = [&](ProtocolMask p) {
+        s.protocol = p;
+        s.has_gate = (p & kSharedPipeline) != 0;  // what run gives each pipeline
+        s.ring_capacity = (p & kSharedPipeline) != 0 ? 64 : 0;
+        return render_prometheus(s);
+    };
+    const auto has_family = [](const std::string& text, const std::string& name) {
+        return text.find("# TYPE " + name + " ") != std::string::npos;
+    };
+    const std::string itch = render_for(kItch50);
+    for (const char* gone : {"tickgate_ab_duplicate_packets_total", "tickgate_ab_lost_both_total",
+                             "tickgate_ring_overflow_packets_total", "tickgate_ring_fill", "tickgate_ring_capacity",
+                             "tickgate_gate_rejections_total", "tickgate_line_foreign_channel_packets_total",
+                             "tickgate_line_snapshot_joins_total", "tickgate_instrument_lost_messages_total",
+                             "tickgate_instrument_heartbeats_total", "tickgate_instrument_snapshots_applied_total",
+                             "tickgate_instrument_last_seq"})
+        EXPECT_FALSE(has_family(itch, gone)) << gone << " exported for ITCH";
+    for (const char* kept : {"tickgate_line_seq_gaps_total", "tickgate_line_packets_total",
+                             "tickgate_instrument_accepted_total", "tickgate_instrument_suspect"})
+        EXPECT_TRUE(has_family(itch, kept)) << kept;
+    EXPECT_TRUE(has_line(itch, R"(tickgate_line_seq_gaps_total{channel="0",line="B"} 0)")) << itch;
+
+    const std::string qfb1 = render_for(kQfb1);
+    EXPECT_TRUE(has_family(qfb1, "tickgate_line_foreign_channel_packets_total"));
+    EXPECT_TRUE(has_family(qfb1, "tickgate_ab_duplicate_packets_total"));
+    EXPECT_FALSE(has_family(qfb1, "tickgate_line_snapshot_joins_total"));
+
+    const std::string mdp3 = render_for(kMdp3);
+    EXPECT_FALSE(has_family(mdp3, "tickgate_line_foreign_channel_packets_total"));
+    EXPECT_TRUE(has_line(mdp3, R"(tickgate_line_snapshot_joins_total{channel="0",line="snapshot_a"} 0)")) << mdp3;
+    EXPECT_EQ(mdp3.find(R"(tickgate_line_snapshot_joins_total{channel="0",line="A"})"), std::string::npos);
+    EXPECT_EQ(mdp3.find(R"(tickgate_line_seq_gaps_total{channel="0",line="snapshot_a"})"), std::string::npos);
+    EXPECT_TRUE(has_line(mdp3, R"(tickgate_line_packets_total{channel="0",line="snapshot_a"} 0)")) << mdp3;
+    for (const std::string* text : {&itch, &qfb1, &mdp3}) {
+        if (!expect_promtool_clean(*text, "protocols")) GTEST_SKIP() << kNoPromtool;
+    }
+}
+
+// Issue 26 item 8: line label values had spaces ("snapshot A"); the one
+// spelling (config.hpp line_name) is the config keys', for every consumer.
+TEST(Metrics, LineLabelsAreTheLineNamesWithoutSpaces) {
+    MetricsRegistry::Snapshot s;
+    s.protocol = kMdp3;
+    s.line_count = 6;
+    s.lines.resize(6);
+    for (std::uint8_t l = 0; l < 6; ++l) {
+        s.lines[l].channel = 310;
+        s.lines[l].line = l;
+        EXPECT_EQ(line_name(l).find(' '), std::string_view::npos) << line_name(l);
+    }
+    const std::string text = render_prometheus(s);
+    for (const char* name : {"A", "B", "snapshot_a", "snapshot_b", "definition_a", "definition_b"})
+        EXPECT_TRUE(has_line(text, std::string(R"(tickgate_line_packets_total{channel="310",line=")") + name + "\"} 0"))
+            << name << "\n" << text;
+}
+
+// Each observation lands in the first bucket whose bound is >= it (a
+// bound is inclusive, as Prometheus' le), the rest in +Inf; another
+// channel's is ignored; the rendered buckets are cumulative.
+TEST(Metrics, LatencyHistogramPutsEachObservationInItsBucketAndRendersCumulatively) {
+    const std::uint16_t ids[] = {310, 311};
+    LatencyHistograms h(ids);
+    h.record(310, 1'000);          // le 1e-06 (inclusive)
+    h.record(310, 1'001);          // le 2e-06
+    h.record(310, -5);             // clocks apart: 0
+    h.record(311, 5'000'000'000);  // beyond the last bound: +Inf
+    h.record(999, 1'000);          // not a configured channel
+    const auto& c = h.channels();
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].buckets[0].get(), 2u);
+    EXPECT_EQ(c[0].buckets[1].get(), 1u);
+    EXPECT_EQ(c[0].sum_ns.get(), 2'001u);
+    EXPECT_EQ(c[1].buckets[LatencyHistograms::kBuckets - 1].get(), 1u);
+
+    MetricsRegistry registry(4, 0, 0, {.channels = 2});
+    const auto storage = registry.storage();
+    registry.publish(FeedHandler(loopback_config(1, "239.255.90.9", 39509, "239.255.90.10", 39510)).stats(),
+                     {.latency = &h});
+    EXPECT_EQ(registry.storage(), storage);
+    const std::string text = registry.render();
+    EXPECT_TRUE(has_line(text, "# TYPE tickgate_receive_to_book_seconds histogram")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="310",le="1e-06"} 2)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="310",le="2e-06"} 3)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="310",le="+Inf"} 3)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_count{channel="310"} 3)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="311",le="1"} 0)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_bucket{channel="311",le="+Inf"} 1)")) << text;
+    EXPECT_TRUE(has_line(text, R"(tickgate_receive_to_book_seconds_sum{channel="311"} 5)")) << text;
+    if (!expect_promtool_clean(text, "histogram")) GTEST_SKIP() << kNoPromtool;
+}
+
+// metrics.instruments = "none" keeps no per-instrument room and exports no
+// per-instrument series; "subscribed" lists only the booked instruments; a
+// protocol's venue hook labels them with the venue's id (MDP3: SecurityID,
+// not the dense index) and adds book errors and its channels' figures.
+TEST(Metrics, InstrumentSelectionAndVenueIdsAndChannelFigures) {
+    Config cfg = loopback_config(7, "239.255.90.5", 39505, "239.255.90.6", 39506);
+    cfg.subscribe = {"ESZ5"};
+    FeedHandler h(cfg);
+    h.start();
+    MulticastSender sender;
+    const std::int64_t t = realtime_ns();
+    PacketBuilder p(7, 1, 1, t);
+    p.definition(7, "ESZ5").definition(9, "NQZ5").quote(7, 1, t, 100, 1, 101, 1).quote(9, 1, t, 200, 1, 201, 1);
+    ASSERT_TRUE(sender.send(*parse_ipv4("239.255.90.5"), 39505, p.bytes()));
+    ASSERT_TRUE(poll_until(h, [&] { return h.instruments().seen_ids().size() == 2; }));
+
+    MetricsRegistry none(h.stats(), {.instruments = MetricsInstruments::kNone});
+    EXPECT_EQ(none.storage()[0].instrument_capacity, 0u);
+    none.publish(h.stats());
+    const std::string n = none.render();
+    EXPECT_EQ(n.find("tickgate_instrument_"), std::string::npos) << n;
+    EXPECT_TRUE(has_line(n, "tickgate_instruments_seen 2")) << n;
+
+    struct FakeVenue {
+        static std::size_t channels(const void*, std::span<VenueChannelCounts> out) noexcept {
+            out[0] = {.channel = 7, .packets = 5, .gaps = 2, .lost_packets = 3, .unknown_templates = 4};
+            return 1;
+        }
+        static void instrument(const void*, MetricsRegistry::InstrumentSample& out) noexcept {
+            out.venue_id = 100'000 + out.id;
+            out.book_errors = out.id;
+        }
+    };
+    const MetricsRegistry::Venue venue{&h, &FakeVenue::channels, &FakeVenue::instrument};
+    MetricsRegistry subscribed(h.stats(), {.instruments = MetricsInstruments::kSubscribed, .channels = 1});
+    subscribed.publish(h.stats(), {.venue = &venue});
+    h.stop();
+    const std::string m = subscribed.render();
+    EXPECT_TRUE(has_line(m, R"(tickgate_instrument_accepted_total{instrument="100007",symbol="ESZ5"} 1)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_instrument_book_errors_total{instrument="100007",symbol="ESZ5"} 7)")) << m;
+    EXPECT_EQ(m.find("NQZ5"), std::string::npos) << "not subscribed, not listed:\n" << m;
+    EXPECT_EQ(m.find(R"(instrument="7")"), std::string::npos) << "the dense id is not the label:\n" << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_channel_seq_gaps_total{channel="7"} 2)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_channel_lost_packets_total{channel="7"} 3)")) << m;
+    EXPECT_TRUE(has_line(m, R"(tickgate_channel_unknown_templates_total{channel="7"} 4)")) << m;
+    if (!expect_promtool_clean(m, "venue")) GTEST_SKIP() << kNoPromtool;
 }
 
 TEST(MetricsServer, RefusesNonLoopbackUnlessAllowedAndParsesListenAddresses) {

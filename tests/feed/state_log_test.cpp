@@ -418,8 +418,8 @@ TEST_F(StateLogTest, SnapshotFeedJoinsAndLeavesAreLoggedAndALeftSnapshotLineIsNo
     log.stop();
     const auto l = lines();
     ASSERT_EQ(l.size(), 2u) << text();
-    EXPECT_TRUE(contains(l[0], "[info] snapshot_join: channel 310 line snapshot A: joined")) << l[0];
-    EXPECT_TRUE(contains(l[1], "[info] snapshot_leave: channel 310 line snapshot A: left (every instrument clean)"))
+    EXPECT_TRUE(contains(l[0], "[info] snapshot_join: channel 310 line snapshot_a: joined")) << l[0];
+    EXPECT_TRUE(contains(l[1], "[info] snapshot_leave: channel 310 line snapshot_a: left (every instrument clean)"))
         << l[1];
 }
 

@@ -80,9 +80,11 @@ inline constexpr std::uint8_t kDefinitionLineB = 5;
 [[nodiscard]] constexpr bool is_snapshot_line(std::uint8_t line) noexcept {
     return line == kSnapshotLineA || line == kSnapshotLineB;
 }
-// "A", "B", "snapshot A", "snapshot B", "definition A", "definition B" (else "?").
+// "A", "B", "snapshot_a", "snapshot_b", "definition_a", "definition_b" (else "?"): the one
+// spelling of the JSON summary, the state log, the live view and the metrics' `line`
+// label (no spaces; the MDP3 lines as their config keys).
 [[nodiscard]] constexpr std::string_view line_name(std::uint8_t line) noexcept {
-    constexpr std::string_view kNames[] = {"A", "B", "snapshot A", "snapshot B", "definition A", "definition B"};
+    constexpr std::string_view kNames[] = {"A", "B", "snapshot_a", "snapshot_b", "definition_a", "definition_b"};
     return line < std::size(kNames) ? kNames[line] : std::string_view("?");
 }
 
@@ -142,8 +144,17 @@ struct LoggingConfig {
 
 // The Prometheus endpoint of `tickgate run` (MetricsServer). The command
 // line's `--metrics ADDR:PORT` takes precedence over both keys.
+// metrics.instruments: which instruments get per-instrument series (each
+// instrument is a dozen series: 300 stocks are thousands of lines).
+enum class MetricsInstruments : std::uint8_t {
+    kAll,         // every instrument seen
+    kSubscribed,  // those booked under instruments.subscribe (all when nothing is subscribed)
+    kNone,        // none: the global, line and channel series only
+};
+
 struct MetricsConfig {
     bool enabled = false;
+    MetricsInstruments instruments = MetricsInstruments::kAll;
     std::string address = "127.0.0.1";  // IPv4 loopback literal (127.0.0.0/8): metrics stay on the host
     std::uint16_t port = 9108;          // 0: a free port, chosen at start-up
 };

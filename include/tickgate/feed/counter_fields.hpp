@@ -23,6 +23,7 @@
 #include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
@@ -33,6 +34,32 @@ namespace tickgate {
 [[nodiscard]] inline std::uint64_t counter_value(const RelaxedCounter& c) noexcept { return c.get(); }
 [[nodiscard]] constexpr std::uint64_t counter_value(std::uint64_t v) noexcept { return v; }
 
+// Which protocols a metric family is exported for: a bit per entry of
+// kProtocolNames (protocols.hpp). A counter that is always 0 for a protocol
+// (its rule, or its stage, does not exist there) is not exported for it.
+using ProtocolMask = std::uint8_t;
+[[nodiscard]] constexpr ProtocolMask protocol_bit(std::string_view name) noexcept {
+    for (std::size_t i = 0; i < kProtocolNames.size(); ++i)
+        if (kProtocolNames[i] == name) return static_cast<ProtocolMask>(1u << i);
+    return 0;
+}
+static_assert(kProtocolNames.size() <= 8, "ProtocolMask has a bit per protocol");
+inline constexpr ProtocolMask kEveryProtocol = 0xFF;
+inline constexpr ProtocolMask kQfb1 = protocol_bit(qfb1::Protocol::kName);
+inline constexpr ProtocolMask kMdp3 = protocol_bit(mdp3::Protocol::kName);
+inline constexpr ProtocolMask kItch50 = protocol_bit(kItch50Name);
+// The shared pipeline's stages (A/B arbiter, event ring, per-instrument
+// sequencing rules): what ITCH's own pipeline does not have.
+inline constexpr ProtocolMask kSharedPipeline = kQfb1 | kMdp3;
+
+// Which of a channel's lines a per-line family is exported for (config.hpp
+// line numbers): a seq gap is counted on A/B only, a snapshot join on a snapshot line only.
+using LineMask = std::uint8_t;
+inline constexpr LineMask kIncrementalLines = 1u << kLineA | 1u << kLineB;
+inline constexpr LineMask kSnapshotLines = 1u << kSnapshotLineA | 1u << kSnapshotLineB;
+inline constexpr LineMask kAnyLine = 0xFF;
+[[nodiscard]] constexpr bool line_in(LineMask m, std::uint8_t line) noexcept { return line < 8 && (m >> line & 1u); }
+
 // One counter of struct `S` (a RelaxedCounter or a plain std::uint64_t member).
 template <class S, class M = RelaxedCounter>
 struct CounterField {
@@ -41,6 +68,8 @@ struct CounterField {
     std::string_view metric;  // Prometheus counter family; empty: not exported
     std::string_view help;    // the family's # HELP text
     std::string_view title = {};  // label in `run`'s line table; empty: not shown there
+    ProtocolMask protocols = kEveryProtocol;  // the metric's protocols (the JSON keeps every key)
+    LineMask lines = kAnyLine;                // per-line tables: the lines the metric is exported for
 
     [[nodiscard]] std::uint64_t get(const S& s) const noexcept { return counter_value(s.*member); }
 };
@@ -69,7 +98,7 @@ struct CounterValues {
 // Columns:   member, JSON key, Prometheus family, help [, line table title]
 inline constexpr CounterField<DecoderCounters> kDecoderCounterFields[] = {
     {&DecoderCounters::packets, "packets", "tickgate_packets_total",
-     "QFB/1 datagrams handed to the decoder (after A/B arbitration)."},
+     "Datagrams handed to the decoder (QFB/1, MDP3: after A/B arbitration; ITCH: every copy)."},
     {&DecoderCounters::malformed_packets, "malformed_packets", "tickgate_malformed_packets_total",
      "Datagrams rejected as malformed."},
     {&DecoderCounters::unknown_messages, "unknown_messages", "tickgate_unknown_messages_total",
@@ -77,7 +106,7 @@ inline constexpr CounterField<DecoderCounters> kDecoderCounterFields[] = {
     {&DecoderCounters::stale_session_packets, "stale_session_packets", "tickgate_stale_session_packets_total",
      "Datagrams of an older session, discarded."},
     {&DecoderCounters::messages, "messages", "tickgate_messages_total",
-     "QFB/1 messages read (known and unknown types)."},
+     "Messages read (known and unknown types)."},
     {&DecoderCounters::session_changes, "session_changes", "tickgate_session_changes_total",
      "Newer sessions seen on a channel (publisher restarts)."},
 };
@@ -92,27 +121,31 @@ inline constexpr CounterField<SequencerCounters, std::uint64_t> kSequencerCounte
 // Metric families are labelled {instrument, symbol}.
 inline constexpr CounterField<InstrumentCounters, std::uint64_t> kInstrumentCounterFields[] = {
     {&InstrumentCounters::accepted, "accepted", "tickgate_instrument_accepted_total", "Sequenced messages accepted."},
+    // ITCH sequences by channel position (the MoldUDP64 stream), not by
+    // instrument: only `accepted` is counted per instrument there.
     {&InstrumentCounters::duplicates, "duplicates", "tickgate_instrument_duplicates_total",
-     "Messages with seq <= last seq, dropped."},
+     "Messages with seq <= last seq, dropped.", {}, kSharedPipeline},
     {&InstrumentCounters::lost, "lost", "tickgate_instrument_lost_messages_total",
-     "Messages known missing (sequence gaps)."},
-    {&InstrumentCounters::heartbeats, "heartbeats", "tickgate_instrument_heartbeats_total", "Heartbeats received."},
+     "Messages known missing (sequence gaps).", {}, kSharedPipeline},
+    {&InstrumentCounters::heartbeats, "heartbeats", "tickgate_instrument_heartbeats_total", "Heartbeats received.", {},
+     kSharedPipeline},
     {&InstrumentCounters::snapshots_applied, "snapshots_applied", "tickgate_instrument_snapshots_applied_total",
-     "Snapshots applied to the book."},
+     "Snapshots applied to the book.", {}, kSharedPipeline},
     {&InstrumentCounters::stale_snapshots, "stale_snapshots", "tickgate_instrument_stale_snapshots_total",
-     "Snapshots older than the book, ignored."},
+     "Snapshots older than the book, ignored.", {}, kSharedPipeline},
     {&InstrumentCounters::gap_events, "gap_events", "tickgate_instrument_gap_events_total",
-     "Times a sequence gap was opened."},
+     "Times a sequence gap was opened.", {}, kSharedPipeline},
     {&InstrumentCounters::implausible_seq, "implausible_seq", "tickgate_instrument_implausible_seq_total",
-     "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped."},
+     "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped.", {}, kSharedPipeline},
     {&InstrumentCounters::foreign_channel, "foreign_channel_messages",
      "tickgate_instrument_foreign_channel_messages_total",
-     "Messages for the instrument on another channel than its own (rule 7), dropped."},
-    {&InstrumentCounters::recovered, "", "tickgate_instrument_recoveries_total", "Suspect to clean transitions."},
+     "Messages for the instrument on another channel than its own (rule 7), dropped.", {}, kSharedPipeline},
+    {&InstrumentCounters::recovered, "", "tickgate_instrument_recoveries_total", "Suspect to clean transitions.", {},
+     kSharedPipeline},
     {&InstrumentCounters::unbuffered_deltas, "", "tickgate_instrument_unbuffered_deltas_total",
-     "Deltas not kept for replay while suspect (recovery pool empty or full)."},
+     "Deltas not kept for replay while suspect (recovery pool empty or full).", {}, kSharedPipeline},
     {&InstrumentCounters::book_overflows, "", "tickgate_instrument_book_overflows_total",
-     "Price levels dropped beyond the book depth."},
+     "Price levels dropped beyond the book depth.", {}, kSharedPipeline},
 };
 
 // ---------------------------------------------------------------- per line (live)
@@ -121,27 +154,30 @@ inline constexpr CounterField<InstrumentCounters, std::uint64_t> kInstrumentCoun
 inline constexpr CounterField<LineStats> kLineCounterFields[] = {
     {&LineStats::packets, "packets", "tickgate_line_packets_total", "Datagrams received on the line.", "packets"},
     {&LineStats::bytes, "bytes", "tickgate_line_bytes_total", "Payload bytes received on the line."},
-    {&LineStats::seq_gaps, "seq_gaps", "tickgate_line_seq_gaps_total", "Packets missing on the line (packet_seq gaps).",
-     "gaps"},
+    {&LineStats::seq_gaps, "seq_gaps", "tickgate_line_seq_gaps_total",
+     "Sequence positions the line skipped (QFB/1 packet_seq, MDP3 MsgSeqNum: packets; MoldUDP64: messages).", "gaps",
+     kEveryProtocol, kIncrementalLines},
     {&LineStats::kernel_drops, "kernel_drops", "tickgate_line_kernel_drops_total",
      "Datagrams dropped by the socket receive buffer (SO_RXQ_OVFL).", "k-drops"},
     {&LineStats::rejected_source, "rejected_source", "tickgate_line_rejected_source_total",
      "Datagrams from a source address not allowed for the channel.", "rejected"},
+    // Only a protocol whose header names its channel can see another's on a line.
     {&LineStats::foreign_channel_packets, "foreign_channel_packets", "tickgate_line_foreign_channel_packets_total",
-     "Datagrams whose header named another channel than the line's (rule 7), dropped.", "foreign"},
+     "Datagrams whose header named another channel than the line's (rule 7), dropped.", "foreign", kQfb1},
     {&LineStats::oversized, "oversized", "tickgate_line_oversized_total",
      "Datagrams larger than the receive slot (malformed), dropped whole.", "oversized"},
     {&LineStats::recv_errors, "recv_errors", "tickgate_line_recv_errors_total",
      "Receive calls on the line's socket that failed (not EAGAIN/EINTR).", "rcv-errors"},
     // MDP3's snapshot lines (MDP3.md "Snapshot"); 0 on every other line.
     {&LineStats::snapshot_joins, "snapshot_joins", "tickgate_line_snapshot_joins_total",
-     "Joins of an MDP3 snapshot line's group (some instrument of the channel suspect or unconfirmed)."},
+     "Joins of an MDP3 snapshot line's group (some instrument of the channel suspect or unconfirmed).", {}, kMdp3,
+     kSnapshotLines},
     {&LineStats::snapshot_leaves, "snapshot_leaves", "tickgate_line_snapshot_leaves_total",
-     "Leaves of an MDP3 snapshot line's group (every instrument of the channel clean)."},
+     "Leaves of an MDP3 snapshot line's group (every instrument of the channel clean).", {}, kMdp3, kSnapshotLines},
     {&LineStats::snapshot_recoveries, "snapshot_recoveries", "tickgate_line_snapshot_recoveries_total",
-     "Suspect or unconfirmed instruments made clean by a snapshot from the line."},
+     "Suspect or unconfirmed instruments made clean by a snapshot from the line.", {}, kMdp3, kSnapshotLines},
     {&LineStats::membership_errors, "membership_errors", "tickgate_line_membership_errors_total",
-     "Failed joins or leaves of the line's group (retried)."},
+     "Failed joins or leaves of the line's group (retried).", {}, kMdp3, kSnapshotLines},
 };
 
 // ---------------------------------------------------------------- A/B arbitration (live)

@@ -28,7 +28,9 @@
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/counter_fields.hpp"
+#include "tickgate/feed/latency_histogram.hpp"
 #include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/venue_summary.hpp"
 
 namespace tickgate {
 
@@ -49,18 +51,19 @@ struct GateRejections {
     }
 };
 
-// Latency quantiles in ns (e.g. receive -> engine), from whatever the
-// engine measures them with; exported as tickgate_latency_seconds.
-struct LatencySummary {
-    std::uint64_t p50_ns = 0;
-    std::uint64_t p99_ns = 0;
-    std::uint64_t p999_ns = 0;
+// What one configuration makes a metrics snapshot hold (MetricsRegistry's sizes).
+struct MetricsOptions {
+    ProtocolMask protocol = kEveryProtocol;  // the families exported (counter_fields.hpp)
+    MetricsInstruments instruments = MetricsInstruments::kAll;
+    std::size_t channels = 0;  // venue channel figures and latency histograms (the config's channels)
 };
 
 class MetricsRegistry {
 public:
     struct InstrumentSample {
         std::uint32_t id = 0;
+        std::int64_t venue_id = 0;  // the `instrument` label: the venue's id (MDP3 SecurityID), else `id`
+        std::uint64_t book_errors = 0;  // with Snapshot::has_book_errors (MDP3)
         char symbol[17] = {};
         bool suspect = false;
         std::uint64_t last_seq = 0;
@@ -83,9 +86,16 @@ public:
         std::uint64_t snapshot_failures[static_cast<std::size_t>(itch50::SnapshotFailure::kCount)] = {};
         std::uint64_t snapshot_orders = 0;
     };
+    struct HistogramSample {
+        std::uint16_t channel = 0;
+        std::uint64_t buckets[LatencyHistograms::kBuckets] = {};  // as LatencyHistograms: not cumulative
+        std::uint64_t sum_ns = 0;
+    };
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet
         std::int64_t published_ns = 0; // realtime of the publish
+        // The families exported: those of this protocol (counter_fields.hpp).
+        ProtocolMask protocol = kEveryProtocol;
         // Each by row of its table in counter_fields.hpp.
         CounterValues<kDecoderCounterFields> decoder;
         CounterValues<kSequencerCounterFields> sequencer;
@@ -96,9 +106,10 @@ public:
         bool has_af_xdp = false;
         bool af_xdp_native = false, af_xdp_zero_copy = false;
         AfXdpCounters af_xdp;
+        bool has_gate = false;  // an engine that asks the gate counts its refusals
         GateRejections gate;
-        bool has_latency = false;
-        LatencySummary latency;
+        bool has_book_errors = false;    // InstrumentSample::book_errors (MDP3)
+        std::uint64_t instruments_seen = 0;  // all of them, exported per instrument or not (metrics.instruments)
         // Pre-sized at construction; the first *_count entries are valid.
         std::size_t instrument_count = 0;
         std::vector<InstrumentSample> instruments;
@@ -106,22 +117,50 @@ public:
         std::vector<LineSample> lines;
         std::size_t stream_count = 0;
         std::vector<StreamSample> streams;
+        std::size_t venue_channel_count = 0;  // MDP3's per-channel packet figures
+        std::vector<VenueChannelCounts> venue_channels;
+        std::size_t histogram_count = 0;
+        std::vector<HistogramSample> histograms;
     };
 
-    // Sized for `h`: every instrument id its capacity allows and its lines.
-    explicit MetricsRegistry(const FeedStats& h);
+    // What a protocol adds beyond FeedStats (MDP3: its channels' packet
+    // figures, SecurityIDs and book errors), read by publish() on the engine
+    // thread: function pointers to the handler's protocol, no allocation.
+    struct Venue {
+        const void* handler = nullptr;
+        // Writes the channels' figures into `out`, returns how many (<= out.size()).
+        std::size_t (*channels)(const void* handler, std::span<VenueChannelCounts> out) noexcept = nullptr;
+        // Sets out.venue_id and out.book_errors of instrument out.id.
+        void (*instrument)(const void* handler, InstrumentSample& out) noexcept = nullptr;
+    };
+    // What publish() copies beside the FeedStats; each may be absent.
+    struct Sources {
+        const GateRejections* gate = nullptr;
+        const Venue* venue = nullptr;
+        std::span<const StreamSample> streams = {};  // MoldUDP64 channels (ITCH's live handler)
+        const LatencyHistograms* latency = nullptr;
+    };
+
+    // Sized for `h`: every instrument id its capacity allows (none with
+    // metrics.instruments = "none") and its lines.
+    explicit MetricsRegistry(const FeedStats& h, const MetricsOptions& o = {});
     // Sized explicitly (instruments beyond `max_instruments` seen, lines
     // beyond `max_lines` or streams beyond `max_streams` are left out of the snapshot).
-    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams = 0);
+    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams = 0,
+                    const MetricsOptions& o = {});
     MetricsRegistry(const MetricsRegistry&) = delete;
     MetricsRegistry& operator=(const MetricsRegistry&) = delete;
 
+    // What the registry allocates for these sizes (both buffers; the memory estimate).
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::size_t max_lines,
+                                               std::size_t max_streams, const MetricsOptions& o) noexcept;
+
     // Engine thread (the one that polls `h`). Copies counters and the state
-    // of every instrument seen, then makes the copy current. No allocation,
-    // no lock, no formatting; O(instruments seen + lines).
-    // `streams`: MoldUDP64 channels (ITCH's live handler), copied too.
-    void publish(const FeedStats& h, const GateRejections& gate, const LatencySummary* latency = nullptr,
-                 std::span<const StreamSample> streams = {}) noexcept;
+    // of every instrument seen (metrics.instruments says which), then makes
+    // the copy current. No allocation, no lock, no formatting; O(instruments
+    // seen + lines + channels).
+    void publish(const FeedStats& h, const Sources& sources) noexcept;
+    void publish(const FeedStats& h) noexcept { publish(h, Sources{}); }
 
     // Any thread: the latest published snapshot as Prometheus text 0.0.4.
     [[nodiscard]] std::string render() const;
@@ -146,6 +185,7 @@ public:
     [[nodiscard]] std::array<Storage, 2> storage() const noexcept;
 
 private:
+    MetricsOptions options_;
     std::array<Snapshot, 2> buffers_;
     std::atomic<std::uint32_t> front_{0};
     mutable std::array<std::atomic<std::uint32_t>, 2> readers_{};

@@ -11,15 +11,22 @@
 
 namespace tickgate {
 
-struct VenueChannelSummary {
-    std::optional<std::uint16_t> id;  // the config's channel id; without a config...
-    std::string name;                 // ... the channel's "group:port"
+// A channel's packet figures as the venue's decoder counts them (MDP3:
+// MsgSeqNum gaps, unknown templates); copied without allocation for the
+// metrics, and the summary's per-channel object.
+struct VenueChannelCounts {
+    std::uint16_t channel = 0;  // the decoder's channel id
     std::uint64_t packets = 0;
     std::uint64_t duplicate_packets = 0;
     std::uint64_t gaps = 0;
     std::uint64_t lost_packets = 0;
     std::uint64_t resets = 0;
     std::uint64_t unknown_templates = 0;
+};
+
+struct VenueChannelSummary : VenueChannelCounts {
+    std::optional<std::uint16_t> id;  // the config's channel id; without a config...
+    std::string name;                 // ... the channel's "group:port"
 };
 
 // MDP3: the definitions kept by SecurityID ([mdp3] max_definitions).

@@ -23,6 +23,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/glimpse_client.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/latency_histogram.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/state_log.hpp"
@@ -66,6 +67,9 @@ public:
     [[nodiscard]] const Receiver& receiver() const noexcept { return receiver_; }
     [[nodiscard]] bool has_glimpse(std::uint32_t ch) const noexcept { return glimpse_.enabled(ch); }
     [[nodiscard]] const SnapshotCounters& snapshot_counters(std::uint32_t ch) const noexcept { return snapshots_[ch].counters; }
+    // Kernel receive -> book per channel: each datagram that moved its
+    // channel's stream on (its messages applied to the books), timed after it.
+    [[nodiscard]] const LatencyHistograms& latency() const noexcept { return latency_; }
     // The ITCH50.md summary (replay's, with each channel's "rerequest"
     // counters and a "lines" array of per-line receive counters).
     [[nodiscard]] std::string summary_json(std::int64_t now_ns) const;
@@ -98,8 +102,17 @@ private:
         std::uint32_t dst_ip;
         std::uint16_t dst_port;
         std::uint32_t len;
-        std::uint32_t slot;  // in stash_bytes_
+        std::uint32_t slot;     // in stash_bytes_
+        std::uint32_t channel;  // config index of the line's channel
     };
+    // A line's own MoldUDP64 positions, before the stream merges A and B:
+    // the positions it skipped are its LineStats::seq_gaps.
+    struct LineSeq {
+        moldudp64::Session session{};
+        std::uint64_t next = 0;  // the position after the highest the line carried this session
+        bool started = false;
+    };
+    static void count_line_gap(LineSeq& l, std::span<const std::byte> payload, LineStats& stats) noexcept;
 
     // The GLIMPSE snapshots' course (ITCH50.md "Snapshot recovery"): at most
     // one session at a time (one storage, one buffer), per channel at most
@@ -134,6 +147,8 @@ private:
         if (n_events_ < events_.size()) events_[n_events_++] = e;
     }
     Receiver receiver_;
+    std::vector<LineSeq> line_seq_;  // by channel index * 2 + line
+    LatencyHistograms latency_;
     std::vector<std::byte> stash_bytes_;  // one receive slot per datagram of a round
     std::vector<Stashed> stash_;          // capacity fixed at start-up: a round's datagrams
     struct Logged {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -179,7 +180,10 @@ public:
     [[nodiscard]] const SecurityMap& securities() const noexcept { return map_; }
     [[nodiscard]] const DefinitionTable& definitions() const noexcept { return definitions_; }
     // Channels in order of first datagram, with their figures.
-    [[nodiscard]] std::uint32_t channel_count() const noexcept { return channel_count_; }
+    // Any thread: a channel is counted once its slot is written (metrics read these live).
+    [[nodiscard]] std::uint32_t channel_count() const noexcept {
+        return std::atomic_ref<std::uint32_t>(const_cast<std::uint32_t&>(channel_count_)).load(std::memory_order_acquire);
+    }
     [[nodiscard]] std::uint16_t channel_id(std::uint32_t slot) const noexcept { return channels_[slot].id; }
     [[nodiscard]] const ChannelCounters& channel_counters(std::uint32_t slot) const noexcept {
         return channels_[slot].counters;
@@ -247,9 +251,10 @@ private:
     Channel& channel(std::uint16_t id) noexcept {
         std::uint32_t& slot = slot_of_[id];
         if (slot == kNoChannel) {  // at most kChannelIds: every id its own slot
-            slot = channel_count_++;
+            slot = channel_count_;
             new (&channels_[slot]) Channel{};
             channels_[slot].id = id;
+            std::atomic_ref<std::uint32_t>(channel_count_).store(slot + 1, std::memory_order_release);
         }
         return channels_[slot];
     }

@@ -60,19 +60,20 @@ struct Protocol {
     // channel its packet figures (named by `names` where a replay without
     // config numbered the destinations), per instrument its SecurityID and
     // book_errors, and the definitions stored. Cold path.
+    // A channel's figures as the decoder counts them now (any thread: relaxed counters).
+    [[nodiscard]] static VenueChannelCounts channel_counts(const PacketDecoder& dec, std::uint32_t slot) noexcept {
+        const ChannelCounters& c = dec.channel_counters(slot);
+        return {dec.channel_id(slot), c.packets.get(), c.duplicate_packets.get(), c.gaps.get(),
+                c.lost_packets.get(), c.resets.get(), c.unknown_templates.get()};
+    }
+
     template <class Handler>
     [[nodiscard]] static VenueSummary venue_summary(const Handler& h, const ChannelNames& names) {
         const PacketDecoder& dec = h.protocol_decoder();
         VenueSummary v;
         for (std::uint32_t slot = 0; slot < dec.channel_count(); ++slot) {
-            const ChannelCounters& c = dec.channel_counters(slot);
             VenueChannelSummary ch;
-            ch.packets = c.packets.get();
-            ch.duplicate_packets = c.duplicate_packets.get();
-            ch.gaps = c.gaps.get();
-            ch.lost_packets = c.lost_packets.get();
-            ch.resets = c.resets.get();
-            ch.unknown_templates = c.unknown_templates.get();
+            static_cast<VenueChannelCounts&>(ch) = channel_counts(dec, slot);
             const std::uint16_t id = dec.channel_id(slot);
             ch.id = id;
             for (const auto& [named, name] : names)
@@ -90,6 +91,25 @@ struct Protocol {
         v.definitions = VenueDefinitions{dec.definitions().size(), dec.definitions().capacity(),
                                          dec.mdp3_counters().dropped_definitions.get()};
         return v;
+    }
+
+    // The metrics' MDP3 part (metrics.hpp MetricsRegistry::Venue), on the
+    // engine thread every publish, no allocation: the channels' figures
+    // (the decoder's thread writes them; relaxed counters), and for an
+    // instrument the engine has seen its SecurityID (its slot was written
+    // before its first event crossed the ring) and book errors.
+    template <class Handler>
+    [[nodiscard]] static std::size_t venue_channels(const Handler& h, std::span<VenueChannelCounts> out) noexcept {
+        const PacketDecoder& dec = h.protocol_decoder();
+        const std::size_t n = std::min<std::size_t>(dec.channel_count(), out.size());
+        for (std::uint32_t slot = 0; slot < n; ++slot) out[slot] = channel_counts(dec, slot);
+        return n;
+    }
+    template <class Handler>
+    static void venue_instrument(const Handler& h, std::uint32_t id, std::int64_t& venue_id,
+                                 std::uint64_t& book_errors) noexcept {
+        venue_id = h.protocol_decoder().securities().security_id(id);
+        book_errors = h.book().book_errors(id);
     }
 };
 
