@@ -10,7 +10,8 @@
 #                                          a late join and a hole given up (both lines out, the
 #                                          re-request server silent), each repaired by a GLIMPSE
 #                                          5.0 snapshot the simulator serves on 127.0.0.1
-# Builds only the tickgate CLI (not the tests or benchmarks).
+# Builds only the tickgate CLI (not the tests or benchmarks); with
+# TICKGATE_BIN=PATH it runs that binary and builds nothing (tests/tools/demo_test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 protocol=qfb1
@@ -18,8 +19,13 @@ case ${1:-} in
   mdp3 | itch) protocol=$1; shift ;;
 esac
 seconds=${1:-10}
-SETUP_TARGETS=tickgate scripts/setup.sh build
-bin=build/tickgate
+if [[ -n ${TICKGATE_BIN:-} ]]; then
+  bin=$TICKGATE_BIN
+  mkdir -p build  # the summaries and the configs' state logs
+else
+  SETUP_TARGETS=tickgate scripts/setup.sh build
+  bin=build/tickgate
+fi
 
 # run_demo CONFIG LOG SIM_ARGS...: the handler for SECONDS + 2 s (its live
 # view on the terminal's stderr, its JSON summary kept), the simulator meanwhile.
