@@ -70,14 +70,6 @@ MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_
 MetricsRegistry::MetricsRegistry(const FeedStats& h, const MetricsOptions& o)
     : MetricsRegistry(h.instruments.max_instruments(), h.lines.size(), 0, o) {}
 
-std::size_t MetricsRegistry::bytes_for(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams,
-                                       const MetricsOptions& o) noexcept {
-    const std::size_t instruments = o.instruments == MetricsInstruments::kNone ? 0 : max_instruments;
-    return 2 * (instruments * sizeof(InstrumentSample) + max_lines * sizeof(LineSample) +
-                max_streams * sizeof(StreamSample) +
-                o.channels * (sizeof(VenueChannelCounts) + sizeof(HistogramSample)));
-}
-
 void MetricsRegistry::publish(const FeedStats& h, const Sources& src) noexcept {
     const std::uint32_t back = front_.load(std::memory_order_relaxed) ^ 1u;  // only this thread writes front_
     if (readers_[back].load(std::memory_order_seq_cst) != 0) {

@@ -152,8 +152,14 @@ public:
     MetricsRegistry& operator=(const MetricsRegistry&) = delete;
 
     // What the registry allocates for these sizes (both buffers; the memory estimate).
+    // Inline: the memory estimate links without the metrics server.
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::size_t max_lines,
-                                               std::size_t max_streams, const MetricsOptions& o) noexcept;
+                                               std::size_t max_streams, const MetricsOptions& o) noexcept {
+        const std::size_t instruments = o.instruments == MetricsInstruments::kNone ? 0 : max_instruments;
+        return 2 * (instruments * sizeof(InstrumentSample) + max_lines * sizeof(LineSample) +
+                    max_streams * sizeof(StreamSample) +
+                    o.channels * (sizeof(VenueChannelCounts) + sizeof(HistogramSample)));
+    }
 
     // Engine thread (the one that polls `h`). Copies counters and the state
     // of every instrument seen (metrics.instruments says which), then makes
