@@ -167,6 +167,15 @@ public:
     // U: the original order gone, a new one with `new_ref`, same side and instrument.
     OrderResult replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price) noexcept;
+    // Hints (no effect on the book): the order `ref` of `id`'s scope, and
+    // for an add the side it joins, are fetched into the cache meanwhile.
+    void prefetch_order(std::uint32_t id, std::uint64_t ref) const noexcept {
+        __builtin_prefetch(&table_[home(scope_of(id), ref)], 1);
+    }
+    void prefetch_add(std::uint32_t id, std::uint64_t ref, Side s) const noexcept {
+        prefetch_order(id, ref);
+        __builtin_prefetch(&sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)], 1);
+    }
     // Empties instrument `id` (a new session, an unsubscribe): its orders
     // (made stale in O(1)) and levels.
     void clear(std::uint32_t id) noexcept;
@@ -243,6 +252,9 @@ private:
     [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
         return sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     }
+    // The first of a flat side's `size` levels whose key is above `key`.
+    [[nodiscard]] static std::uint32_t flat_upper_bound(const OrderLevel* lv, std::uint32_t size, Side s,
+                                                        std::int64_t key) noexcept;
     // Adds `shares` (one order) at `price`; false if the arena or pool has no room.
     bool level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
     // Takes `shares` (and, if `order_gone`, one order) from the level at `price`.
