@@ -89,7 +89,8 @@ public:
         apply(ch, decode_message(m, position), recv_ns);
     }
     // A hint: message `m` of channel `ch` is applied soon; its instrument's
-    // state and its order's slot are fetched into the cache meanwhile.
+    // state and, if the instrument has orders, its order's slot (an add's:
+    // its book side) are fetched into the cache meanwhile.
     void prefetch(std::uint32_t ch, std::span<const std::byte> m) const noexcept;
     void session_started(std::uint32_t ch, bool replaces_another) noexcept;
     void late_join(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch, SuspectReason::kLateJoin); }
@@ -198,6 +199,10 @@ inline void Sequencer::prefetch(std::uint32_t ch, std::span<const std::byte> m) 
     __builtin_prefetch(reinterpret_cast<const char*>(&st) + 64, 1);
     __builtin_prefetch(reinterpret_cast<const char*>(&st) + sizeof(InstrumentState) - 1, 1);
     __builtin_prefetch(&per_instrument_[id], 1);
+    // An instrument without orders (not booked, or empty) costs the book
+    // nothing: fetching slots for it would only crowd out those of the
+    // booked ones (the per-instrument counts are a small, cached array).
+    if (book_.open_orders(id) == 0) return;
     switch (type) {  // walk() has checked each type's size
         case 'A':
         case 'F': {
