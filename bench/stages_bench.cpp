@@ -768,25 +768,34 @@ const std::vector<itch50::Bytes>& distinct_level_stream() {
     }();
     return stream;
 }
-void BM_Itch_DistinctLevels(benchmark::State& state) {
-    const auto& s = distinct_level_stream();
-    const Config cfg = parse_config("[itch]\nmax_orders = 524288\nmax_levels = 524288\n", "bench.toml");
+// Feeds the whole input `s` into a fresh Replay of `cfg` per iteration (its
+// construction and teardown untimed); `after(replay)` keeps what the check
+// needs. ns/msg over `msgs_each` messages an iteration.
+template <class After>
+void replay_whole_input(benchmark::State& state, const Config& cfg, const std::vector<itch50::Bytes>& s,
+                        std::uint64_t msgs_each, After&& after) {
     std::int64_t now = kT0;
     std::uint64_t msgs = 0;
-    std::size_t levels = 0;
     for (auto _ : state) {
         state.PauseTiming();
         auto r = std::make_unique<itch50::Replay>(cfg);
         state.ResumeTiming();
         for (const auto& d : s) r->on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
-        msgs += kDistinctLevels;
-        levels = r->book().side(1, Side::kBid).size();
+        msgs += msgs_each;
+        after(*r);
         state.PauseTiming();
         r.reset();
         state.ResumeTiming();
     }
-    if (levels != kDistinctLevels) state.SkipWithError("not every add made its own level");
     set_msgs(state, msgs);
+}
+
+void BM_Itch_DistinctLevels(benchmark::State& state) {
+    const Config cfg = parse_config("[itch]\nmax_orders = 524288\nmax_levels = 524288\n", "bench.toml");
+    std::size_t levels = 0;
+    replay_whole_input(state, cfg, distinct_level_stream(), kDistinctLevels,
+                       [&](const itch50::Replay& r) { levels = r.book().side(1, Side::kBid).size(); });
+    if (levels != kDistinctLevels) state.SkipWithError("not every add made its own level");
 }
 BENCHMARK(BM_Itch_DistinctLevels)->Unit(benchmark::kMillisecond);
 
@@ -816,23 +825,10 @@ std::vector<itch50::Bytes> colliding_stream(std::uint64_t stride) {
 void BM_Itch_CollidingRefs(benchmark::State& state, bool table_stride) {
     const Config cfg = parse_config("[itch]\nmax_orders = " + std::to_string(kCollidingOrders) + "\nmax_levels = 4096\n", "bench.toml");
     const std::uint64_t stride = table_stride ? std::uint64_t{kCollidingOrders} + kCollidingOrders / 4 + 1 : std::uint64_t{1} << 20;
-    const auto s = colliding_stream(stride);
-    std::int64_t now = kT0;
-    std::uint64_t msgs = 0;
     std::size_t open = 0;
-    for (auto _ : state) {
-        state.PauseTiming();
-        auto r = std::make_unique<itch50::Replay>(cfg);
-        state.ResumeTiming();
-        for (const auto& d : s) r->on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
-        msgs += kCollidingOrders + kCollidingOrders / 2;
-        open = r->book().open_orders();
-        state.PauseTiming();
-        r.reset();
-        state.ResumeTiming();
-    }
+    replay_whole_input(state, cfg, colliding_stream(stride), kCollidingOrders + kCollidingOrders / 2,
+                       [&](const itch50::Replay& r) { open = r.book().open_orders(); });
     if (open != kCollidingOrders / 2) state.SkipWithError("not every colliding add and delete applied");
-    set_msgs(state, msgs);
 }
 BENCHMARK_CAPTURE(BM_Itch_CollidingRefs, stride_table_size, true)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Itch_CollidingRefs, stride_2pow20, false)->Unit(benchmark::kMillisecond);
@@ -854,21 +850,10 @@ void BM_Itch_SessionChurn(benchmark::State& state) {
         return out;
     }();
     const Config cfg = parse_config("[itch]\nmax_orders = 1000000\nmax_levels = 4096\n", "bench.toml");
-    std::int64_t now = kT0;
-    std::uint64_t msgs = 0, changes = 0;
-    for (auto _ : state) {
-        state.PauseTiming();
-        auto r = std::make_unique<itch50::Replay>(cfg);
-        state.ResumeTiming();
-        for (const auto& d : s) r->on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
-        msgs += s.size() * kItchPerDatagram;
-        changes = r->channel(0).counters.session_changes.get();
-        state.PauseTiming();
-        r.reset();
-        state.ResumeTiming();
-    }
+    std::uint64_t changes = 0;
+    replay_whole_input(state, cfg, s, s.size() * kItchPerDatagram,
+                       [&](const itch50::Replay& r) { changes = r.channel(0).counters.session_changes.get(); });
     if (changes != s.size() - 1) state.SkipWithError("not every datagram started a session");
-    set_msgs(state, msgs);
 }
 BENCHMARK(BM_Itch_SessionChurn)->Unit(benchmark::kMillisecond);
 
