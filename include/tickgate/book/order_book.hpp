@@ -167,15 +167,6 @@ public:
     // U: the original order gone, a new one with `new_ref`, same side and instrument.
     OrderResult replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price) noexcept;
-    // Hints (no effect on the book): the order `ref` of `id`'s scope, and
-    // for an add the side it joins, are fetched into the cache meanwhile.
-    void prefetch_order(std::uint32_t id, std::uint64_t ref) const noexcept {
-        __builtin_prefetch(&table_[home(scope_of(id), ref)], 1);
-    }
-    void prefetch_add(std::uint32_t id, std::uint64_t ref, Side s) const noexcept {
-        prefetch_order(id, ref);
-        __builtin_prefetch(&sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)], 1);
-    }
     // Empties instrument `id` (a new session, an unsubscribe): its orders
     // (made stale in O(1)) and levels.
     void clear(std::uint32_t id) noexcept;

@@ -66,9 +66,6 @@ public:
         }
         seq_.message(ch, m, position, recv_ns);
     }
-    void prefetch(std::uint32_t ch, std::span<const std::byte> m) const noexcept {
-        if (ch != buffering_) [[likely]] seq_.prefetch(ch, m);
-    }
     void session_started(std::uint32_t ch, bool replaces_another) noexcept {
         if (ch == buffering_) {  // a new stream: the snapshot was of the old one
             flush();

@@ -88,10 +88,6 @@ public:
     void message(std::uint32_t ch, std::span<const std::byte> m, std::uint64_t position, std::int64_t recv_ns) noexcept {
         apply(ch, decode_message(m, position), recv_ns);
     }
-    // A hint: message `m` of channel `ch` is applied soon; its instrument's
-    // state and, if the instrument has orders, its order's slot (an add's:
-    // its book side) are fetched into the cache meanwhile.
-    void prefetch(std::uint32_t ch, std::span<const std::byte> m) const noexcept;
     void session_started(std::uint32_t ch, bool replaces_another) noexcept;
     void late_join(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch, SuspectReason::kLateJoin); }
     void gave_up(std::uint32_t ch, std::uint64_t) noexcept { make_channel_suspect(ch, SuspectReason::kGap); }
@@ -187,41 +183,6 @@ inline std::uint32_t Sequencer::instrument(std::uint32_t ch, std::uint16_t locat
     instruments_.mark_seen(id);
     refresh_suspect(ch, id);
     return id;
-}
-
-inline void Sequencer::prefetch(std::uint32_t ch, std::span<const std::byte> m) const noexcept {
-    const auto type = static_cast<char>(m[0]);
-    if (m.size() < kCommonSize) return;
-    const std::uint32_t id = instrument_id(ch, MessageView(m).stock_locate());
-    if (id >= instruments_.max_instruments()) return;
-    const InstrumentState& st = instruments_.state(id);
-    __builtin_prefetch(&st, 1);
-    __builtin_prefetch(reinterpret_cast<const char*>(&st) + 64, 1);
-    __builtin_prefetch(reinterpret_cast<const char*>(&st) + sizeof(InstrumentState) - 1, 1);
-    __builtin_prefetch(&per_instrument_[id], 1);
-    // An instrument without orders (not booked, or empty) costs the book
-    // nothing: fetching slots for it would only crowd out those of the
-    // booked ones (the per-instrument counts are a small, cached array).
-    if (book_.open_orders(id) == 0) return;
-    switch (type) {  // walk() has checked each type's size
-        case 'A':
-        case 'F': {
-            const AddOrderView a(m);
-            book_.prefetch_add(id, a.order_ref(), a.side() == 'S' ? Side::kAsk : Side::kBid);
-            break;
-        }
-        case 'E':
-        case 'C':
-        case 'X':
-        case 'D': book_.prefetch_order(id, ExecutedView(m).order_ref()); break;
-        case 'U': {
-            const ReplaceView u(m);
-            book_.prefetch_order(id, u.original_order_ref());
-            book_.prefetch_order(id, u.new_order_ref());
-            break;
-        }
-        default: break;
-    }
 }
 
 inline void Sequencer::name_by_locate(std::uint32_t id) noexcept {

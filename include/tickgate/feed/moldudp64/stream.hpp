@@ -27,8 +27,6 @@
 //   sink.late_join(ch, std::uint64_t messages)        positions before the first were never ours
 //   sink.gave_up(ch, std::uint64_t lost)              a hole given up: the channel is suspect
 //   sink.alive(ch, std::int64_t recv_ns)              a packet applied or a heartbeat, no hole open or given up
-//   sink.prefetch(ch, std::span<const std::byte> msg) optional: `msg` is applied next, in this
-//                                                     datagram (a hint: its state may be fetched now)
 // Fixed capacity from the constructor; no allocation, lock or throw per
 // datagram. One thread.
 #pragma once
@@ -477,13 +475,6 @@ private:
         const std::uint64_t from = c.next_seq;
         if (retransmission) c.counters.recovered_messages.add(end - from);
         const Key key = read_key(d, 0);
-        // Every message's state asked for before the first is applied: the
-        // datagram's cache misses overlap instead of following one another.
-        if constexpr (requires { sink.prefetch(ch, d); })
-            (void)walk(d, key, min_length, [&](std::uint16_t i, std::span<const std::byte> m) {
-                const std::uint64_t pos = first + i;
-                if (pos >= from && pos < end) sink.prefetch(ch, m);
-            });
         (void)walk(d, key, min_length, [&](std::uint16_t i, std::span<const std::byte> m) {
             const std::uint64_t pos = first + i;
             if (pos >= from && pos < end) sink.message(ch, m, pos, recv_ns);
