@@ -15,11 +15,13 @@ ap.add_argument("--out", default="")
 args = ap.parse_args()
 
 
-def stages(side):
+def stages(side, counter="ns_per_msg", fallback="cpu_time"):
     per = {}
     for f in sorted(glob.glob(os.path.join(args.tmp, f"{side}-stages-*.json"))):
         for b in json.load(open(f))["benchmarks"]:
-            per.setdefault(b["name"], []).append(b.get("ns_per_msg", b["cpu_time"]))
+            v = b.get(counter, b.get(fallback) if fallback else None)
+            if v is not None:
+                per.setdefault(b["name"], []).append(v)
     return per
 
 
@@ -41,6 +43,15 @@ rb, rh = replay("base"), replay("head")
 if rb and rh:
     b, h = statistics.median(rb), statistics.median(rh)
     lines.append(f"| replay_capture, M messages/s | {b:.1f} | {h:.1f} | {h / b:.2f} |")
+# Benchmarks that time each datagram (counters p50/p99_ns_per_msg): their percentiles, medians over the rounds.
+pb, ph = stages("base", "p99_ns_per_msg", None), stages("head", "p99_ns_per_msg", None)
+qb, qh = stages("base", "p50_ns_per_msg", None), stages("head", "p50_ns_per_msg", None)
+if ph:
+    lines += ["", "Per datagram, ns per message (median over the rounds of each round's percentile):", "",
+              "| benchmark | before p50 | after p50 | before p99 | after p99 |", "|---|---:|---:|---:|---:|"]
+    for name in ph:
+        med = lambda d: f"{statistics.median(d[name]):.1f}" if name in d else "—"
+        lines.append(f"| {name} | {med(qb)} | {med(qh)} | {med(pb)} | {med(ph)} |")
 text = "\n".join(lines)
 print(text)
 if args.out:

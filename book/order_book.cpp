@@ -14,6 +14,19 @@ std::size_t pool_size(std::uint32_t max_levels) noexcept { return std::size_t{ma
 int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
 }  // namespace
 
+std::uint32_t OrderBook::flat_upper_bound(const OrderLevel* lv, std::uint32_t size, Side s, std::int64_t key) noexcept {
+    // Ascending keys, best last: the first level whose key is above `key`.
+    // Most orders rest at or near the touch: the last few levels first (one
+    // cache line), then bisection of the rest.
+    std::uint32_t at = size;
+    for (int k = 0; k < 3; ++k) {
+        if (at == 0 || key_of(s, lv[at - 1].price) <= key) return at;
+        --at;
+    }
+    return static_cast<std::uint32_t>(
+        std::upper_bound(lv, lv + at, key, [s](std::int64_t k, const OrderLevel& l) { return k < key_of(s, l.price); }) - lv);
+}
+
 OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
                      unsigned scope_bits)
     : max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8),
@@ -198,10 +211,7 @@ bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::ui
     const std::int64_t key = key_of(s, price);
     if (sl.root == 0) {
         OrderLevel* lv = arena_.data() + sl.offset;
-        // Ascending keys, best last: the first level whose key is above `key`.
-        const auto at = static_cast<std::uint32_t>(
-            std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& l) { return k < key_of(s, l.price); }) -
-            lv);
+        const std::uint32_t at = flat_upper_bound(lv, sl.size, s, key);
         if (at > 0 && lv[at - 1].price == price) {
             lv[at - 1].shares += shares;
             ++lv[at - 1].orders;
@@ -244,9 +254,7 @@ void OrderBook::level_sub(std::uint32_t id, Side s, std::uint32_t price, std::ui
         l = &nodes_[node].level;
     } else {
         OrderLevel* lv = arena_.data() + sl.offset;
-        at = static_cast<std::uint32_t>(
-            std::upper_bound(lv, lv + sl.size, key, [s](std::int64_t k, const OrderLevel& o) { return k < key_of(s, o.price); }) -
-            lv);
+        at = flat_upper_bound(lv, sl.size, s, key);
         if (at == 0 || lv[at - 1].price != price) return;  // not reached
         l = &lv[at - 1];
     }

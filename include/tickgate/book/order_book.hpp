@@ -243,6 +243,9 @@ private:
     [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
         return sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     }
+    // The first of a flat side's `size` levels whose key is above `key`.
+    [[nodiscard]] static std::uint32_t flat_upper_bound(const OrderLevel* lv, std::uint32_t size, Side s,
+                                                        std::int64_t key) noexcept;
     // Adds `shares` (one order) at `price`; false if the arena or pool has no room.
     bool level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
     // Takes `shares` (and, if `order_gone`, one order) from the level at `price`.

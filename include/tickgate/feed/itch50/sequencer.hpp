@@ -57,6 +57,7 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
 
 // `t` wrapped into [-12 h, +12 h).
 [[nodiscard]] constexpr std::int64_t wrap_half_day(std::int64_t t) noexcept {
+    if (t >= -kNsPerDay / 2 && t < kNsPerDay / 2) [[likely]] return t;  // no division per message
     std::int64_t r = t % kNsPerDay;
     if (r < 0) r += kNsPerDay;
     return r >= kNsPerDay / 2 ? r - kNsPerDay : r;
