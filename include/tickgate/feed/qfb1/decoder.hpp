@@ -126,10 +126,10 @@ DecodeResult PacketDecoder::decode(std::span<const std::byte> d, const Key& key,
     for (std::uint16_t i = 0; i < count; ++i) {
         if (size - off < kMessageHeaderSize) return malformed(Fault::kTruncatedCount, i);
         const std::byte* m = base + off;
-        const std::size_t length = load_le<std::uint16_t>(m);
+        const std::size_t length = load_le<std::uint16_t>(m + msg::kLength);
         if (length < kMessageHeaderSize) return malformed(Fault::kBadLength, i);
         if (length > size - off) return malformed(Fault::kOverrun, i);
-        if (const Fault f = message(m, length, static_cast<char>(load_le<std::uint8_t>(m + 2)), ev, sink);
+        if (const Fault f = message(m, length, static_cast<char>(load_le<std::uint8_t>(m + msg::kType)), ev, sink);
             f != Fault::kNone)
             return malformed(f, i);
         off += length;
@@ -145,38 +145,38 @@ inline Fault PacketDecoder::message(const std::byte* m, std::size_t length, char
         case 'Q':
             if (length != kQuoteSize) return Fault::kBadLength;
             ev.kind = EventKind::kQuote;
-            ev.instrument_id = load_le<std::uint32_t>(m + 4);
-            ev.u.quote.seq = load_le<std::uint64_t>(m + 8);
-            ev.u.quote.source_ns = load_le<std::int64_t>(m + 16);
-            ev.u.quote.bid_px = load_le<std::int64_t>(m + 24);
-            ev.u.quote.ask_px = load_le<std::int64_t>(m + 32);
-            ev.u.quote.bid_qty = load_le<std::uint32_t>(m + 40);
-            ev.u.quote.ask_qty = load_le<std::uint32_t>(m + 44);
+            ev.instrument_id = load_le<std::uint32_t>(m + msg::kInstrumentId);
+            ev.u.quote.seq = load_le<std::uint64_t>(m + msg::kSeq);
+            ev.u.quote.source_ns = load_le<std::int64_t>(m + msg::kSourceTimeNs);
+            ev.u.quote.bid_px = load_le<std::int64_t>(m + quote::kBidPx);
+            ev.u.quote.ask_px = load_le<std::int64_t>(m + quote::kAskPx);
+            ev.u.quote.bid_qty = load_le<std::uint32_t>(m + quote::kBidQty);
+            ev.u.quote.ask_qty = load_le<std::uint32_t>(m + quote::kAskQty);
             break;
         case 'D':
             if (length != kDeltaSize) return Fault::kBadLength;
             ev.kind = EventKind::kDelta;
-            ev.instrument_id = load_le<std::uint32_t>(m + 4);
-            ev.u.delta.seq = load_le<std::uint64_t>(m + 8);
-            ev.u.delta.source_ns = load_le<std::int64_t>(m + 16);
-            ev.u.delta.price = load_le<std::int64_t>(m + 24);
-            ev.u.delta.qty = load_le<std::uint32_t>(m + 32);
-            ev.u.delta.side = load_le<std::uint8_t>(m + 36);
-            ev.u.delta.action = load_le<std::uint8_t>(m + 37);
+            ev.instrument_id = load_le<std::uint32_t>(m + msg::kInstrumentId);
+            ev.u.delta.seq = load_le<std::uint64_t>(m + msg::kSeq);
+            ev.u.delta.source_ns = load_le<std::int64_t>(m + msg::kSourceTimeNs);
+            ev.u.delta.price = load_le<std::int64_t>(m + delta::kPrice);
+            ev.u.delta.qty = load_le<std::uint32_t>(m + delta::kQty);
+            ev.u.delta.side = load_le<std::uint8_t>(m + delta::kSide);
+            ev.u.delta.action = load_le<std::uint8_t>(m + delta::kAction);
             break;
         case 'H':
             if (length != kHeartbeatSize) return Fault::kBadLength;
             ev.kind = EventKind::kHeartbeat;
-            ev.instrument_id = load_le<std::uint32_t>(m + 4);
-            ev.u.heartbeat.next_seq = load_le<std::uint64_t>(m + 8);
-            ev.u.heartbeat.source_ns = load_le<std::int64_t>(m + 16);
+            ev.instrument_id = load_le<std::uint32_t>(m + msg::kInstrumentId);
+            ev.u.heartbeat.next_seq = load_le<std::uint64_t>(m + msg::kSeq);
+            ev.u.heartbeat.source_ns = load_le<std::int64_t>(m + msg::kSourceTimeNs);
             break;
         case 'I':
             if (length != kDefinitionSize) return Fault::kBadLength;
             ev.kind = EventKind::kDefinition;
-            ev.instrument_id = load_le<std::uint32_t>(m + 4);
-            std::memcpy(ev.u.definition.symbol, m + 8, sizeof ev.u.definition.symbol);
-            ev.u.definition.price_exponent = load_le<std::int8_t>(m + 24);
+            ev.instrument_id = load_le<std::uint32_t>(m + msg::kInstrumentId);
+            std::memcpy(ev.u.definition.symbol, m + definition::kSymbol, sizeof ev.u.definition.symbol);
+            ev.u.definition.price_exponent = load_le<std::int8_t>(m + definition::kPriceExponent);
             ev.u.definition.book_depth = 0;
             ev.u.definition.removed = false;
             break;
@@ -194,14 +194,14 @@ inline Fault PacketDecoder::message(const std::byte* m, std::size_t length, char
 template <class Sink>
 Fault PacketDecoder::snapshot(const std::byte* m, std::size_t length, Event& ev, Sink& sink) noexcept {
     if (length < kSnapshotHeaderSize) return Fault::kBadLength;
-    const std::uint8_t n_bids = load_le<std::uint8_t>(m + 24);
-    const std::uint8_t n_asks = load_le<std::uint8_t>(m + 25);
+    const std::uint8_t n_bids = load_le<std::uint8_t>(m + snapshot::kNBids);
+    const std::uint8_t n_asks = load_le<std::uint8_t>(m + snapshot::kNAsks);
     const std::size_t n = std::size_t{n_bids} + n_asks;
     if (length != kSnapshotHeaderSize + kSnapshotLevelSize * n) return Fault::kBadLength;
     ev.kind = EventKind::kSnapshotBegin;
-    ev.instrument_id = load_le<std::uint32_t>(m + 4);
-    ev.u.snapshot.seq = load_le<std::uint64_t>(m + 8);
-    ev.u.snapshot.source_ns = load_le<std::int64_t>(m + 16);
+    ev.instrument_id = load_le<std::uint32_t>(m + msg::kInstrumentId);
+    ev.u.snapshot.seq = load_le<std::uint64_t>(m + msg::kSeq);
+    ev.u.snapshot.source_ns = load_le<std::int64_t>(m + msg::kSourceTimeNs);
     ev.u.snapshot.n_bids = n_bids;
     ev.u.snapshot.n_asks = n_asks;
     sink(static_cast<const Event&>(ev));
@@ -210,8 +210,8 @@ Fault PacketDecoder::snapshot(const std::byte* m, std::size_t length, Event& ev,
     for (std::size_t done = 0; done < n;) {
         std::uint8_t k = 0;
         for (; k < kLevelsPerEvent && done < n; ++k, ++done, lv += kSnapshotLevelSize) {
-            ev.u.levels.price[k] = load_le<std::int64_t>(lv);
-            ev.u.levels.qty[k] = load_le<std::uint32_t>(lv + 8);
+            ev.u.levels.price[k] = load_le<std::int64_t>(lv + snapshot::kLevelPrice);
+            ev.u.levels.qty[k] = load_le<std::uint32_t>(lv + snapshot::kLevelQty);
         }
         ev.u.levels.count = k;
         sink(static_cast<const Event&>(ev));
