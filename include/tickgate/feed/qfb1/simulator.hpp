@@ -1,7 +1,8 @@
 // Venue simulator (`tickgate sim`): a deterministic QFB/1 publisher for one
 // channel (lines A and B) with injectable faults, and the ground truth a
 // conforming handler must reproduce. The generator is pure (no clock, no
-// sockets); sinks send it on loopback multicast or write a capture.
+// sockets); the shared driver (sim_driver.hpp) applies the line faults and
+// sends it on loopback multicast or writes a capture.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/sim_driver.hpp"
 
 namespace tickgate {
 
@@ -51,9 +53,7 @@ struct SimOptions {
     std::vector<std::uint32_t> silence; // stop everything halfway
     // Line outages: [from, to) as fractions of the run; the line carries
     // nothing then (a line going silent, e.g. a dead switch port).
-    struct Outage {
-        double from, to;
-    };
+    using Outage = SimWindow;
     std::vector<Outage> outage_a, outage_b;
     // Overload: between fractions `from` and `to` of the ticks, the rate is
     // multiplied by `factor`.
@@ -64,16 +64,13 @@ struct SimOptions {
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
+    // The faults of lines A and B, and the lines, as the driver takes them.
+    [[nodiscard]] SimLineFaults line_faults() const;
+    [[nodiscard]] SimLinePair lines() const;
 };
 
-// One datagram to send, in send order: scheduled time (ns after start) and
-// the lines that carry this copy.
-struct SimPacket {
-    std::vector<std::byte> bytes;
-    std::int64_t time_ns = 0;
-    bool line_a = false;
-    bool line_b = false;
-};
+// One datagram copy to send, in send order (feed 0: lines A and B).
+using SimPacket = SimCopy;
 
 using SimLevel = PacketBuilder::SnapLevel;  // raw price, qty
 
@@ -89,18 +86,13 @@ struct InstrumentTruth {
     std::vector<SimLevel> bids, asks;   // publisher's final book, best first
 };
 
-struct GroundTruth {
+// The line counts (packets, sent_a, ... late_old_session) are the driver's.
+struct GroundTruth : SimLineCounts {
     std::string protocol = "qfb1";      // the simulated venue protocol ("mdp3": feed/mdp3/simulator.hpp)
     SimOptions options;
     std::uint32_t final_session = 0;
     bool exact_lost = true;             // false with reordering (the model assumes order)
     std::int64_t duration_ns = 0;       // scheduled time of the last packet
-    std::uint64_t packets = 0;          // distinct datagrams generated
-    std::uint64_t sent_a = 0, sent_b = 0;        // datagrams put on each line (copies included)
-    std::uint64_t dropped_a = 0, dropped_b = 0;  // datagrams a line did not carry
-    std::uint64_t dropped_both = 0;
-    std::uint64_t duplicated_a = 0, duplicated_b = 0, reordered_a = 0, reordered_b = 0;
-    std::uint64_t late_old_session = 0;
     std::uint64_t snapshot_packets = 0, definition_packets = 0;  // MDP3: datagrams of those feeds (per line)
     std::uint64_t messages = 0, sequenced = 0;
     std::string output;                 // "sockets", "pcap:FILE" or "" (run_simulator)
@@ -132,6 +124,27 @@ private:
 };
 
 using SimSink = std::function<void(SimPacket&)>;
+
+// Publishes `sim`'s copies through `sink` to the end, then fills `truth`'s
+// output fields: the one send loop of a simulator's run (QFB/1's and MDP3's).
+// `pcap`: write there (no pacing); otherwise paced on `lines`.
+template <class Sim>
+[[nodiscard]] GroundTruth drive_simulator(Sim& sim, const std::vector<SimLinePair>& lines, std::int64_t epoch_ns,
+                                          const std::string* pcap) {
+    const SimSource next = [&](SimCopy& c) { return sim.next(c); };
+    if (pcap) {
+        write_pcap(*pcap, epoch_ns, lines, next);
+        GroundTruth gt = sim.truth();
+        gt.output = "pcap:" + *pcap;
+        return gt;
+    }
+    const SimSendReport r = send_paced(lines, next);
+    GroundTruth gt = sim.truth();
+    gt.output = "sockets";
+    gt.send_errors = r.errors;
+    gt.max_late_ns = r.max_late_ns;
+    return gt;
+}
 
 // Runs the generator to the end through `sink`; returns the ground truth.
 GroundTruth run_simulator(const SimOptions& options, const SimSink& sink);
