@@ -21,6 +21,45 @@ namespace {
 
 bool is_prob(double p) { return p >= 0 && p <= 1; }
 
+// One packet's fault draws, made whatever faults are on (so turning one on
+// does not shift the others' numbers), and the lines that carry it.
+struct PacketDraws {
+    double u[7];  // 0 burst, 1-2 loss on A/B, 3-4 a duplicate and its line, 5-6 a reorder and its line
+    bool a = true, b = true;
+};
+
+// Loss per packet: a burst of `burst_len` packets lost on both lines starts
+// with probability `burst_p`, else each line loses the packet on its own.
+class LineLoss {
+public:
+    PacketDraws next(Rng& rng, bool exempt, double loss_a, double loss_b, double burst_p, std::uint32_t burst_len) noexcept {
+        PacketDraws d;
+        for (double& x : d.u) x = rng.uniform();
+        if (exempt) return d;
+        if (burst_left_ > 0) {
+            d.a = d.b = false;
+            --burst_left_;
+        } else if (burst_p > 0 && d.u[0] < burst_p) {
+            d.a = d.b = false;
+            burst_left_ = burst_len - 1;
+        } else {
+            d.a = !(d.u[1] < loss_a);
+            d.b = !(d.u[2] < loss_b);
+        }
+        return d;
+    }
+
+private:
+    std::uint32_t burst_left_ = 0;
+};
+
+// Whether `fraction` of the run falls in one of the [from, to) windows (outages).
+[[nodiscard]] bool in_window(const std::vector<SimWindow>& ws, double fraction) noexcept {
+    for (const auto& w : ws)
+        if (fraction >= w.from && fraction < w.to) return true;
+    return false;
+}
+
 }  // namespace
 
 void SimLineFaults::validate() const {
@@ -41,6 +80,11 @@ void SimEndpoint::validate() const {
         throw std::invalid_argument(fmt::format(
             "interface '{}' is not a loopback address (127.x.x.x); the simulator only publishes on loopback", interface));
     if (port == 0) throw std::invalid_argument("ports must be 1..65535");
+}
+
+void SimLinePair::validate() const {
+    a.validate();
+    b.validate();
 }
 
 // ------------------------------------------------------------------ faults
@@ -172,7 +216,7 @@ SimSendReport send_paced(const std::vector<SimLinePair>& lines, const SimSource&
     std::vector<Out> outs;  // [feed * 2 + line]
     for (const SimLinePair& pair : lines)
         for (const SimEndpoint* l : {&pair.a, &pair.b}) {
-            l->validate();
+            l->validate();  // loopback only, whatever the caller checked
             outs.push_back({std::make_unique<MulticastSender>(l->interface), *parse_ipv4(l->group), l->port});
         }
     using Clock = std::chrono::steady_clock;

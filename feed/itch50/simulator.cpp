@@ -102,7 +102,7 @@ public:
         }
         end_session(time_of(total_), true);
         // The line faults (the driver's); outages are fractions of the order flow.
-        SimFaultStage faults(o_.line_faults(), o_.seed ^ 0x5EEDFA17ULL,
+        SimFaultStage faults(o_, o_.seed ^ 0x5EEDFA17ULL,
                              std::max<std::int64_t>(time_of(total_), 1), s_.truth);
         std::deque<SimCopy> copies;
         for (std::uint32_t i = 0; i < raws_.size(); ++i) {
@@ -338,16 +338,10 @@ void SimOptions::validate() const {
     if (batch < 1 || batch > 32) fail("--batch: expected 1..32");
     if (heartbeat_ms < 1) fail("--heartbeat-ms: expected at least 1");
     if (session.size() != 10) fail("--session: expected 10 characters, got '" + session + "'");
-    line_faults().validate();
+    SimLineFaults::validate();
     if (!(server_partial >= 0 && server_partial <= 1)) fail("--server-partial: expected 0..1");
     if (restart_at && !(*restart_at > 0 && *restart_at < 1)) fail("--restart-at: expected a fraction in (0, 1)");
-    const SimLinePair l = lines();
-    l.a.validate();
-    l.b.validate();
-}
-
-SimLineFaults SimOptions::line_faults() const {
-    return {loss_a, loss_b, burst_p, burst_len, dup, reorder, outage_a, outage_b};
+    lines().validate();
 }
 
 SimLinePair SimOptions::lines() const { return {{group_a, port_a, interface}, {group_b, port_b, interface}}; }

@@ -138,7 +138,7 @@ struct Simulator::Impl {
         def_dt = std::max<std::int64_t>(std::int64_t{f.definition_ms} * 1'000'000 / static_cast<std::int64_t>(def_packets), 1);
         final_ns = end_ns + std::int64_t{o.tail_cycles} * f.snapshot_ms * 1'000'000;
         next_hb = std::int64_t{f.heartbeat_ms} * 1'000'000;
-        faults.emplace(f.line_faults(), f.seed ^ 0xFA017ED5EEDULL, end_ns, truth);
+        faults.emplace(f, f.seed ^ 0xFA017ED5EEDULL, end_ns, truth);
         if (f.restart_at)
             restart_packet = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(*f.restart_at * double(inc_packets)),
                                                        1, std::max<std::uint64_t>(inc_packets - 1, 1));

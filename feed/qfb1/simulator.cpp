@@ -48,20 +48,14 @@ void SimOptions::validate() const {
     if (messages == 0 && !(duration_s > 0 && duration_s <= 86400)) fail("--duration: expected (0, 86400] seconds");
     if (batch < 1 || batch > kMaxBatch) fail(fmt::format("--batch: expected 1..{}", kMaxBatch));
     if (heartbeat_ms < 1 || snapshot_ms < 1 || definition_ms < 1) fail("timer periods must be >= 1 ms");
-    line_faults().validate();
+    SimLineFaults::validate();
     if (surge && !(surge->from >= 0 && surge->from < surge->to && surge->to <= 1 && surge->factor >= 1))
         fail("--surge: expected FROM:TO:FACTOR with 0 <= FROM < TO <= 1 and FACTOR >= 1");
     if (restart_at && !(*restart_at > 0 && *restart_at < 1)) fail("--restart-at: expected a fraction in (0, 1)");
     for (const auto* ids : {&quiet, &silence})
         for (const auto id : *ids)
             if (id < 1 || id > instruments) fail(fmt::format("instrument {} is not in 1..{}", id, instruments));
-    const SimLinePair l = lines();
-    l.a.validate();
-    l.b.validate();
-}
-
-SimLineFaults SimOptions::line_faults() const {
-    return {loss_a, loss_b, burst_p, burst_len, dup, reorder, outage_a, outage_b};
+    lines().validate();
 }
 
 SimLinePair SimOptions::lines() const { return {{group_a, port_a, interface_a}, {group_b, port_b, interface_b}}; }
@@ -120,7 +114,7 @@ struct Simulator::Impl {
         next_def = std::int64_t{o.definition_ms} * 1'000'000;
         next_hb = std::int64_t{o.heartbeat_ms} * 1'000'000;
         next_snap = std::int64_t{o.snapshot_ms} * 1'000'000;
-        faults.emplace(o.line_faults(), o.seed ^ 0xFA017ED5EEDULL, 2 * half_ns, truth);
+        faults.emplace(o, o.seed ^ 0xFA017ED5EEDULL, 2 * half_ns, truth);
 
         truth.options = o;
         truth.exact_lost = o.reorder == 0;
@@ -415,7 +409,7 @@ bool Simulator::next(SimPacket& p) {
 
 namespace {
 
-json::Value outage_list(const std::vector<SimOptions::Outage>& ws) {
+json::Value outage_list(const std::vector<SimWindow>& ws) {
     json::Value out = json::Value::array();
     for (const auto& w : ws) out.push_back(json::Value::array({w.from, w.to}));
     return out;

@@ -30,7 +30,7 @@ struct SimLineFaults {
     std::uint32_t burst_len = 0;
     double dup = 0;                     // one line sends the packet twice
     double reorder = 0;                 // one line sends the packet after the next one
-    std::vector<SimWindow> outage_a, outage_b;  // the line carries nothing then
+    std::vector<SimWindow> outage_a, outage_b;  // the line carries nothing then (a dead switch port)
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
@@ -48,6 +48,8 @@ struct SimEndpoint {
 // A feed's two lines; a simulator's feeds are indexed from 0 (the faulted one).
 struct SimLinePair {
     SimEndpoint a, b;
+
+    void validate() const;  // both lines' SimEndpoint::validate()
 };
 
 // What the driver counts of the faulted feed (feed 0) and its lines.

@@ -20,7 +20,9 @@
 
 namespace tickgate::itch50 {
 
-struct SimOptions {
+// The line faults (loss_a/b, burst_p/len, dup, reorder, outage_a/b: the
+// order flow's fractions) are the driver's, as QFB/1's simulator's.
+struct SimOptions : SimLineFaults {
     std::uint32_t stocks = 300;         // stock locates 1..N
     double rate = 20000;                // order-flow messages per second
     double duration_s = 2;              // used when messages == 0
@@ -39,14 +41,6 @@ struct SimOptions {
     std::string interface = "127.0.0.1";
     std::uint16_t server_port = 31300;  // the re-request server on 127.0.0.1 (0: any free port)
 
-    // Line faults (all off by default), the driver's as QFB/1's simulator.
-    double loss_a = 0, loss_b = 0;
-    double burst_p = 0;                 // per packet: `burst_len` packets lost on both lines
-    std::uint32_t burst_len = 0;
-    using Outage = SimWindow;           // fractions of the order flow
-    std::vector<Outage> outage_a, outage_b;
-    double dup = 0;                     // a line sends the packet twice
-    double reorder = 0;                 // a line sends the packet after the next one
     std::optional<double> restart_at;   // end of session, then a new session from 1 (and one late old packet on B)
     // Re-request server faults.
     std::uint32_t server_delay_ms = 0;  // each answer waits this long
@@ -63,8 +57,7 @@ struct SimOptions {
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
-    // The faults of lines A and B, and the lines, as the driver takes them.
-    [[nodiscard]] SimLineFaults line_faults() const;
+    // Lines A and B as the driver takes them.
     [[nodiscard]] SimLinePair lines() const;
 };
 

@@ -20,7 +20,9 @@
 
 namespace tickgate {
 
-struct SimOptions {
+// The line faults (loss_a/b, burst_p/len, dup, reorder, outage_a/b) are
+// the driver's (sim_driver.hpp).
+struct SimOptions : SimLineFaults {
     std::uint32_t instruments = 8;      // ids 1..N, symbols SIM001..
     double rate = 20000;                // ticks (Q/D) per second
     double duration_s = 5;              // used when messages == 0
@@ -41,20 +43,11 @@ struct SimOptions {
     std::string interface_a = "127.0.0.1";
     std::string interface_b = "127.0.0.1";
 
-    // Faults (all off by default).
-    double loss_a = 0, loss_b = 0;      // per packet, per line, independent
-    double burst_p = 0;                 // start of a burst lost on both lines, per packet
-    std::uint32_t burst_len = 0;
-    double dup = 0;                     // one line sends the packet twice
-    double reorder = 0;                 // one line sends the packet after the next one
+    // Faults beyond the lines' (all off by default).
     std::optional<double> restart_at;   // fraction of the run: new session, seqs restart at 1
     bool lagging_snapshots = false;     // snapshots lag the deltas by 1..3 messages
     std::vector<std::uint32_t> quiet;   // stop ticking halfway, keep heartbeats
     std::vector<std::uint32_t> silence; // stop everything halfway
-    // Line outages: [from, to) as fractions of the run; the line carries
-    // nothing then (a line going silent, e.g. a dead switch port).
-    using Outage = SimWindow;
-    std::vector<Outage> outage_a, outage_b;
     // Overload: between fractions `from` and `to` of the ticks, the rate is
     // multiplied by `factor`.
     struct Surge {
@@ -64,8 +57,7 @@ struct SimOptions {
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
-    // The faults of lines A and B, and the lines, as the driver takes them.
-    [[nodiscard]] SimLineFaults line_faults() const;
+    // Lines A and B as the driver takes them.
     [[nodiscard]] SimLinePair lines() const;
 };
 
