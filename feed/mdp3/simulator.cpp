@@ -258,7 +258,7 @@ struct Simulator::Impl {
         truth.messages += sent.size();
         truth.sequenced += sent.size();
 
-        build::Bytes p = build::packet(++msg_seq, tx);
+        build::Writer p = build::packet(++msg_seq, tx);
         if (!book.empty()) p.append(build::book_message(tx, book));
         if (!trades.empty()) p.append(build::trade_summary_message(tx, trades));
         if (!stats.empty()) p.append(build::statistics_message(tx, stats));
@@ -379,7 +379,7 @@ struct Simulator::Impl {
 
     void heartbeat(std::int64_t t) {
         maybe_restart();
-        build::Bytes p = build::packet(++msg_seq, transact(t));
+        build::Writer p = build::packet(++msg_seq, transact(t));
         p.append(build::heartbeat_message());
         ++truth.messages;
         (void)send_incremental(std::move(p.bytes()), t, false);
@@ -400,7 +400,7 @@ struct Simulator::Impl {
             std::vector<build::SnapshotLevel> sides[2];
             for (int s = 0; s < 2; ++s)
                 for (const Level& l : in.side[s]) sides[s].push_back({l.px, l.qty, l.orders});
-            build::Bytes p = build::packet(++snap_seq, transact(t));
+            build::Writer p = build::packet(++snap_seq, transact(t));
             p.append(build::snapshot_message(in.security_id, in.rpt, in.transact, msg_seq,
                                              static_cast<std::uint32_t>(ins.size()), sides[0], sides[1]));
             SimDatagram d{std::move(p.bytes()), t, static_cast<std::uint8_t>(SimFeed::kSnapshot)};
@@ -418,7 +418,7 @@ struct Simulator::Impl {
 
     // ---- definition loop: up to kDefinitionsPerPacket instruments per packet
     void definitions(std::int64_t t) {
-        build::Bytes p = build::packet(++def_seq, transact(t));
+        build::Writer p = build::packet(++def_seq, transact(t));
         for (std::size_t k = 0; k < kDefinitionsPerPacket && k < ins.size(); ++k) {
             const Instr& in = ins[def_cursor++ % ins.size()];
             p.append(build::definition_message(in.security_id, in.truth->symbol, static_cast<std::uint32_t>(ins.size()),

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "tickgate/bytes.hpp"
+
 namespace tickgate {
 
 // A fraction of the run [from, to): a line outage's window.
@@ -64,7 +66,7 @@ struct SimLineCounts {
 
 // One datagram as a generator makes it.
 struct SimDatagram {
-    std::vector<std::byte> bytes;
+    Bytes bytes;
     std::int64_t time_ns = 0;           // schedule time after time 0
     std::uint8_t feed = 0;              // feed 0 is faulted; the others go on both lines untouched
     std::uint32_t session = 0;          // a copy is never held back past another session's packet
@@ -77,7 +79,7 @@ struct SimDatagram {
 
 // One copy to send, in send order, with the lines of its feed that carry it.
 struct SimCopy {
-    std::vector<std::byte> bytes;
+    Bytes bytes;
     std::int64_t time_ns = 0;
     std::uint8_t feed = 0;
     bool line_a = false;
