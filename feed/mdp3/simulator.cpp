@@ -465,9 +465,7 @@ bool Simulator::next(SimPacket& p) {
 
 GroundTruth run_simulator(const SimOptions& options, const std::function<void(SimPacket&)>& sink) {
     Simulator sim(options);
-    SimPacket p;
-    while (sim.next(p)) sink(p);
-    return sim.truth();
+    return run_to_end(sim, sink);
 }
 
 GroundTruth simulate_to_sockets(SimOptions options) {

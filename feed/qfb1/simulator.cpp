@@ -483,9 +483,7 @@ std::string GroundTruth::to_json() const {
 
 GroundTruth run_simulator(const SimOptions& options, const SimSink& sink) {
     Simulator sim(options);
-    SimPacket p;
-    while (sim.next(p)) sink(p);
-    return sim.truth();
+    return run_to_end(sim, sink);
 }
 
 GroundTruth simulate_to_sockets(SimOptions options) {

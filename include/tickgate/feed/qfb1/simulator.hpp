@@ -117,9 +117,18 @@ private:
 
 using SimSink = std::function<void(SimPacket&)>;
 
-// Publishes `sim`'s copies through `sink` to the end, then fills `truth`'s
-// output fields: the one send loop of a simulator's run (QFB/1's and MDP3's).
-// `pcap`: write there (no pacing); otherwise paced on `lines`.
+// Runs `sim` to the end through `sink` (called with each SimCopy&); returns
+// its ground truth (QFB/1's and MDP3's run_simulator).
+template <class Sim, class Sink>
+[[nodiscard]] GroundTruth run_to_end(Sim& sim, const Sink& sink) {
+    SimCopy p;
+    while (sim.next(p)) sink(p);
+    return sim.truth();
+}
+
+// Publishes `sim`'s copies to the end, to `pcap` (no pacing) or else paced
+// on `lines` (the driver's output), and returns its ground truth with the
+// output fields filled: QFB/1's and MDP3's simulate_to_sockets/_capture.
 template <class Sim>
 [[nodiscard]] GroundTruth drive_simulator(Sim& sim, const std::vector<SimLinePair>& lines, std::int64_t epoch_ns,
                                           const std::string* pcap) {
