@@ -1,6 +1,5 @@
-// The simulators' random numbers and line faults (private to feed/): one
-// generator whose stream is the same on every platform, so a seed names one
-// run everywhere, and the per-packet fault draws both simulators make.
+// The simulators' random numbers (private to feed/): one generator whose
+// stream is the same on every platform, so a seed names one run everywhere.
 #pragma once
 
 #include <cstdint>
@@ -37,45 +36,5 @@ private:
     static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
     std::uint64_t s_[4];
 };
-
-// One packet's fault draws, made whatever faults are on (so turning one on
-// does not shift the others' numbers), and the lines that carry it.
-struct PacketDraws {
-    double u[7];  // 0 burst, 1-2 loss on A/B, 3-4 a duplicate and its line, 5-6 a reorder and its line
-    bool a = true, b = true;
-};
-
-// Loss per packet: a burst of `burst_len` packets lost on both lines starts
-// with probability `burst_p`, else each line loses the packet on its own.
-class LineLoss {
-public:
-    PacketDraws next(Rng& rng, bool exempt, double loss_a, double loss_b, double burst_p, std::uint32_t burst_len) noexcept {
-        PacketDraws d;
-        for (double& x : d.u) x = rng.uniform();
-        if (exempt) return d;
-        if (burst_left_ > 0) {
-            d.a = d.b = false;
-            --burst_left_;
-        } else if (burst_p > 0 && d.u[0] < burst_p) {
-            d.a = d.b = false;
-            burst_left_ = burst_len - 1;
-        } else {
-            d.a = !(d.u[1] < loss_a);
-            d.b = !(d.u[2] < loss_b);
-        }
-        return d;
-    }
-
-private:
-    std::uint32_t burst_left_ = 0;
-};
-
-// Whether `fraction` of the run falls in one of the [from, to) windows (outages).
-template <class Windows>
-[[nodiscard]] bool in_window(const Windows& ws, double fraction) noexcept {
-    for (const auto& w : ws)
-        if (fraction >= w.from && fraction < w.to) return true;
-    return false;
-}
 
 }  // namespace tickgate

@@ -83,6 +83,25 @@ std::uint32_t u32(const cli::Options& opt, std::string_view name, std::uint32_t 
 
 }  // namespace
 
+void cli::read_sim_line_faults(const cli::Options& opt, SimLineFaults& o) {
+    o.loss_a = opt.decimal("--loss-a", o.loss_a, 0, 1);
+    o.loss_b = opt.decimal("--loss-b", o.loss_b, 0, 1);
+    if (const auto v = opt.text("--burst-loss")) {
+        const auto p = cli::parse_parts("--burst-loss", *v, 2, "P:LEN");
+        o.burst_p = cli::parse_decimal("--burst-loss", p[0], 0, 1);
+        o.burst_len = static_cast<std::uint32_t>(cli::parse_integer("--burst-loss", p[1], 1, 1'000'000));
+    }
+    for (const std::string_view name : {"--outage-a", "--outage-b"})
+        for (const std::string& v : opt.all(name)) {
+            const auto p = cli::parse_parts(name, v, 2, "FROM:TO");
+            const SimWindow w{cli::parse_decimal(name, p[0], 0, 1), cli::parse_decimal(name, p[1], 0, 1)};
+            if (!(w.from < w.to)) throw cli::UsageError{fmt::format("{}: expected FROM < TO, got '{}'", name, v)};
+            (name == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
+        }
+    o.dup = opt.decimal("--dup", o.dup, 0, 1);
+    o.reorder = opt.decimal("--reorder", o.reorder, 0, 1);
+}
+
 // Instruments, pacing, message kinds, session, seed.
 void cli::read_sim_traffic(const cli::Options& opt, SimOptions& o) {
     o.instruments = u32(opt, "--instruments", o.instruments, 1, 65535);
@@ -105,21 +124,7 @@ void cli::read_sim_faults(const cli::Options& opt, SimOptions& o) {
         for (const std::string& v : opt.all(name)) out.push_back(static_cast<std::uint32_t>(cli::parse_integer(name, v, 1, 65535)));
         return out;
     };
-    o.loss_a = opt.decimal("--loss-a", o.loss_a, 0, 1);
-    o.loss_b = opt.decimal("--loss-b", o.loss_b, 0, 1);
-    if (const auto v = opt.text("--burst-loss")) {
-        const auto p = cli::parse_parts("--burst-loss", *v, 2, "P:LEN");
-        o.burst_p = cli::parse_decimal("--burst-loss", p[0], 0, 1);
-        o.burst_len = static_cast<std::uint32_t>(cli::parse_integer("--burst-loss", p[1], 1, 1'000'000));
-    }
-    for (const std::string_view name : {"--outage-a", "--outage-b"}) {
-        for (const std::string& v : opt.all(name)) {
-            const auto p = cli::parse_parts(name, v, 2, "FROM:TO");
-            const SimOptions::Outage w{cli::parse_decimal(name, p[0], 0, 1), cli::parse_decimal(name, p[1], 0, 1)};
-            if (!(w.from < w.to)) throw cli::UsageError{fmt::format("{}: expected FROM < TO, got '{}'", name, v)};
-            (name == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
-        }
-    }
+    cli::read_sim_line_faults(opt, o);
     if (const auto v = opt.text("--surge")) {
         const auto p = cli::parse_parts("--surge", *v, 3, "FROM:TO:FACTOR");
         o.surge = SimOptions::Surge{cli::parse_decimal("--surge", p[0], 0, 1), cli::parse_decimal("--surge", p[1], 0, 1),
@@ -127,8 +132,6 @@ void cli::read_sim_faults(const cli::Options& opt, SimOptions& o) {
         if (!(o.surge->from < o.surge->to))
             throw cli::UsageError{fmt::format("--surge: expected FROM < TO, got '{}'", *v)};
     }
-    o.dup = opt.decimal("--dup", o.dup, 0, 1);
-    o.reorder = opt.decimal("--reorder", o.reorder, 0, 1);
     if (opt.has("--restart-at")) {
         o.restart_at = opt.decimal("--restart-at", 0, 0, 1);
         if (*o.restart_at <= 0 || *o.restart_at >= 1)

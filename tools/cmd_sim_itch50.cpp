@@ -12,6 +12,7 @@
 #include "tickgate/feed/itch50/simulator.hpp"
 
 #include "command.hpp"
+#include "sim_options.hpp"
 
 namespace tickgate {
 
@@ -136,22 +137,7 @@ void read_options(const cli::Options& opt, itch50::SimOptions& o) {
     o.seed = static_cast<std::uint64_t>(opt.integer("--seed", static_cast<std::int64_t>(o.seed), 0, INT64_MAX));
     if (const auto s = opt.text("--session")) o.session = *s;
     o.epoch_ns = opt.integer("--epoch-ns", o.epoch_ns, 0, INT64_MAX / 2);
-    o.loss_a = opt.decimal("--loss-a", 0, 0, 1);
-    o.loss_b = opt.decimal("--loss-b", 0, 0, 1);
-    if (const auto v = opt.text("--burst-loss")) {
-        const auto p = cli::parse_parts("--burst-loss", *v, 2, "P:LEN");
-        o.burst_p = cli::parse_decimal("--burst-loss", p[0], 0, 1);
-        o.burst_len = static_cast<std::uint32_t>(cli::parse_integer("--burst-loss", p[1], 1, 1'000'000));
-    }
-    for (const std::string_view name : {"--outage-a", "--outage-b"})
-        for (const std::string& v : opt.all(name)) {
-            const auto p = cli::parse_parts(name, v, 2, "FROM:TO");
-            const itch50::SimOptions::Outage w{cli::parse_decimal(name, p[0], 0, 1), cli::parse_decimal(name, p[1], 0, 1)};
-            if (!(w.from < w.to)) throw cli::UsageError{fmt::format("{}: expected FROM < TO, got '{}'", name, v)};
-            (name == "--outage-a" ? o.outage_a : o.outage_b).push_back(w);
-        }
-    o.dup = opt.decimal("--dup", 0, 0, 1);
-    o.reorder = opt.decimal("--reorder", 0, 0, 1);
+    cli::read_sim_line_faults(opt, o);
     if (opt.has("--restart-at")) o.restart_at = opt.decimal("--restart-at", 0, 0, 1);
     o.server_delay_ms = u32("--server-delay-ms", 0, 0, 60'000);
     o.server_silent = opt.has("--server-silent");

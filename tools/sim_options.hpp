@@ -1,5 +1,6 @@
-// `tickgate sim`'s option readers shared by its two simulators: QFB/1's
-// (cmd_sim.cpp) and MDP3's (cmd_sim_mdp3.cpp).
+// `tickgate sim`'s option readers shared by its simulators: QFB/1's
+// (cmd_sim.cpp), MDP3's (cmd_sim_mdp3.cpp) and, for the line faults, ITCH's
+// (cmd_sim_itch50.cpp).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,10 @@
 #include "options.hpp"
 
 namespace tickgate::cli {
+
+// The driver's line faults (sim_driver.hpp), every simulator's options:
+// --loss-a/-b, --burst-loss, --outage-a/-b, --dup, --reorder, over `f`'s values.
+void read_sim_line_faults(const Options& opt, SimLineFaults& f);
 
 // Instruments, pacing, message kinds, session, seed: into `o`, over its values.
 void read_sim_traffic(const Options& opt, SimOptions& o);

@@ -1,6 +1,6 @@
-// ITCH 5.0 venue simulator: the order flow, the MoldUDP64 packets and line
-// faults, the handler model behind the ground truth, the re-request server
-// and the socket / capture sinks.
+// ITCH 5.0 venue simulator: the order flow, the MoldUDP64 packets, the
+// handler model behind the ground truth and the re-request server; the
+// shared driver applies the line faults and sends or writes the schedule.
 #include "tickgate/feed/itch50/simulator.hpp"
 
 #include <arpa/inet.h>
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -85,7 +86,7 @@ struct Raw {
 
 class Generator {
 public:
-    explicit Generator(const SimOptions& o) : o_(o), flow_(o.seed), faults_(o.seed ^ 0x5EEDFA17ULL) {
+    explicit Generator(const SimOptions& o) : o_(o), flow_(o.seed) {
         total_ = o.messages ? o.messages : static_cast<std::uint64_t>(std::llround(o.rate * o.duration_s));
         total_ = std::max<std::uint64_t>(total_, 1);
         stocks_.resize(o.stocks + 1);
@@ -100,7 +101,19 @@ public:
             flow_message(time_of(i));
         }
         end_session(time_of(total_), true);
-        for (const Raw& r : raws_) apply_faults(r);
+        // The line faults (the driver's); outages are fractions of the order flow.
+        SimFaultStage faults(o_, o_.seed ^ 0x5EEDFA17ULL,
+                             std::max<std::int64_t>(time_of(total_), 1), s_.truth);
+        std::deque<SimCopy> copies;
+        for (std::uint32_t i = 0; i < raws_.size(); ++i) {
+            const Raw& r = raws_[i];
+            SimDatagram d;
+            d.time_ns = r.t, d.session = r.session, d.exempt = r.exempt, d.late = r.late, d.tag = i;
+            model(r, faults.push(std::move(d), copies));
+            schedule(copies);
+        }
+        faults.finish(copies);
+        schedule(copies);
         s_.truth.duration_ns = t_last_;
         stock_truth();
         return std::move(s_);
@@ -247,54 +260,18 @@ private:
         }
     }
 
-    // ---- faults, as QFB/1's simulator: per packet, loss per line or a
-    // burst on both, outages, a second copy, or one line's copy after the
-    // next packet. The model beside it counts what a handler must.
-    [[nodiscard]] bool in_outage(const std::vector<SimOptions::Outage>& ws, std::int64_t t) const {
-        return in_window(ws, static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(time_of(total_), 1)));
-    }
-    void apply_faults(const Raw& p) {
-        if (p.late) {
-            send(p, true);
-            ++s_.truth.late_old_session;
-            return;
-        }
-        const PacketDraws d = loss_.next(faults_, p.exempt, o_.loss_a, o_.loss_b, o_.burst_p, o_.burst_len);
-        const double* u = d.u;
-        bool a = d.a, b = d.b;
-        if (!p.exempt) {
-            a = a && !in_outage(o_.outage_a, p.t);
-            b = b && !in_outage(o_.outage_b, p.t);
-        }
-        s_.truth.dropped_a += !a;
-        s_.truth.dropped_b += !b;
-        s_.truth.dropped_both += !a && !b;
-        model(p, a || b);
-        const bool dup = !p.exempt && u[3] < o_.dup, dup_b = u[4] >= 0.5;
-        const bool reorder = !p.exempt && !deferred_ && u[5] < o_.reorder, reorder_b = u[6] >= 0.5;
-        s_.truth.duplicated += dup && (dup_b ? b : a);
-        for (const bool line_b : {false, true}) {
-            if (!(line_b ? b : a)) continue;
-            const int copies = dup && dup_b == line_b ? 2 : 1;
-            if (reorder && reorder_b == line_b) {
-                deferred_ = Deferred{p, line_b, copies};
-                ++s_.truth.reordered;
-                continue;
+    // The copies the driver let through, one send per line, in order.
+    void schedule(std::deque<SimCopy>& copies) {
+        for (const SimCopy& c : copies) {
+            const Raw& p = raws_[c.tag];
+            for (const bool line_b : {false, true}) {
+                if (!(line_b ? c.line_b : c.line_a)) continue;
+                s_.sends.push_back({p.index, c.time_ns, line_b});
+                s_.send_session.push_back(p.session);
+                s_.send_published.push_back(p.count ? p.seq + p.count - 1 : p.seq - 1);
             }
-            for (int c = 0; c < copies; ++c) send(p, line_b);
         }
-        if (deferred_ && deferred_->raw.index != p.index) {  // the previous packet's held-back copy follows this one
-            Raw late = deferred_->raw;
-            late.t = p.t;
-            for (int c = 0; c < deferred_->copies; ++c) send(late, deferred_->line_b);
-            deferred_.reset();
-        }
-    }
-    void send(const Raw& p, bool line_b) {
-        s_.sends.push_back({p.index, p.t, line_b});
-        s_.send_session.push_back(p.session);
-        s_.send_published.push_back(p.count ? p.seq + p.count - 1 : p.seq - 1);
-        (line_b ? s_.truth.sent_b : s_.truth.sent_a) += 1;
+        copies.clear();
     }
 
     // The handler's view: a session's first carried packet decides its late
@@ -339,14 +316,8 @@ private:
         s_.truth.packets = s_.packets.size();
     }
 
-    struct Deferred {
-        Raw raw;
-        bool line_b;
-        int copies;
-    };
-
     const SimOptions& o_;
-    Rng flow_, faults_;
+    Rng flow_;
     std::uint64_t total_ = 0;
     std::vector<Stock> stocks_;
     std::uint64_t next_ref_ = 1;
@@ -356,8 +327,6 @@ private:
     std::int64_t pending_t_ = 0, t_last_ = 0, shift_ns_ = 0;
     std::uint32_t session_ = 0;
     std::optional<Raw> last_old_data_;
-    LineLoss loss_;
-    std::optional<Deferred> deferred_;
     std::set<std::uint32_t> seen_;
 };
 
@@ -369,22 +338,13 @@ void SimOptions::validate() const {
     if (batch < 1 || batch > 32) fail("--batch: expected 1..32");
     if (heartbeat_ms < 1) fail("--heartbeat-ms: expected at least 1");
     if (session.size() != 10) fail("--session: expected 10 characters, got '" + session + "'");
-    const auto is_prob = [](double p) { return p >= 0 && p <= 1; };
-    if (!is_prob(loss_a) || !is_prob(loss_b) || !is_prob(burst_p) || !is_prob(dup) || !is_prob(reorder) ||
-        !is_prob(server_partial))
-        fail("a probability option: expected 0..1");
-    if (burst_p > 0 && burst_len < 1) fail("--burst-loss: LEN must be >= 1");
-    for (const auto* outages : {&outage_a, &outage_b})
-        for (const Outage& w : *outages)
-            if (!(w.from >= 0 && w.from < w.to && w.to <= 1)) fail("--outage-a/-b: expected FROM:TO with 0 <= FROM < TO <= 1");
+    SimLineFaults::validate();
+    if (!(server_partial >= 0 && server_partial <= 1)) fail("--server-partial: expected 0..1");
     if (restart_at && !(*restart_at > 0 && *restart_at < 1)) fail("--restart-at: expected a fraction in (0, 1)");
-    for (const std::string* g : {&group_a, &group_b}) {
-        const auto a = parse_ipv4(*g);
-        if (!a || !is_multicast(*a)) fail("line group " + *g + ": expected an IPv4 multicast group");
-    }
-    const auto i = parse_ipv4(interface);
-    if (!i || (*i >> 24) != 127) fail("--interface: only loopback (127.x.x.x) is allowed, got " + interface);
+    lines().validate();
 }
+
+SimLinePair SimOptions::lines() const { return {{group_a, port_a, interface}, {group_b, port_b, interface}}; }
 
 SimSchedule simulate(const SimOptions& o) {
     o.validate();
@@ -568,21 +528,28 @@ void RerequestServer::add_to(SimTruth& t) const {
 
 // ------------------------------------------------------------------ sinks
 
-SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server, GlimpseServer* glimpse) {
-    MulticastSender sender(o.interface);  // loopback only, TTL 0
-    const std::uint32_t ga = *parse_ipv4(o.group_a), gb = *parse_ipv4(o.group_b);
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point start = Clock::now();
-    for (std::size_t i = 0; i < s.sends.size(); ++i) {
+namespace {
+
+// The schedule's sends as the driver's copies, one line each; tag = the send's index.
+SimSource sends_of(const SimSchedule& s) {
+    return [&s, i = std::size_t{0}](SimCopy& c) mutable {
+        if (i == s.sends.size()) return false;
         const SimSend& p = s.sends[i];
-        const Clock::time_point due = start + std::chrono::nanoseconds(p.time_ns);
-        while (Clock::now() < due) {
-            const auto left = due - Clock::now();
-            if (left > std::chrono::microseconds(200)) std::this_thread::sleep_for(left - std::chrono::microseconds(100));
-        }
-        server.publish(s.send_session[i], s.send_published[i]);
-        (void)sender.send(p.line_b ? gb : ga, p.line_b ? o.port_b : o.port_a, s.packets[p.packet]);
-    }
+        c.bytes = s.packets[p.packet];
+        c.time_ns = p.time_ns;
+        c.line_a = !p.line_b;
+        c.line_b = p.line_b;
+        c.tag = static_cast<std::uint32_t>(i++);
+        return true;
+    };
+}
+
+}  // namespace
+
+SimTruth publish(const SimOptions& o, const SimSchedule& s, RerequestServer& server, GlimpseServer* glimpse) {
+    // The server may answer a position once a line has carried it.
+    (void)send_paced({o.lines()}, sends_of(s),
+                     [&](const SimCopy& c) { server.publish(s.send_session[c.tag], s.send_published[c.tag]); });
     std::this_thread::sleep_for(std::chrono::milliseconds(o.server_linger_ms));
     server.stop();
     SimTruth t = s.truth;
@@ -623,13 +590,7 @@ SimTruth simulate_to_sockets(SimOptions o) {
 
 SimTruth simulate_to_capture(const SimOptions& o, const std::string& path) {
     const SimSchedule s = simulate(o);
-    const std::uint32_t src = 0x7F000001;
-    const std::uint32_t ga = *parse_ipv4(o.group_a), gb = *parse_ipv4(o.group_b);
-    CaptureWriter w(path, CaptureFormat::kPcapNano, LinkType::kEthernet);
-    for (const SimSend& p : s.sends)
-        w.write_udp(o.epoch_ns + p.time_ns, src, p.line_b ? 40002 : 40001, p.line_b ? gb : ga,
-                    p.line_b ? o.port_b : o.port_a, s.packets[p.packet]);
-    w.flush();
+    write_pcap(path, o.epoch_ns, {o.lines()}, sends_of(s));
     SimTruth t = s.truth;
     t.output = "pcap:" + path;
     return t;
@@ -656,8 +617,8 @@ std::string SimTruth::to_json(const SimOptions& o) const {
                        {"seed", o.seed},        {"epoch_ns", o.epoch_ns}, {"duration_ns", duration_ns},
                        {"packets", packets},    {"heartbeats", heartbeats}, {"messages", messages},
                        {"sent_a", sent_a},      {"sent_b", sent_b},       {"dropped_a", dropped_a},
-                       {"dropped_b", dropped_b}, {"dropped_both", dropped_both}, {"duplicated", duplicated},
-                       {"reordered", reordered}, {"stale_session_packets", late_old_session}};
+                       {"dropped_b", dropped_b}, {"dropped_both", dropped_both}, {"duplicated", duplicated_a + duplicated_b},
+                       {"reordered", reordered_a + reordered_b}, {"stale_session_packets", late_old_session}};
     out["sessions"] = sess;
     out["glimpse"] = {{"off", o.glimpse_off},         {"port", glimpse_port},
                       {"delay_ms", o.glimpse_delay_ms}, {"reject", o.glimpse_reject},

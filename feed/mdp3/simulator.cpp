@@ -1,7 +1,7 @@
 // The MDP 3.0 simulator: the schedule of four streams (incremental packets,
 // heartbeats, the snapshot loop, the definition loop), the MBP-10 books it
-// publishes, the faults of the incremental lines, and the handler model that
-// yields expected_lost.
+// publishes, and the handler model that yields expected_lost; the shared
+// driver (sim_driver.hpp) applies the incremental lines' faults and sends.
 //
 // Why a loss is always revealed before a snapshot can hide it: MDP3.md
 // counts an instrument's loss when its next RptSeq arrives, but a snapshot
@@ -21,22 +21,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
 #include "../sim_random.hpp"
-#include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/clock.hpp"
 #include "tickgate/feed/mdp3/indexed_book.hpp"
 #include "tickgate/feed/mdp3/packet_builder.hpp"
-#include "tickgate/feed/sender.hpp"
 
 namespace tickgate::mdp3 {
 
@@ -47,15 +43,6 @@ constexpr std::int32_t kFirstSecurityId = 100001;
 constexpr std::int64_t kTick = 250'000'000;         // 0.25 at PRICE9's exponent -9
 constexpr std::size_t kDefinitionsPerPacket = 8;
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-
-bool is_loopback_group(const std::string& g) {
-    const auto ip = parse_ipv4(g);
-    return ip && (*ip >> 24) == 239;
-}
-bool is_loopback_interface(const std::string& i) {
-    const auto ip = parse_ipv4(i);
-    return ip && (*ip >> 24) == 127;
-}
 
 }  // namespace
 
@@ -81,13 +68,7 @@ void SimOptions::validate() const {
     if (feed.lagging_snapshots) fail("--lagging-snapshots: QFB/1's; the MDP3 snapshot loop is always current");
     if (!feed.quiet.empty() || !feed.silence.empty()) fail("--quiet/--silence: QFB/1's, not simulated for MDP3");
     if (feed.surge) fail("--surge: QFB/1's, not simulated for MDP3");
-    for (const SimLine* l : {&snapshot_a, &snapshot_b, &definition_a, &definition_b}) {
-        if (!is_loopback_group(l->group)) fail(fmt::format("group '{}' is not a 239.x.x.x multicast address", l->group));
-        if (!is_loopback_interface(l->interface))
-            fail(fmt::format("interface '{}' is not a loopback address (127.x.x.x); the simulator only publishes on loopback",
-                             l->interface));
-        if (l->port == 0) fail("ports must be 1..65535");
-    }
+    for (const SimLine* l : {&snapshot_a, &snapshot_b, &definition_a, &definition_b}) l->validate();
     if (tail_cycles > 1000) fail("tail cycles: expected 0..1000");
 }
 
@@ -101,6 +82,10 @@ void SimOptions::use_channel(const ChannelConfig& ch) {
     feed.group_b = ch.b.group, feed.port_b = ch.b.port, feed.interface_b = ch.b.interface;
     snapshot_a = line(*ch.snapshot_a), snapshot_b = line(*ch.snapshot_b);
     definition_a = line(*ch.definition_a), definition_b = line(*ch.definition_b);
+}
+
+std::vector<SimLinePair> SimOptions::lines() const {
+    return {feed.lines(), {snapshot_a, snapshot_b}, {definition_a, definition_b}};
 }
 
 // ------------------------------------------------------------------ generator
@@ -119,14 +104,14 @@ struct Simulator::Impl {
         std::vector<Level> side[2];      // [0] bids, [1] offers, level 1 first
         std::uint64_t transact = 0;      // TransactTime of its last entry
         // The handler's model (the session's entries that reached it).
-        bool known = false;              // an entry of the session reached it
+        bool known = false;              // an entry of the session or a snapshot reached it
         std::uint32_t unrevealed = 0;    // entries lost on both lines since the last that reached it
     };
     enum class Kind : std::uint8_t { kBook, kTrade, kStatistics };
 
     const SimOptions o;
     GroundTruth& truth;
-    Rng content, faults;
+    Rng content;
     std::vector<Instr> ins;
     std::set<std::uint32_t> owed;        // instruments whose loss the next packets must reveal
 
@@ -138,12 +123,10 @@ struct Simulator::Impl {
     bool restarted = false;
     std::uint32_t msg_seq = 0, snap_seq = 0, def_seq = 0, trade_id = 0;
     std::size_t snap_cursor = 0, def_cursor = 0;
-    std::uint32_t burst_left = 0;
-    std::optional<SimPacket> deferred[2];  // reordered copy per line: goes out after that line's next packet
+    std::optional<SimFaultStage> faults;  // the driver's, on the incremental lines
     std::deque<SimPacket> out;
 
-    Impl(const SimOptions& opt, GroundTruth& gt)
-        : o(opt), truth(gt), content(opt.feed.seed), faults(opt.feed.seed ^ 0xFA017ED5EEDULL) {
+    Impl(const SimOptions& opt, GroundTruth& gt) : o(opt), truth(gt), content(opt.feed.seed) {
         const tickgate::SimOptions& f = o.feed;
         total_entries = f.messages ? f.messages : static_cast<std::uint64_t>(std::llround(f.rate * f.duration_s));
         total_entries = std::max<std::uint64_t>(total_entries, 1);
@@ -155,6 +138,7 @@ struct Simulator::Impl {
         def_dt = std::max<std::int64_t>(std::int64_t{f.definition_ms} * 1'000'000 / static_cast<std::int64_t>(def_packets), 1);
         final_ns = end_ns + std::int64_t{o.tail_cycles} * f.snapshot_ms * 1'000'000;
         next_hb = std::int64_t{f.heartbeat_ms} * 1'000'000;
+        faults.emplace(f, f.seed ^ 0xFA017ED5EEDULL, end_ns, truth);
         if (f.restart_at)
             restart_packet = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(*f.restart_at * double(inc_packets)),
                                                        1, std::max<std::uint64_t>(inc_packets - 1, 1));
@@ -274,7 +258,7 @@ struct Simulator::Impl {
         truth.messages += sent.size();
         truth.sequenced += sent.size();
 
-        build::Bytes p = build::packet(++msg_seq, tx);
+        build::Writer p = build::packet(++msg_seq, tx);
         if (!book.empty()) p.append(build::book_message(tx, book));
         if (!trades.empty()) p.append(build::trade_summary_message(tx, trades));
         if (!stats.empty()) p.append(build::statistics_message(tx, stats));
@@ -395,57 +379,17 @@ struct Simulator::Impl {
 
     void heartbeat(std::int64_t t) {
         maybe_restart();
-        build::Bytes p = build::packet(++msg_seq, transact(t));
+        build::Writer p = build::packet(++msg_seq, transact(t));
         p.append(build::heartbeat_message());
         ++truth.messages;
         (void)send_incremental(std::move(p.bytes()), t, false);
     }
 
-    // The faults of the incremental lines; true if a line carried the packet.
+    // Through the incremental lines' faults; true if a line carried the packet.
     bool send_incremental(std::vector<std::byte> bytes, std::int64_t t, bool reveals) {
-        const tickgate::SimOptions& f = o.feed;
-        const double frac = end_ns > 0 ? static_cast<double>(t) / static_cast<double>(end_ns) : 0;
-        const auto out_of = [&](const std::vector<tickgate::SimOptions::Outage>& ws) {
-            return std::any_of(ws.begin(), ws.end(), [&](const auto& w) { return frac >= w.from && frac < w.to; });
-        };
-        bool burst = false;
-        if (burst_left > 0) {
-            --burst_left;
-            burst = true;
-        } else if (f.burst_p > 0 && faults.uniform() < f.burst_p) {
-            burst_left = f.burst_len - 1;
-            burst = true;
-        }
-        const bool lose_a = burst || out_of(f.outage_a) || (f.loss_a > 0 && faults.uniform() < f.loss_a);
-        const bool lose_b = burst || out_of(f.outage_b) || (f.loss_b > 0 && faults.uniform() < f.loss_b);
-        const int dup_line = f.dup > 0 && faults.uniform() < f.dup ? static_cast<int>(faults.below(2)) : -1;
-        const int late_line = f.reorder > 0 && faults.uniform() < f.reorder ? static_cast<int>(faults.below(2)) : -1;
-        ++truth.packets;
-        truth.dropped_a += lose_a;
-        truth.dropped_b += lose_b;
-        truth.dropped_both += lose_a && lose_b;
-        const bool lost[2] = {lose_a, lose_b};
-        for (int l = 0; l < 2; ++l) {
-            std::optional<SimPacket> held = std::exchange(deferred[l], std::nullopt);
-            if (!lost[l]) {
-                SimPacket copy{bytes, t, SimFeed::kIncremental, l == 0, l == 1, reveals};
-                const int copies = dup_line == l ? 2 : 1;
-                (l == 0 ? truth.duplicated_a : truth.duplicated_b) += copies - 1;
-                (l == 0 ? truth.sent_a : truth.sent_b) += copies;
-                if (late_line == l) {
-                    (l == 0 ? truth.reordered_a : truth.reordered_b) += 1;
-                    deferred[l] = copy;
-                    if (copies == 2) out.push_back(copy);
-                } else {
-                    for (int c = 0; c < copies; ++c) out.push_back(copy);
-                }
-            }
-            if (held) {
-                held->time_ns = t;
-                out.push_back(std::move(*held));
-            }
-        }
-        return !(lose_a && lose_b);
+        SimDatagram d{std::move(bytes), t, static_cast<std::uint8_t>(SimFeed::kIncremental), truth.final_session};
+        if (reveals) d.guard_ns = kRevealGuardNs;
+        return faults->push(std::move(d), out);
     }
 
     // ---- snapshot loop: the next instrument that has published something
@@ -456,10 +400,17 @@ struct Simulator::Impl {
             std::vector<build::SnapshotLevel> sides[2];
             for (int s = 0; s < 2; ++s)
                 for (const Level& l : in.side[s]) sides[s].push_back({l.px, l.qty, l.orders});
-            build::Bytes p = build::packet(++snap_seq, transact(t));
+            build::Writer p = build::packet(++snap_seq, transact(t));
             p.append(build::snapshot_message(in.security_id, in.rpt, in.transact, msg_seq,
                                              static_cast<std::uint32_t>(ins.size()), sides[0], sides[1]));
-            out.push_back(SimPacket{std::move(p.bytes()), t, SimFeed::kSnapshot, true, true});
+            SimDatagram d{std::move(p.bytes()), t, static_cast<std::uint8_t>(SimFeed::kSnapshot)};
+            d.guarded = true;
+            (void)faults->push(std::move(d), out);
+            // The handler's model: a snapshot tells it the instrument's
+            // RptSeq (never lost: both lines, no faults), also right after a
+            // new session reset it; it contains whatever was lost before.
+            in.known = true;
+            in.unrevealed = 0;
             ++truth.snapshot_packets;
             return;
         }
@@ -467,7 +418,7 @@ struct Simulator::Impl {
 
     // ---- definition loop: up to kDefinitionsPerPacket instruments per packet
     void definitions(std::int64_t t) {
-        build::Bytes p = build::packet(++def_seq, transact(t));
+        build::Writer p = build::packet(++def_seq, transact(t));
         for (std::size_t k = 0; k < kDefinitionsPerPacket && k < ins.size(); ++k) {
             const Instr& in = ins[def_cursor++ % ins.size()];
             p.append(build::definition_message(in.security_id, in.truth->symbol, static_cast<std::uint32_t>(ins.size()),
@@ -475,16 +426,12 @@ struct Simulator::Impl {
                                                static_cast<std::int8_t>(kDepth)));
             if (def_cursor % ins.size() == 0) break;  // one cycle ends a packet
         }
-        out.push_back(SimPacket{std::move(p.bytes()), t, SimFeed::kDefinition, true, true});
+        (void)faults->push({std::move(p.bytes()), t, static_cast<std::uint8_t>(SimFeed::kDefinition)}, out);
         ++truth.definition_packets;
     }
 
     void finish() {
-        for (int l = 0; l < 2; ++l)
-            if (deferred[l]) {
-                out.push_back(std::move(*deferred[l]));
-                deferred[l].reset();
-            }
+        faults->finish(out);
         truth.duration_ns = final_ns;
         for (Instr& in : ins) {
             in.truth->bids.clear();
@@ -518,73 +465,19 @@ bool Simulator::next(SimPacket& p) {
 
 GroundTruth run_simulator(const SimOptions& options, const std::function<void(SimPacket&)>& sink) {
     Simulator sim(options);
-    SimPacket p;
-    while (sim.next(p)) sink(p);
-    return sim.truth();
+    return run_to_end(sim, sink);
 }
-
-namespace {
-// The two lines of a packet's feed.
-struct FeedLines {
-    const SimLine a, b;
-};
-FeedLines lines_of(const SimOptions& o, SimFeed feed) {
-    switch (feed) {
-        case SimFeed::kSnapshot: return {o.snapshot_a, o.snapshot_b};
-        case SimFeed::kDefinition: return {o.definition_a, o.definition_b};
-        case SimFeed::kIncremental: break;
-    }
-    return {{o.feed.group_a, o.feed.port_a, o.feed.interface_a}, {o.feed.group_b, o.feed.port_b, o.feed.interface_b}};
-}
-}  // namespace
 
 GroundTruth simulate_to_sockets(SimOptions options) {
     options.validate();
     options.feed.epoch_ns = realtime_ns();
-    // One loopback-only sender per line (MulticastSender refuses a non-127.x interface, sets TTL 0).
-    struct Out {
-        std::unique_ptr<MulticastSender> sender;
-        std::uint32_t group;
-        std::uint16_t port;
-    };
-    std::vector<Out> outs;  // [feed * 2 + line]
-    for (const SimFeed f : {SimFeed::kIncremental, SimFeed::kSnapshot, SimFeed::kDefinition}) {
-        const FeedLines l = lines_of(options, f);
-        for (const SimLine* line : {&l.a, &l.b})
-            outs.push_back({std::make_unique<MulticastSender>(line->interface), *parse_ipv4(line->group), line->port});
-    }
-    SendSchedule schedule;
-    std::uint64_t errors = 0;
-    using Clock = std::chrono::steady_clock;
-    Clock::time_point snapshots_from{};  // kRevealGuardNs after the last revealing packet went out
-    GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
-        schedule.wait_until(p.time_ns);
-        if (p.feed == SimFeed::kSnapshot)
-            while (Clock::now() < snapshots_from) std::this_thread::sleep_for(std::chrono::microseconds(50));
-        const std::size_t at = static_cast<std::size_t>(p.feed) * 2;
-        if (p.line_a && !outs[at].sender->send(outs[at].group, outs[at].port, p.bytes)) ++errors;
-        if (p.line_b && !outs[at + 1].sender->send(outs[at + 1].group, outs[at + 1].port, p.bytes)) ++errors;
-        if (p.reveals) snapshots_from = Clock::now() + std::chrono::nanoseconds(kRevealGuardNs);
-    });
-    gt.output = "sockets";
-    gt.send_errors = errors;
-    gt.max_late_ns = schedule.max_late_ns();
-    return gt;
+    Simulator sim(options);
+    return drive_simulator(sim, options.lines(), options.feed.epoch_ns, nullptr);
 }
 
 GroundTruth simulate_to_capture(const SimOptions& options, const std::string& path) {
-    options.validate();
-    CaptureWriter w(path, CaptureFormat::kPcapNano, LinkType::kEthernet);
-    const std::uint32_t src = 0x7F000001;  // 127.0.0.1
-    GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
-        const std::int64_t ts = options.feed.epoch_ns + p.time_ns;
-        const FeedLines l = lines_of(options, p.feed);
-        if (p.line_a) w.write_udp(ts, src, 40001, *parse_ipv4(l.a.group), l.a.port, p.bytes);
-        if (p.line_b) w.write_udp(ts, src, 40002, *parse_ipv4(l.b.group), l.b.port, p.bytes);
-    });
-    w.flush();
-    gt.output = "pcap:" + path;
-    return gt;
+    Simulator sim(options);
+    return drive_simulator(sim, options.lines(), options.feed.epoch_ns, &path);
 }
 
 }  // namespace tickgate::mdp3

@@ -1,24 +1,20 @@
-// Venue simulator: deterministic QFB/1 schedule with faults, the handler
-// model that yields expected_lost, and the socket / capture sinks.
+// Venue simulator: the deterministic QFB/1 schedule and the handler model
+// that yields expected_lost; the shared driver applies the line faults and
+// sends or writes it.
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/qfb1/simulator.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <deque>
 #include <stdexcept>
-#include <thread>
 
 #include "../json_writer.hpp"
 #include "../sim_random.hpp"
-#include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/clock.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
-#include "tickgate/feed/sender.hpp"
 
 namespace tickgate {
 
@@ -37,16 +33,11 @@ struct MsgRef {
     std::uint64_t seq;  // Q/D/S: seq, H: next_seq
 };
 
+// A datagram for the driver and the messages the model reads of it.
 struct RawPacket {
-    std::vector<std::byte> bytes;
-    std::int64_t t = 0;
-    std::uint32_t session = 0;
-    bool exempt = false;  // never dropped, duplicated or reordered
-    bool late = false;    // old-session copy sent late on line B only
+    SimDatagram d;
     std::vector<MsgRef> msgs;
 };
-
-bool is_prob(double p) { return p >= 0 && p <= 1; }
 
 }  // namespace
 
@@ -57,27 +48,17 @@ void SimOptions::validate() const {
     if (messages == 0 && !(duration_s > 0 && duration_s <= 86400)) fail("--duration: expected (0, 86400] seconds");
     if (batch < 1 || batch > kMaxBatch) fail(fmt::format("--batch: expected 1..{}", kMaxBatch));
     if (heartbeat_ms < 1 || snapshot_ms < 1 || definition_ms < 1) fail("timer periods must be >= 1 ms");
-    if (!is_prob(loss_a) || !is_prob(loss_b) || !is_prob(burst_p) || !is_prob(dup) || !is_prob(reorder))
-        fail("probabilities must be in [0, 1]");
-    if (burst_p > 0 && burst_len < 1) fail("--burst-loss: LEN must be >= 1");
-    for (const auto* outages : {&outage_a, &outage_b})
-        for (const Outage& w : *outages)
-            if (!(w.from >= 0 && w.from < w.to && w.to <= 1)) fail("--outage-a/-b: expected FROM:TO with 0 <= FROM < TO <= 1");
+    SimLineFaults::validate();
     if (surge && !(surge->from >= 0 && surge->from < surge->to && surge->to <= 1 && surge->factor >= 1))
         fail("--surge: expected FROM:TO:FACTOR with 0 <= FROM < TO <= 1 and FACTOR >= 1");
     if (restart_at && !(*restart_at > 0 && *restart_at < 1)) fail("--restart-at: expected a fraction in (0, 1)");
     for (const auto* ids : {&quiet, &silence})
         for (const auto id : *ids)
             if (id < 1 || id > instruments) fail(fmt::format("instrument {} is not in 1..{}", id, instruments));
-    // Loopback only: 239.x groups sent through a 127.x interface.
-    for (const auto* g : {&group_a, &group_b})
-        if (const auto ip = parse_ipv4(*g); !ip || (*ip >> 24) != 239)
-            fail(fmt::format("group '{}' is not a 239.x.x.x multicast address", *g));
-    for (const auto* i : {&interface_a, &interface_b})
-        if (const auto ip = parse_ipv4(*i); !ip || (*ip >> 24) != 127)
-            fail(fmt::format("interface '{}' is not a loopback address (127.x.x.x); the simulator only publishes on loopback", *i));
-    if (port_a == 0 || port_b == 0) fail("ports must be 1..65535");
+    lines().validate();
 }
+
+SimLinePair SimOptions::lines() const { return {{group_a, port_a, interface_a}, {group_b, port_b, interface_b}}; }
 
 // ------------------------------------------------------------------ generator
 
@@ -99,7 +80,7 @@ struct Simulator::Impl {
 
     const SimOptions o;
     GroundTruth& truth;
-    Rng content, faults;
+    Rng content;
     std::vector<Instr> ins;  // [id - 1]
     std::vector<std::uint32_t> ticking;  // indices that may tick now
     std::uint64_t total_ticks, ticks_done = 0, slot = 0, nslots;
@@ -112,23 +93,17 @@ struct Simulator::Impl {
     std::uint64_t packet_seq = 0;
     std::int64_t now = 0;
     std::optional<PacketBuilder> pb;
-    RawPacket cur, last_closed;
+    RawPacket cur;
+    SimDatagram last_closed;
     bool exempt_next = false, exempt_all = false;
-    std::optional<RawPacket> pending_late;
+    std::optional<SimDatagram> pending_late;
 
-    // Faults and output.
-    std::deque<RawPacket> raw;
-    std::deque<SimPacket> out;
-    struct Deferred {
-        SimPacket packet;
-        int copies;
-    };
-    std::optional<Deferred> deferred;  // reordered on one line: goes out after the next packet
-    LineLoss loss;
+    // Faults and output (the driver's).
+    std::optional<SimFaultStage> faults;
+    std::deque<SimCopy> out;
     std::uint32_t model_session = 0;
 
-    Impl(const SimOptions& opt, GroundTruth& gt)
-        : o(opt), truth(gt), content(opt.seed), faults(opt.seed ^ 0xFA017ED5EEDULL), session(opt.session) {
+    Impl(const SimOptions& opt, GroundTruth& gt) : o(opt), truth(gt), content(opt.seed), session(opt.session) {
         total_ticks = o.messages ? o.messages : static_cast<std::uint64_t>(std::llround(o.rate * o.duration_s));
         total_ticks = std::max<std::uint64_t>(total_ticks, 1);
         nslots = (total_ticks + o.batch - 1) / o.batch;
@@ -139,6 +114,7 @@ struct Simulator::Impl {
         next_def = std::int64_t{o.definition_ms} * 1'000'000;
         next_hb = std::int64_t{o.heartbeat_ms} * 1'000'000;
         next_snap = std::int64_t{o.snapshot_ms} * 1'000'000;
+        faults.emplace(o, o.seed ^ 0xFA017ED5EEDULL, 2 * half_ns, truth);
 
         truth.options = o;
         truth.exact_lost = o.reorder == 0;
@@ -193,9 +169,9 @@ struct Simulator::Impl {
         if (!pb) {
             pb.emplace(o.channel, session, ++packet_seq, o.epoch_ns + now);
             cur = RawPacket{};
-            cur.t = now;
-            cur.session = session;
-            cur.exempt = exempt_next || exempt_all;
+            cur.d.time_ns = now;
+            cur.d.session = session;
+            cur.d.exempt = exempt_next || exempt_all;
             exempt_next = false;
         }
         cur.msgs.push_back({type, id, seq});
@@ -205,13 +181,13 @@ struct Simulator::Impl {
     }
     void close() {
         if (!pb) return;
-        cur.bytes.assign(pb->bytes().begin(), pb->bytes().end());
+        cur.d.bytes.assign(pb->bytes().begin(), pb->bytes().end());
         pb.reset();
-        ++truth.packets;
-        last_closed = cur;
-        raw.push_back(std::move(cur));
-        if (pending_late && raw.back().exempt) {  // right after the first packet of the new session
-            raw.push_back(std::move(*pending_late));
+        last_closed = cur.d;
+        const bool exempt = cur.d.exempt;
+        model(cur, faults->push(std::move(cur.d), out));
+        if (pending_late && exempt) {  // right after the first packet of the new session
+            (void)faults->push(std::move(*pending_late), out);
             pending_late.reset();
         }
     }
@@ -304,7 +280,7 @@ struct Simulator::Impl {
 
     void restart() {
         pending_late = last_closed;  // keeps its old send_time_ns: it was sent then, arrives now
-        pending_late->t = now;
+        pending_late->time_ns = now;
         pending_late->late = true;
         pending_late->exempt = true;
         ++session;
@@ -372,9 +348,9 @@ struct Simulator::Impl {
                 if (m.type == 'Q' || m.type == 'D') ++ins[m.id - 1].truth->dropped_both;
             return;
         }
-        if (p.session > model_session) {  // a session change resets every instrument
+        if (p.d.session > model_session) {  // a session change resets every instrument
             for (auto& in : ins) in.known = false, in.last_seq = 0;
-            model_session = p.session;
+            model_session = p.d.session;
         }
         for (const MsgRef& m : p.msgs) {
             Instr& in = ins[m.id - 1];
@@ -397,63 +373,10 @@ struct Simulator::Impl {
         }
     }
 
-    // ---- faults: one packet from `raw` to `out`
-    [[nodiscard]] bool in_outage(const std::vector<SimOptions::Outage>& ws, std::int64_t t) const {
-        return in_window(ws, static_cast<double>(t) / static_cast<double>(std::max<std::int64_t>(2 * half_ns, 1)));
-    }
-    void emit(const RawPacket& p, bool a, bool b) {
-        if (a || b) emit_copy({p.bytes, p.t, a, b});
-    }
-    void process_front() {
-        RawPacket p = std::move(raw.front());
-        raw.pop_front();
-        if (p.late) {
-            emit(p, false, true);
-            ++truth.late_old_session;
-            return;
-        }
-        const PacketDraws d = loss.next(faults, p.exempt, o.loss_a, o.loss_b, o.burst_p, o.burst_len);
-        const double* u = d.u;
-        bool a = d.a, b = d.b;
-        if (!p.exempt) {
-            a = a && !in_outage(o.outage_a, p.t);
-            b = b && !in_outage(o.outage_b, p.t);
-        }
-        truth.dropped_a += !a;
-        truth.dropped_b += !b;
-        truth.dropped_both += !a && !b;
-        model(p, a || b);
-
-        int copies_a = a, copies_b = b;
-        if (!p.exempt && u[3] < o.dup) {
-            if (u[4] < 0.5 && a) copies_a = 2, ++truth.duplicated_a;
-            if (u[4] >= 0.5 && b) copies_b = 2, ++truth.duplicated_b;
-        }
-        bool defer_a = false, defer_b = false;
-        if (!p.exempt && !deferred && u[5] < o.reorder && !raw.empty() && raw.front().session == p.session &&
-            !raw.front().exempt && !raw.front().late) {
-            if (u[6] < 0.5 && a) defer_a = true, ++truth.reordered_a;
-            if (u[6] >= 0.5 && b) defer_b = true, ++truth.reordered_b;
-        }
-        emit(p, copies_a >= 1 && !defer_a, copies_b >= 1 && !defer_b);
-        emit(p, copies_a == 2 && !defer_a, copies_b == 2 && !defer_b);
-        if (deferred) {  // the previous packet, held back on one line, now follows this one
-            deferred->packet.time_ns = p.t;
-            for (int c = 0; c < deferred->copies; ++c) emit_copy(deferred->packet);
-            deferred.reset();
-        }
-        if (defer_a || defer_b)
-            deferred = Deferred{SimPacket{std::move(p.bytes), p.t, defer_a, defer_b}, defer_a ? copies_a : copies_b};
-    }
-    void emit_copy(const SimPacket& p) {
-        out.push_back(p);
-        truth.sent_a += p.line_a;
-        truth.sent_b += p.line_b;
-    }
-
     void finish() {
         if (finished) return;
         finished = true;
+        faults->finish(out);
         truth.final_session = session;
         truth.duration_ns = slot_time(nslots);
         for (auto& in : ins) in.truth->last_seq = in.seq;
@@ -470,12 +393,12 @@ Simulator::~Simulator() = default;
 bool Simulator::next(SimPacket& p) {
     Impl& m = *impl_;
     while (m.out.empty()) {
-        while (m.raw.size() < 2 && !m.done) m.gen_slot();  // one packet of look-ahead for reordering
-        if (m.raw.empty()) {
+        if (m.done) {
             m.finish();
-            return false;
+            if (m.out.empty()) return false;
+        } else {
+            m.gen_slot();
         }
-        m.process_front();
     }
     p = std::move(m.out.front());
     m.out.pop_front();
@@ -486,7 +409,7 @@ bool Simulator::next(SimPacket& p) {
 
 namespace {
 
-json::Value outage_list(const std::vector<SimOptions::Outage>& ws) {
+json::Value outage_list(const std::vector<SimWindow>& ws) {
     json::Value out = json::Value::array();
     for (const auto& w : ws) out.push_back(json::Value::array({w.from, w.to}));
     return out;
@@ -560,47 +483,19 @@ std::string GroundTruth::to_json() const {
 
 GroundTruth run_simulator(const SimOptions& options, const SimSink& sink) {
     Simulator sim(options);
-    SimPacket p;
-    while (sim.next(p)) sink(p);
-    return sim.truth();
+    return run_to_end(sim, sink);
 }
 
 GroundTruth simulate_to_sockets(SimOptions options) {
     options.validate();
-    // Loopback only: MulticastSender refuses a non-127.x interface and sets TTL 0.
-    MulticastSender a(options.interface_a), b(options.interface_b);
-    const std::uint32_t ga = *parse_ipv4(options.group_a), gb = *parse_ipv4(options.group_b);
     options.epoch_ns = realtime_ns();
-    SendSchedule schedule;
-    std::uint64_t errors = 0;
-    GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
-        schedule.wait_until(p.time_ns);
-        // send_time_ns stays the packet's scheduled time (epoch + its slot),
-        // set when it was built: every copy of a packet (lines A and B, a
-        // duplicate, one held back by reordering) is byte-identical, as the
-        // spec says a venue's are; the arbiter tells copies apart by it.
-        if (p.line_a && !a.send(ga, options.port_a, p.bytes)) ++errors;
-        if (p.line_b && !b.send(gb, options.port_b, p.bytes)) ++errors;
-    });
-    gt.output = "sockets";
-    gt.send_errors = errors;
-    gt.max_late_ns = schedule.max_late_ns();
-    return gt;
+    Simulator sim(options);
+    return drive_simulator(sim, {options.lines()}, options.epoch_ns, nullptr);
 }
 
 GroundTruth simulate_to_capture(const SimOptions& options, const std::string& path) {
-    options.validate();
-    const std::uint32_t src = 0x7F000001;  // 127.0.0.1
-    const std::uint32_t ga = *parse_ipv4(options.group_a), gb = *parse_ipv4(options.group_b);
-    CaptureWriter w(path, CaptureFormat::kPcapNano, LinkType::kEthernet);
-    GroundTruth gt = run_simulator(options, [&](SimPacket& p) {
-        const std::int64_t ts = options.epoch_ns + p.time_ns;
-        if (p.line_a) w.write_udp(ts, src, 40001, ga, options.port_a, p.bytes);
-        if (p.line_b) w.write_udp(ts, src, 40002, gb, options.port_b, p.bytes);
-    });
-    w.flush();
-    gt.output = "pcap:" + path;
-    return gt;
+    Simulator sim(options);
+    return drive_simulator(sim, {options.lines()}, options.epoch_ns, &path);
 }
 
 }  // namespace tickgate

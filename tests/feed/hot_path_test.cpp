@@ -590,19 +590,19 @@ TEST(HotPath, Mdp3DecodeSequenceBookGateAllocateNothing) {
         while (auto rec = reader.next())
             if (auto d = extract_udp(reader.link_type(), rec->frame, fc)) stream.emplace_back(d->payload.begin(), d->payload.end());
     }
-    using mdp3::test::Bytes;
+    using mdp3::test::Writer;
     std::uint32_t seq = 10615;
-    const auto packet = [&](const Bytes& message) {
-        Bytes p = mdp3::test::packet(seq++, 0);
+    const auto packet = [&](const Writer& message) {
+        Writer p = mdp3::test::packet(seq++, 0);
         p.append(message);
         stream.push_back(p.bytes());
     };
-    Bytes groups = mdp3::test::group_header(22, 2);
+    Writer groups = mdp3::test::group_header(22, 2);
     groups.append(mdp3::test::snapshot_entry(3465000000, 5, 1, '0')).append(mdp3::test::snapshot_entry(3467500000, 5, 1, '1'));
     packet(mdp3::test::message(mdp3::tid::kSnapshot38, 6, mdp3::test::snapshot_root(363272, 790, 1), groups));
     seq += 3;  // a channel gap
-    packet(mdp3::test::message(mdp3::tid::kHeartbeat, 6, Bytes(), Bytes()));
-    Bytes reset_root;
+    packet(mdp3::test::message(mdp3::tid::kHeartbeat, 6, Writer(), Writer()));
+    Writer reset_root;
     reset_root.put<std::uint64_t>(5).put<std::uint8_t>(0);
     packet(mdp3::test::message(mdp3::tid::kChannelReset, 6, reset_root, mdp3::test::group_header(2, 1).put<std::int16_t>(1)));
     stream.push_back(stream[100]);

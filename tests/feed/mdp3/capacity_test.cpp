@@ -16,7 +16,7 @@
 namespace tickgate::mdp3 {
 namespace {
 
-using test::Bytes;
+using test::Writer;
 using Mdp3Handler = BasicHandler<Protocol>;
 
 class Mdp3Pipeline {
@@ -26,9 +26,9 @@ public:
     // Definitions of `ids` (symbol "S<id>"), several to a packet.
     void define(const std::vector<std::int32_t>& ids, char action = 'A') {
         for (std::size_t i = 0; i < ids.size();) {
-            Bytes p = test::packet(next_seq_++, 0);
+            Writer p = test::packet(next_seq_++, 0);
             for (std::size_t k = 0; k < 6 && i < ids.size(); ++k, ++i) {
-                Bytes m = test::definition_message(ids[i], "S" + std::to_string(ids[i]), 1, 0, 5);
+                Writer m = test::definition_message(ids[i], "S" + std::to_string(ids[i]), 1, 0, 5);
                 m.bytes()[10 + 5] = static_cast<std::byte>(action);  // root: MatchEventIndicator, TotNumReports, action
                 p.append(m);
             }
@@ -38,13 +38,13 @@ public:
     // A book entry New at level 1 on the bid for `id`.
     void trade(std::int32_t id, std::uint32_t rpt_seq, std::int64_t px = 100) {
         const test::BookEntry e{px, 1, id, rpt_seq, 1, 0, '0', 1};
-        Bytes p = test::packet(next_seq_++, 0);
+        Writer p = test::packet(next_seq_++, 0);
         p.append(test::book_message(now_, std::span(&e, 1)));
         send(p);
     }
     void snapshot(std::int32_t id, std::uint32_t rpt_seq) {
         const test::SnapshotLevel bid{100, 1, 1};
-        Bytes p = test::packet(next_seq_++, 0);
+        Writer p = test::packet(next_seq_++, 0);
         p.append(test::snapshot_message(id, rpt_seq, now_, 1, 1, std::span(&bid, 1), {}));
         send(p);
     }
@@ -69,7 +69,7 @@ public:
     std::int64_t now() const { return now_; }
 
 private:
-    void send(const Bytes& p) {
+    void send(const Writer& p) {
         now_ += 1000;
         (void)h_.on_datagram(p.bytes(), now_, 0);
     }

@@ -16,22 +16,22 @@
 namespace tickgate::mdp3 {
 namespace {
 
-using test::Bytes;
+using test::Writer;
 
 struct Decoded {
     DecodeResult result;
     std::vector<Event> events;
 };
 
-Decoded decode(PacketDecoder& dec, const Bytes& p, SessionMark mark = SessionMark::kCurrent) {
+Decoded decode(PacketDecoder& dec, const Writer& p, SessionMark mark = SessionMark::kCurrent) {
     Decoded out;
     const std::span<const std::byte> d(p.bytes());
     out.result = dec.decode(d, read_key(d, 3), mark, 100, 0, [&](const Event& ev) { out.events.push_back(ev); });
     return out;
 }
 
-Bytes book46(std::uint64_t transact, std::vector<Bytes> entries, std::uint16_t entry_len = 32) {
-    Bytes groups = test::group_header(entry_len, static_cast<std::uint8_t>(entries.size()));
+Writer book46(std::uint64_t transact, std::vector<Writer> entries, std::uint16_t entry_len = 32) {
+    Writer groups = test::group_header(entry_len, static_cast<std::uint8_t>(entries.size()));
     for (auto& e : entries) {
         e.zeros(entry_len - e.size());
         groups.append(e);
@@ -40,15 +40,15 @@ Bytes book46(std::uint64_t transact, std::vector<Bytes> entries, std::uint16_t e
     return test::message(tid::kBook46, 9, test::incremental_root(transact), groups);
 }
 
-Bytes volume37(std::int32_t security_id, std::uint32_t rpt_seq) {
-    Bytes entry;
+Writer volume37(std::int32_t security_id, std::uint32_t rpt_seq) {
+    Writer entry;
     entry.put<std::int32_t>(5).put(security_id).put(rpt_seq).put<std::uint8_t>(1).zeros(3);
     return test::message(tid::kVolume37, 9, test::incremental_root(9), test::group_header(16, 1).append(entry));
 }
 
 TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
     PacketDecoder dec;
-    Bytes p = test::packet(5, 1000);
+    Writer p = test::packet(5, 1000);
     p.append(book46(777, {test::book_entry(12345, 7, 900001, 41, 2, 1, '1', 3), test::book_entry(-5, 2147483647, 42, 9, 1, 0, '0')}));
     p.append(book46(778, {test::book_entry(1, 1, 900001, 42, 1, 2, '1')}));
     const Decoded d = decode(dec, p);
@@ -79,13 +79,13 @@ TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
 
 TEST(Mdp3Framing, RootBlockAndEntriesAreReadByTheirOwnLengths) {
     PacketDecoder dec;
-    Bytes root = test::incremental_root(55);
+    Writer root = test::incremental_root(55);
     root.zeros(13);  // a newer version's longer root block
-    Bytes e = test::book_entry(10, 1, 7, 3, 1, 0, '0');
-    Bytes groups = test::group_header(40, 2);
+    Writer e = test::book_entry(10, 1, 7, 3, 1, 0, '0');
+    Writer groups = test::group_header(40, 2);
     groups.append(e).zeros(8).append(test::book_entry(11, 2, 8, 4, 1, 0, '1')).zeros(8);
     groups.append(test::group_header8(24, 1)).zeros(24);
-    Bytes p = test::packet(1, 0);
+    Writer p = test::packet(1, 0);
     p.append(test::message(tid::kBook46, 10, root, groups));
     const Decoded d = decode(dec, p);
     EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
@@ -97,19 +97,19 @@ TEST(Mdp3Framing, RootBlockAndEntriesAreReadByTheirOwnLengths) {
 
 TEST(Mdp3Framing, AGroupTheVersionDoesNotHaveIsAbsent) {
     PacketDecoder dec;
-    Bytes groups = test::group_header(32, 1).append(test::book_entry(10, 1, 7, 3, 1, 0, '0'));
-    Bytes p = test::packet(1, 0);
+    Writer groups = test::group_header(32, 1).append(test::book_entry(10, 1, 7, 3, 1, 0, '0'));
+    Writer p = test::packet(1, 0);
     p.append(test::message(tid::kBook32, 6, test::incremental_root(1), groups));
     EXPECT_EQ(decode(dec, p).result.verdict, PacketVerdict::kDecoded) << "version 6: no order-id group";
-    Bytes q = test::packet(2, 0);
+    Writer q = test::packet(2, 0);
     q.append(test::message(tid::kBook32, 9, test::incremental_root(1), groups));
     EXPECT_EQ(decode(dec, q).result.verdict, PacketVerdict::kMalformed) << "version 9 has it: missing is a truncation";
 }
 
 TEST(Mdp3Framing, UnknownTemplatesAreSkippedAndCountedOrderBookOnesAreKnown) {
     PacketDecoder dec;
-    Bytes p = test::packet(1, 0);
-    p.append(test::message(999, 9, Bytes().zeros(6), Bytes()));
+    Writer p = test::packet(1, 0);
+    p.append(test::message(999, 9, Writer().zeros(6), Writer()));
     p.append(test::message(tid::kOrderBook47, 9, test::incremental_root(1), test::group_header(32, 1).zeros(32)));
     p.append(volume37(5, 1));
     const Decoded d = decode(dec, p);
@@ -123,12 +123,12 @@ TEST(Mdp3Framing, UnknownTemplatesAreSkippedAndCountedOrderBookOnesAreKnown) {
 
 TEST(Mdp3Framing, ChannelResetHeartbeatAndStatus) {
     PacketDecoder dec;
-    Bytes p = test::packet(1, 0);
-    Bytes reset_root;
+    Writer p = test::packet(1, 0);
+    Writer reset_root;
     reset_root.put<std::uint64_t>(5).put<std::uint8_t>(0);
     p.append(test::message(tid::kChannelReset, 9, reset_root, test::group_header(2, 1).put<std::int16_t>(310)));
-    p.append(test::message(tid::kHeartbeat, 9, Bytes(), Bytes()));
-    p.append(test::message(tid::kSecurityStatus, 9, Bytes().zeros(30), Bytes()));
+    p.append(test::message(tid::kHeartbeat, 9, Writer(), Writer()));
+    p.append(test::message(tid::kSecurityStatus, 9, Writer().zeros(30), Writer()));
     const Decoded d = decode(dec, p);
     EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 2u);
@@ -138,14 +138,14 @@ TEST(Mdp3Framing, ChannelResetHeartbeatAndStatus) {
 
 TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
     PacketDecoder dec;
-    Bytes groups = test::group_header(22, 6);
+    Writer groups = test::group_header(22, 6);
     groups.append(test::snapshot_entry(101, 5, 1, '1'))
         .append(test::snapshot_entry(99, 3, 2, '0'))
         .append(test::snapshot_entry(100, 4, 1, '0'))
         .append(test::snapshot_entry(98, 9, 1, 'E'))
         .append(test::snapshot_entry(102, 6, 2, '1'))
         .append(test::snapshot_entry(50, 0, 127, '6'));
-    Bytes p = test::packet(1, 0);
+    Writer p = test::packet(1, 0);
     p.append(test::message(tid::kSnapshot52, 9, test::snapshot_root(4242, 17, 888), groups));
     const Decoded d = decode(dec, p);
     ASSERT_EQ(d.events.size(), 3u);
@@ -168,20 +168,20 @@ TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
     for (const char action : {'A', 'D'}) {  // SecurityUpdateAction: add, delete
         SCOPED_TRACE(action);
         PacketDecoder dec;
-        Bytes root;
+        Writer root;
         root.put<std::uint8_t>(0).put<std::uint32_t>(1).put<char>(action).put<std::uint64_t>(0).put<std::uint8_t>(17)
             .put<std::int16_t>(310).put<std::uint8_t>(0).put<std::uint8_t>(0).chars("XCME", 4).chars("ES", 6).chars("ES", 6)
             .chars("ESZ6", 20).put<std::int32_t>(123456).zeros(224 - 59);
-        Bytes groups = test::group_header(9, 0);
+        Writer groups = test::group_header(9, 0);
         groups.append(test::group_header(4, 2)).chars("GBX", 3).put<std::int8_t>(10).chars("GBI", 3).put<std::int8_t>(2);
         groups.append(test::group_header(4, 0)).append(test::group_header(5, 0));
-        Bytes p = test::packet(1, 0);
+        Writer p = test::packet(1, 0);
         p.append(test::message(tid::kDefinitionFuture54, 9, root, groups));
         EXPECT_EQ(decode(dec, p).events.size(), 0u) << "stored: a definition takes no instrument slot";
         const StoredDefinition* stored = dec.definitions().find(123456);
         ASSERT_NE(stored, nullptr);
         EXPECT_EQ(stored->removed, action == 'D');
-        Bytes trade = test::packet(2, 0);
+        Writer trade = test::packet(2, 0);
         trade.append(volume37(123456, 1));
         const Decoded d = decode(dec, trade);
         EXPECT_EQ(d.result.verdict, PacketVerdict::kDecoded);
@@ -199,7 +199,7 @@ TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
 TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {
     PacketDecoder dec;
     dec.set_capacity(2, 8);
-    Bytes p = test::packet(1, 0);
+    Writer p = test::packet(1, 0);
     p.append(volume37(1, 1)).append(volume37(2, 1)).append(volume37(3, 1)).append(volume37(1, 2));
     const Decoded d = decode(dec, p);
     ASSERT_EQ(d.events.size(), 4u);
@@ -229,38 +229,38 @@ TEST(Mdp3Session, ARestartAtOneOrARewindPastTheWindowIsANewSession) {
 
 struct MalformedCase {
     const char* name;
-    Bytes bad;  // appended after one good message
+    Writer bad;  // appended after one good message
 };
 
 TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
     std::vector<MalformedCase> cases;
-    cases.push_back({"one byte where a message would start", Bytes().put<std::uint8_t>(0)});
-    cases.push_back({"MsgSize below 10", Bytes().put<std::uint16_t>(9).zeros(7)});
-    cases.push_back({"MsgSize past the datagram", Bytes().put<std::uint16_t>(200).zeros(30)});
+    cases.push_back({"one byte where a message would start", Writer().put<std::uint8_t>(0)});
+    cases.push_back({"MsgSize below 10", Writer().put<std::uint16_t>(9).zeros(7)});
+    cases.push_back({"MsgSize past the datagram", Writer().put<std::uint16_t>(200).zeros(30)});
     {
-        Bytes m = volume37(1, 1);
+        Writer m = volume37(1, 1);
         m.bytes()[2] = std::byte{200};  // BlockLength past the message
         cases.push_back({"BlockLength past the message", m});
     }
     {
         // book entries of 20 bytes: shorter than the fields read (through MDEntryType @26)
-        Bytes groups = test::group_header(20, 1).zeros(20).append(test::group_header8(24, 0));
+        Writer groups = test::group_header(20, 1).zeros(20).append(test::group_header8(24, 0));
         cases.push_back({"entry shorter than its fields", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
     }
     {
-        Bytes groups = test::group_header(32, 3).append(test::book_entry(1, 1, 1, 1, 1, 0, '0'));
+        Writer groups = test::group_header(32, 3).append(test::book_entry(1, 1, 1, 1, 1, 0, '0'));
         cases.push_back({"numInGroup entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
     }
     {
         // a whole book entry, then an order-id group header cut short: nothing of it applies
-        Bytes groups = test::group_header(32, 1).append(test::book_entry(1, 1, 1, 2, 1, 0, '0')).put<std::uint16_t>(24);
+        Writer groups = test::group_header(32, 1).append(test::book_entry(1, 1, 1, 2, 1, 0, '0')).put<std::uint16_t>(24);
         cases.push_back({"group header past the message", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
     }
     cases.push_back({"snapshot root shorter than its fields",
-                     test::message(tid::kSnapshot52, 9, Bytes().zeros(20), test::group_header(22, 0))});
+                     test::message(tid::kSnapshot52, 9, Writer().zeros(20), test::group_header(22, 0))});
     for (const MalformedCase& c : cases) {
         PacketDecoder dec;
-        Bytes p = test::packet(1, 0);
+        Writer p = test::packet(1, 0);
         p.append(volume37(9, 1)).append(c.bad);
         const Decoded d = decode(dec, p);
         EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed) << c.name;
@@ -273,7 +273,7 @@ TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
 
 TEST(Mdp3Malformed, APacketShorterThanItsHeader) {
     PacketDecoder dec;
-    Bytes p;
+    Writer p;
     p.zeros(11);
     const Decoded d = decode(dec, p);
     EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed);
@@ -382,7 +382,7 @@ TEST(Mdp3Captures, Version6DecodesWhole) {
 TEST(Mdp3Framing, APacketWhoseMsgSeqNumWasTakenIsNotParsedAndAJumpIsAChannelGap) {
     PacketDecoder dec;
     const auto send = [&](std::uint32_t seq, SessionMark mark = SessionMark::kCurrent) {
-        Bytes p = test::packet(seq, 0);
+        Writer p = test::packet(seq, 0);
         p.append(volume37(1, seq));
         return decode(dec, p, mark).events;
     };
@@ -410,8 +410,8 @@ TEST(Mdp3Framing, APacketWhoseMsgSeqNumWasTakenIsNotParsedAndAJumpIsAChannelGap)
 namespace tickgate::mdp3 {
 namespace {
 
-Bytes channel_reset4() {
-    Bytes root;
+Writer channel_reset4() {
+    Writer root;
     root.put<std::uint64_t>(5).put<std::uint8_t>(0);
     return test::message(tid::kChannelReset, 9, root, test::group_header(2, 1).put<std::int16_t>(310));
 }
@@ -423,7 +423,7 @@ TEST(Mdp3Malformed, MsgSeqNumZeroIsMalformedWholeUnreadAndMovesNoChannelState) {
     SessionDecoder<Protocol> dec;
     std::vector<Event> events;
     const auto send = [&](std::uint32_t seq) {
-        Bytes p = test::packet(seq, 0);
+        Writer p = test::packet(seq, 0);
         p.append(volume37(1, seq + 100));
         const std::span<const std::byte> d(p.bytes());
         return dec.decode(d, 100, 0, [&](const Event& ev) { events.push_back(ev); }, 3);
@@ -451,7 +451,7 @@ TEST(Mdp3Framing, OnlyAnIncrementalLinesChannelResetActsNotASnapshotOrDefinition
     PacketDecoder dec;
     std::vector<Event> events;
     const auto sink = [&](const Event& ev) { events.push_back(ev); };
-    Bytes p = test::packet(1, 0);
+    Writer p = test::packet(1, 0);
     p.append(channel_reset4());
     const std::span<const std::byte> d(p.bytes());
     for (const std::uint8_t line : {kSnapshotLineA, kDefinitionLineB})
@@ -474,7 +474,7 @@ TEST(Mdp3Channels, EveryChannelPast256KeepsItsOwnMsgSeqNum) {
     const auto sink = [&](const Event& ev) { entries += ev.kind == kSequencedEntry; };
     for (std::uint32_t seq = 1; seq <= 3; ++seq)
         for (std::uint16_t ch = 1; ch <= kChannels; ++ch) {
-            Bytes p = test::packet(seq, 0);
+            Writer p = test::packet(seq, 0);
             p.append(volume37(ch, seq));
             const std::span<const std::byte> d(p.bytes());
             (void)dec.decode(d, read_key(d, ch), seq == 1 ? SessionMark::kFirst : SessionMark::kCurrent, 100, 0, sink);

@@ -8,11 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "tickgate/bytes.hpp"
 #include "tickgate/feed/moldudp64/wire.hpp"
 
 namespace tickgate::itch50 {
 
-using Bytes = std::vector<std::byte>;
+using tickgate::Bytes;  // the builders' one buffer type (tickgate/bytes.hpp)
 
 // A message of `type` at its ITCH 5.0 size (zero fields), header filled.
 // For a type ITCH 5.0 does not define, `unknown_size` bytes.

@@ -3,8 +3,9 @@
 // QFB/1 simulator's line faults, a MoldUDP64 re-request server answering
 // from the session's message store (with faults of its own), and the ground
 // truth a conforming handler must reach. The schedule is generated whole up
-// front and is deterministic from the seed (no clock); the sinks send it on
-// loopback multicast (serving requests on 127.0.0.1) or write a capture.
+// front and is deterministic from the seed (no clock); the shared driver
+// (sim_driver.hpp) applies the line faults and sends it on loopback
+// multicast (serving requests on 127.0.0.1) or writes a capture.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,13 @@
 
 #include "tickgate/feed/itch50/glimpse_server.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
+#include "tickgate/feed/sim_driver.hpp"
 
 namespace tickgate::itch50 {
 
-struct SimOptions {
+// The line faults (loss_a/b, burst_p/len, dup, reorder, outage_a/b: the
+// order flow's fractions) are the driver's, as QFB/1's simulator's.
+struct SimOptions : SimLineFaults {
     std::uint32_t stocks = 300;         // stock locates 1..N
     double rate = 20000;                // order-flow messages per second
     double duration_s = 2;              // used when messages == 0
@@ -37,16 +41,6 @@ struct SimOptions {
     std::string interface = "127.0.0.1";
     std::uint16_t server_port = 31300;  // the re-request server on 127.0.0.1 (0: any free port)
 
-    // Line faults (all off by default), as QFB/1's simulator.
-    double loss_a = 0, loss_b = 0;
-    double burst_p = 0;                 // per packet: `burst_len` packets lost on both lines
-    std::uint32_t burst_len = 0;
-    struct Outage {
-        double from, to;                // fractions of the order flow
-    };
-    std::vector<Outage> outage_a, outage_b;
-    double dup = 0;                     // a line sends the packet twice
-    double reorder = 0;                 // a line sends the packet after the next one
     std::optional<double> restart_at;   // end of session, then a new session from 1 (and one late old packet on B)
     // Re-request server faults.
     std::uint32_t server_delay_ms = 0;  // each answer waits this long
@@ -63,6 +57,8 @@ struct SimOptions {
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
+    // Lines A and B as the driver takes them.
+    [[nodiscard]] SimLinePair lines() const;
 };
 
 // One copy of a datagram on one line, in send order.
@@ -89,7 +85,8 @@ struct SimStockTruth {
 // What the publisher did and what a conforming handler must count. The
 // "handler" figures are for a handler listening from before time 0 on
 // both lines, with `gap_timeout_ms` long enough for the server to answer.
-struct SimTruth {
+// The line counts (sent_a, ... late_old_session) are the driver's.
+struct SimTruth : SimLineCounts {
     struct SessionTruth {
         std::string session;
         std::uint64_t messages = 0;         // positions 1..messages
@@ -97,9 +94,7 @@ struct SimTruth {
         std::uint64_t dropped_both = 0;     // later positions neither line carried
     };
     std::vector<SessionTruth> sessions;
-    std::uint64_t packets = 0, heartbeats = 0;
-    std::uint64_t sent_a = 0, sent_b = 0, dropped_a = 0, dropped_b = 0, dropped_both = 0;
-    std::uint64_t duplicated = 0, reordered = 0, late_old_session = 0;
+    std::uint64_t heartbeats = 0;
     std::int64_t duration_ns = 0;
     std::vector<SimStockTruth> stocks;
     // Filled by the socket sink: what the re-request server saw and did.

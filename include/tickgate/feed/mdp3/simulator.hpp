@@ -6,7 +6,8 @@
 // RptSeq) on the snapshot lines — with QFB/1's simulator's faults on the
 // incremental lines, and the ground truth a conforming handler must
 // reproduce. Deterministic from the seed; the generator is pure (no clock,
-// no socket); the sinks send it on loopback multicast or write a capture.
+// no socket); the shared driver (sim_driver.hpp) applies the incremental
+// lines' faults and sends it on loopback multicast or writes a capture.
 #pragma once
 
 #include <cstddef>
@@ -21,11 +22,7 @@
 
 namespace tickgate::mdp3 {
 
-struct SimLine {
-    std::string group;
-    std::uint16_t port = 0;
-    std::string interface = "127.0.0.1";
-};
+using SimLine = SimEndpoint;
 
 struct SimOptions {
     // The channel, its incremental lines A/B, the traffic and the faults, as
@@ -54,24 +51,18 @@ struct SimOptions {
     // snapshot and definition lines. Throws std::invalid_argument if it has
     // no snapshot or no definition lines.
     void use_channel(const ChannelConfig& ch);
+    // The driver's feeds: [SimFeed] = its lines A and B.
+    [[nodiscard]] std::vector<SimLinePair> lines() const;
 };
 
-// Which feed a datagram belongs to.
+// Which feed a datagram belongs to (SimCopy::feed; the faulted one first).
 enum class SimFeed : std::uint8_t { kIncremental, kSnapshot, kDefinition };
 
-// One datagram copy to send, in send order: scheduled time (ns after start),
-// its feed and the lines (A, B of that feed) that carry it.
-struct SimPacket {
-    std::vector<std::byte> bytes;
-    std::int64_t time_ns = 0;
-    SimFeed feed = SimFeed::kIncremental;
-    bool line_a = false;
-    bool line_b = false;
-    // An incremental packet carrying the entries that reveal a loss on both
-    // lines: no snapshot follows it within kRevealGuardNs, in real time too
-    // (a late sender catching up must not squeeze the gap; see simulator.cpp).
-    bool reveals = false;
-};
+// One datagram copy to send, in send order. An incremental packet carrying
+// the entries that reveal a loss on both lines has guard_ns =
+// kRevealGuardNs: no snapshot (guarded) follows it sooner, in real time too
+// (a late sender catching up must not squeeze the gap; see simulator.cpp).
+using SimPacket = SimCopy;
 
 // Longer than the A/B hold (receiver.arbitration_hold_us, 250 µs by default)
 // during which the packet after a hole waits for the other line.

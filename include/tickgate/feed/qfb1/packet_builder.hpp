@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tickgate/bytes.hpp"
+
 namespace tickgate {
 
 // Builds one QFB/1 datagram (shared/spec/QFB1.md). msg_count is kept in step
@@ -32,11 +34,11 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return buf_.size(); }
     [[nodiscard]] std::uint16_t msg_count() const noexcept { return count_; }
     [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return buf_; }
-    [[nodiscard]] std::vector<std::byte>& mutable_bytes() noexcept { return buf_; }
+    [[nodiscard]] Bytes& mutable_bytes() noexcept { return buf_; }
 
 private:
     std::byte* grow(std::size_t n, char type);
-    std::vector<std::byte> buf_;
+    Bytes buf_;
     std::uint16_t count_ = 0;
 };
 

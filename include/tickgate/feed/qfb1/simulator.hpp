@@ -1,7 +1,8 @@
 // Venue simulator (`tickgate sim`): a deterministic QFB/1 publisher for one
 // channel (lines A and B) with injectable faults, and the ground truth a
 // conforming handler must reproduce. The generator is pure (no clock, no
-// sockets); sinks send it on loopback multicast or write a capture.
+// sockets); the shared driver (sim_driver.hpp) applies the line faults and
+// sends it on loopback multicast or writes a capture.
 #pragma once
 
 #include <cstddef>
@@ -15,10 +16,13 @@
 
 #include "tickgate/feed/qfb1/packet_builder.hpp"
 #include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/sim_driver.hpp"
 
 namespace tickgate {
 
-struct SimOptions {
+// The line faults (loss_a/b, burst_p/len, dup, reorder, outage_a/b) are
+// the driver's (sim_driver.hpp).
+struct SimOptions : SimLineFaults {
     std::uint32_t instruments = 8;      // ids 1..N, symbols SIM001..
     double rate = 20000;                // ticks (Q/D) per second
     double duration_s = 5;              // used when messages == 0
@@ -39,22 +43,11 @@ struct SimOptions {
     std::string interface_a = "127.0.0.1";
     std::string interface_b = "127.0.0.1";
 
-    // Faults (all off by default).
-    double loss_a = 0, loss_b = 0;      // per packet, per line, independent
-    double burst_p = 0;                 // start of a burst lost on both lines, per packet
-    std::uint32_t burst_len = 0;
-    double dup = 0;                     // one line sends the packet twice
-    double reorder = 0;                 // one line sends the packet after the next one
+    // Faults beyond the lines' (all off by default).
     std::optional<double> restart_at;   // fraction of the run: new session, seqs restart at 1
     bool lagging_snapshots = false;     // snapshots lag the deltas by 1..3 messages
     std::vector<std::uint32_t> quiet;   // stop ticking halfway, keep heartbeats
     std::vector<std::uint32_t> silence; // stop everything halfway
-    // Line outages: [from, to) as fractions of the run; the line carries
-    // nothing then (a line going silent, e.g. a dead switch port).
-    struct Outage {
-        double from, to;
-    };
-    std::vector<Outage> outage_a, outage_b;
     // Overload: between fractions `from` and `to` of the ticks, the rate is
     // multiplied by `factor`.
     struct Surge {
@@ -64,16 +57,12 @@ struct SimOptions {
 
     // Throws std::invalid_argument naming the bad option.
     void validate() const;
+    // Lines A and B as the driver takes them.
+    [[nodiscard]] SimLinePair lines() const;
 };
 
-// One datagram to send, in send order: scheduled time (ns after start) and
-// the lines that carry this copy.
-struct SimPacket {
-    std::vector<std::byte> bytes;
-    std::int64_t time_ns = 0;
-    bool line_a = false;
-    bool line_b = false;
-};
+// One datagram copy to send, in send order (feed 0: lines A and B).
+using SimPacket = SimCopy;
 
 using SimLevel = PacketBuilder::SnapLevel;  // raw price, qty
 
@@ -89,18 +78,13 @@ struct InstrumentTruth {
     std::vector<SimLevel> bids, asks;   // publisher's final book, best first
 };
 
-struct GroundTruth {
+// The line counts (packets, sent_a, ... late_old_session) are the driver's.
+struct GroundTruth : SimLineCounts {
     std::string protocol = "qfb1";      // the simulated venue protocol ("mdp3": feed/mdp3/simulator.hpp)
     SimOptions options;
     std::uint32_t final_session = 0;
     bool exact_lost = true;             // false with reordering (the model assumes order)
     std::int64_t duration_ns = 0;       // scheduled time of the last packet
-    std::uint64_t packets = 0;          // distinct datagrams generated
-    std::uint64_t sent_a = 0, sent_b = 0;        // datagrams put on each line (copies included)
-    std::uint64_t dropped_a = 0, dropped_b = 0;  // datagrams a line did not carry
-    std::uint64_t dropped_both = 0;
-    std::uint64_t duplicated_a = 0, duplicated_b = 0, reordered_a = 0, reordered_b = 0;
-    std::uint64_t late_old_session = 0;
     std::uint64_t snapshot_packets = 0, definition_packets = 0;  // MDP3: datagrams of those feeds (per line)
     std::uint64_t messages = 0, sequenced = 0;
     std::string output;                 // "sockets", "pcap:FILE" or "" (run_simulator)
@@ -132,6 +116,36 @@ private:
 };
 
 using SimSink = std::function<void(SimPacket&)>;
+
+// Runs `sim` to the end through `sink` (called with each SimCopy&); returns
+// its ground truth (QFB/1's and MDP3's run_simulator).
+template <class Sim, class Sink>
+[[nodiscard]] GroundTruth run_to_end(Sim& sim, const Sink& sink) {
+    SimCopy p;
+    while (sim.next(p)) sink(p);
+    return sim.truth();
+}
+
+// Publishes `sim`'s copies to the end, to `pcap` (no pacing) or else paced
+// on `lines` (the driver's output), and returns its ground truth with the
+// output fields filled: QFB/1's and MDP3's simulate_to_sockets/_capture.
+template <class Sim>
+[[nodiscard]] GroundTruth drive_simulator(Sim& sim, const std::vector<SimLinePair>& lines, std::int64_t epoch_ns,
+                                          const std::string* pcap) {
+    const SimSource next = [&](SimCopy& c) { return sim.next(c); };
+    if (pcap) {
+        write_pcap(*pcap, epoch_ns, lines, next);
+        GroundTruth gt = sim.truth();
+        gt.output = "pcap:" + *pcap;
+        return gt;
+    }
+    const SimSendReport r = send_paced(lines, next);
+    GroundTruth gt = sim.truth();
+    gt.output = "sockets";
+    gt.send_errors = r.errors;
+    gt.max_late_ns = r.max_late_ns;
+    return gt;
+}
 
 // Runs the generator to the end through `sink`; returns the ground truth.
 GroundTruth run_simulator(const SimOptions& options, const SimSink& sink);
