@@ -1,6 +1,6 @@
 #include "tickgate/feed/sequencer.hpp"
 #include "tickgate/feed/config.hpp"
-#include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/rules.hpp"
 
 #include <gtest/gtest.h>
 
