@@ -110,7 +110,7 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         std::size_t book, publisher, decoder = 0, decoder_resident = 0;
     };
     const Own own = with_protocol(protocol, [&]<VenueProtocol P>() {
-        Own o{P::Book::bytes_for(cap.max_instruments, cap.book_depth), RingPublisher<P>::bytes_for(0, c.receiver, channels)};
+        Own o{P::Book::bytes_for(cap.max_instruments, cap.book_depth), RingPublisher<P>::bytes_for(0, c)};
         // A decoder with tables of its own (MDP3: instrument slots, stored definitions, channel table).
         if constexpr (requires { P::decoder_bytes(c); }) std::tie(o.decoder, o.decoder_resident) = P::decoder_bytes(c);
         return o;

@@ -87,12 +87,13 @@ public:
     // Throws std::invalid_argument if the config's channels speak another protocol.
     explicit BasicFeedHandler(const Config& cfg)
         : cfg_(detail::speaking<P>(cfg)),
+          capacity_(capacity_for<P>(cfg_)),
           receiver_(cfg_),
           ring_(cfg_.receiver.ring_size),
-          publisher_(ring_, cfg_.capacity.max_instruments, cfg_.receiver, cfg_.channel_ids()),
-          instruments_(cfg_.capacity.max_instruments),
-          book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
-          sequencer_(instruments_, book_, cfg_.capacity),
+          publisher_(ring_, capacity_.max_instruments, cfg_),
+          instruments_(capacity_.max_instruments),
+          book_(make_book<Book>(cfg_, capacity_)),
+          sequencer_(instruments_, book_, capacity_),
           gate_(instruments_, cfg_.gate),
           recovery_(cfg_, receiver_.lines()) {
         publisher_.configure(cfg_);
@@ -178,9 +179,9 @@ public:
     [[nodiscard]] const PublisherCounters& publisher_counters() const noexcept { return publisher_.counters(); }
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return publisher_.arbiter_counters(); }
     [[nodiscard]] std::size_t ring_fill() const noexcept { return ring_.size_approx(); }
-    // The protocol's decoder (its own figures: MDP3's channels and
-    // SecurityIDs). Only once stop() has returned: the network thread writes it.
-    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return publisher_.protocol_decoder(); }
+    // The protocol's decoder or front (its own figures: MDP3's channels and
+    // SecurityIDs, ITCH's streams). Only once stop() has returned: the network thread writes it.
+    [[nodiscard]] decltype(auto) protocol_decoder() const noexcept { return publisher_.protocol_decoder(); }
 
 private:
     template <class Idle>  // an idle strategy (idle.hpp), chosen once by start()
@@ -196,6 +197,7 @@ private:
     }
 
     Config cfg_;
+    Capacity capacity_;  // the protocol's (capacity_for)
     Receiver receiver_;
     SpscRing<Event> ring_;
     RingPublisher<P> publisher_;

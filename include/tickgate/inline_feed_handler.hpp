@@ -1,5 +1,5 @@
 // The embedding API, run to completion (threading.pipeline = "inline"): one
-// thread receives, arbitrates A/B, decodes, sequences, updates the book and
+// thread receives, merges lines A/B (the protocol's front), decodes, sequences, updates the book and
 // calls the engine back with each update before it looks at the next
 // datagram; the gate is a read on that same thread. No ring, no hand-off,
 // no allocation, no lock; the callback is a template parameter.
@@ -63,11 +63,12 @@ public:
     // Throws std::invalid_argument if the config's channels speak another protocol.
     explicit BasicInlineFeedHandler(const Config& cfg)
         : cfg_(detail::speaking<P>(cfg)),
+          capacity_(capacity_for<P>(cfg_)),
           receiver_(cfg_),
-          front_(cfg_.receiver, cfg_.channel_ids()),
-          instruments_(cfg_.capacity.max_instruments),
-          book_(cfg_.capacity.max_instruments, cfg_.capacity.book_depth),
-          sequencer_(instruments_, book_, cfg_.capacity),
+          front_(cfg_),
+          instruments_(capacity_.max_instruments),
+          book_(make_book<Book>(cfg_, capacity_)),
+          sequencer_(instruments_, book_, capacity_),
           gate_(instruments_, cfg_.gate),
           recovery_(cfg_, receiver_.lines()) {
         front_.configure(cfg_);
@@ -135,10 +136,10 @@ public:
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return front_.arbiter_counters(); }
     // The protocol's decoder (its own figures). Handler thread.
-    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return front_.protocol_decoder(); }
+    [[nodiscard]] decltype(auto) protocol_decoder() const noexcept { return front_.protocol_decoder(); }
 
 private:
-    // The ArbitratedDecoder's sink: each event straight into the sequencer
+    // The front's sink: each event straight into the sequencer
     // and book, then to the engine.
     template <class F, class Probe>
     struct Apply {
@@ -167,8 +168,9 @@ private:
     };
 
     Config cfg_;
+    Capacity capacity_;  // the protocol's (capacity_for)
     Receiver receiver_;
-    ArbitratedDecoder<P> front_;
+    FrontOf<P> front_;
     InstrumentTable instruments_;
     Book book_;
     BasicSequencer<typename P::Rules, Book> sequencer_;

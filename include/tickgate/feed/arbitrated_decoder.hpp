@@ -35,6 +35,7 @@ public:
     // `channel_ids`: the configured channels (they own the channel table's
     // slots). With rc.arbitration, their lines A and B are merged first
     // (arbiter.hpp); hold and window from the receiver config.
+    explicit ArbitratedDecoder(const Config& cfg) : ArbitratedDecoder(cfg.receiver, cfg.channel_ids()) {}
     ArbitratedDecoder(const ReceiverConfig& rc, std::span<const std::uint16_t> channel_ids)
         : arbitrate_(rc.arbitration),
           streams_(channel_ids),
@@ -44,6 +45,9 @@ public:
     [[nodiscard]] static std::size_t bytes_for(const ReceiverConfig& rc, std::uint32_t channels) noexcept {
         return (rc.arbitration ? PacketArbiter<P>::bytes_for(channels, rc.arbitration_window) : 0) +
                ChannelStreams<P>::bytes_for(channels);
+    }
+    [[nodiscard]] static std::size_t bytes_for(const Config& cfg) noexcept {
+        return bytes_for(cfg.receiver, static_cast<std::uint32_t>(cfg.channels.size()));
     }
 
     // One received datagram and its key (Receiver::poll_once<P>): its events,
@@ -109,5 +113,25 @@ private:
     PacketArbiter<P> arbiter_;
     typename P::Decoder decoder_;
 };
+
+namespace detail {
+template <class P>
+struct FrontOf {
+    using type = ArbitratedDecoder<P>;
+};
+template <class P>
+    requires requires { typename P::Front; }
+struct FrontOf<P> {
+    using type = typename P::Front;
+};
+}  // namespace detail
+
+// The live front a protocol's hole policy needs: P::Front where it has its
+// own (MoldUDP64's stream: hold and re-request), else the A/B
+// ArbitratedDecoder (give up after the hold). Both are built from the
+// Config and offer the same calls: offer, oversized, expire, next_deadline,
+// configure, the counters and protocol_decoder(); bytes_for(cfg).
+template <VenueProtocol P>
+using FrontOf = typename detail::FrontOf<P>::type;
 
 }  // namespace tickgate

@@ -66,6 +66,10 @@ public:
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return channels_.size(); }
+    // The slot of channel id `channel`, kUntracked if it has none.
+    [[nodiscard]] std::uint32_t slot_of(std::uint16_t channel) const noexcept {
+        return index_[channel] == kNoSlot ? kUntracked : index_[channel];
+    }
 
 private:
     static constexpr std::uint16_t kNoSlot = 0xFFFF;

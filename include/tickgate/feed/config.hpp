@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tickgate/book/gate.hpp"
@@ -265,6 +266,7 @@ struct Config {
 // the subscriptions to the sequencer. Start-up only.
 template <class Sequencer>
 void apply_config(InstrumentTable& instruments, Sequencer& sequencer, const Config& cfg) {
+    if constexpr (requires { sequencer.venue().configure(cfg); }) sequencer.venue().configure(cfg);  // the rules' own keys
     sequencer.set_learn_definitions(cfg.learn_instruments);
     sequencer.set_bind_instruments_to_channels(!cfg.channels.empty());
     for (const InstrumentConfig& ins : cfg.instruments) instruments.define(ins.id, ins.symbol, ins.price_exponent);
@@ -279,6 +281,21 @@ void apply_config(InstrumentTable& instruments, Sequencer& sequencer, const Conf
 template <class Book>
 void configure_book(Book& book, const Config& cfg) {
     if constexpr (requires { book.set_default_depth(cfg.mdp3.book_depth); }) book.set_default_depth(cfg.mdp3.book_depth);
+}
+
+// The capacities protocol P's pipeline is built with: the config's, or
+// what P::capacity(cfg) makes of them (ITCH: ids are its locates).
+template <class P>
+[[nodiscard]] Capacity capacity_for(const Config& cfg) {
+    if constexpr (requires { P::capacity(cfg); }) return P::capacity(cfg);
+    else return cfg.capacity;
+}
+// A handler's book at start-up: Book(cfg, capacity) for a book that takes
+// its own keys (ITCH's order book), else (max_instruments, book_depth).
+template <class Book>
+[[nodiscard]] Book make_book(const Config& cfg, const Capacity& c) {
+    if constexpr (std::is_constructible_v<Book, const Config&, const Capacity&>) return Book(cfg, c);
+    else return Book(c.max_instruments, c.book_depth);
 }
 
 class ConfigError : public std::runtime_error {

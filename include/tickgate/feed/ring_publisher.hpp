@@ -1,6 +1,6 @@
 // The live sink on the network thread of the two-thread pipeline: each
-// datagram goes through the ArbitratedDecoder (channel table, A/B arbiter,
-// decoder) and its Events are published to the ring, a whole packet at a
+// datagram goes through the protocol's front (FrontOf: the channel table,
+// then the A/B arbiter and decoder, or MoldUDP64's stream) and its Events are published to the ring, a whole packet at a
 // time. An event is written once, straight into its ring slot, whenever the
 // ring has room for the largest packet's events; only when it has not are a
 // packet's events collected aside first, to be published or dropped whole.
@@ -35,20 +35,18 @@ class RingPublisher {
 public:
     using Key = typename P::Key;
 
-    // `channel_ids`: the configured channels (ArbitratedDecoder).
-    RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const ReceiverConfig& rc,
-                  std::span<const std::uint16_t> channel_ids)
+    // The front is the protocol's (FrontOf: its channels, lines and hole policy from `cfg`).
+    RingPublisher(SpscRing<Event>& ring, std::uint32_t max_instruments, const Config& cfg)
         : ring_(ring),
-          front_(rc, channel_ids),
+          front_(cfg),
           scratch_(kMaxPacketEvents),
           pending_flag_(max_instruments, 0) {
         pending_ids_.reserve(max_instruments);
         pending_sessions_.reserve(kPendingSessions);
     }
     // What the constructor allocates (estimate_memory in config.hpp).
-    [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, const ReceiverConfig& rc,
-                                               std::uint32_t channels) noexcept {
-        return ArbitratedDecoder<P>::bytes_for(rc, channels) + kMaxPacketEvents * sizeof(Event) +
+    [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, const Config& cfg) noexcept {
+        return FrontOf<P>::bytes_for(cfg) + kMaxPacketEvents * sizeof(Event) +
                std::size_t{max_instruments} * 2 * sizeof(std::uint32_t) + kPendingSessions * sizeof(Event);
     }
 
@@ -64,7 +62,7 @@ public:
     // Start-up (ArbitratedDecoder::configure).
     void configure(const Config& cfg) { front_.configure(cfg); }
     // Network thread, or once it has stopped.
-    [[nodiscard]] const typename P::Decoder& protocol_decoder() const noexcept { return front_.protocol_decoder(); }
+    [[nodiscard]] decltype(auto) protocol_decoder() const noexcept { return front_.protocol_decoder(); }
 
     [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return front_.arbiter_counters(); }
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return front_.decoder_counters(); }
@@ -144,7 +142,7 @@ private:
     }
 
     SpscRing<Event>& ring_;
-    ArbitratedDecoder<P> front_;
+    FrontOf<P> front_;
     std::vector<Event> scratch_;                  // one packet's events, when the ring may not hold them
     std::size_t packet_events_ = 0;               // of the packet being decoded
     bool direct_ = false;                         // its events are staged in the ring

@@ -274,19 +274,37 @@ inline constexpr unsigned kLocateBits = 16;
 // moldudp64::Stream's sink: what the stream decides, in position order,
 // normalized into Events for `out(const Event&)` (the sequencer offline and
 // inline, the ring on the two-thread path). Each message is read here once.
+// `channel_ids`: the configured channel id of each slot (the events'
+// channel_id, the instruments' channel); empty: the slot itself.
 template <class Out>
 struct StreamEvents {
     Out out;
+    std::span<const std::uint16_t> channel_ids{};
+
     void message(std::uint32_t ch, std::span<const std::byte> m, std::uint64_t position, std::int64_t recv_ns) noexcept {
-        out(to_event(ch, decode_message(m, position), recv_ns));
+        emit(ch, to_event(ch, decode_message(m, position), recv_ns));
     }
     void session_started(std::uint32_t ch, bool replaces_another) noexcept {
-        out(channel_event(kSessionStarted, ch, 0, replaces_another ? 1 : 0));
+        emit(ch, channel_event(kSessionStarted, ch, 0, replaces_another ? 1 : 0));
     }
-    void late_join(std::uint32_t ch, std::uint64_t) noexcept { out(channel_event(kLateJoin, ch, 0)); }
-    void gave_up(std::uint32_t ch, std::uint64_t) noexcept { out(channel_event(kGaveUp, ch, 0)); }
-    void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { out(channel_event(kAlive, ch, recv_ns)); }
+    void late_join(std::uint32_t ch, std::uint64_t) noexcept { emit(ch, channel_event(kLateJoin, ch, 0)); }
+    void gave_up(std::uint32_t ch, std::uint64_t) noexcept { emit(ch, channel_event(kGaveUp, ch, 0)); }
+    void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { emit(ch, channel_event(kAlive, ch, recv_ns)); }
+
+private:
+    void emit(std::uint32_t ch, const Event& normalized) noexcept {
+        Event ev = normalized;  // inlined: built once, in place
+        if (ch < channel_ids.size()) ev.channel_id = channel_ids[ch];
+        out(ev);
+    }
 };
+
+// The most Events a datagram of `len` bytes becomes: a message per 3-byte
+// block at most (an unknown type's block: its length, its type byte), and
+// the stream's decisions about it (a session start, a late join, alive).
+[[nodiscard]] constexpr std::size_t max_events_for(std::size_t len) noexcept {
+    return (len > moldudp64::kHeaderSize ? (len - moldudp64::kHeaderSize) / (moldudp64::kBlockHeaderSize + 1) : 0) + 3;
+}
 
 // ITCH 5.0 as the payload of moldudp64::Stream: the smallest length of each type.
 struct MoldPayload {
@@ -326,6 +344,11 @@ public:
     }
 
     [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
+    // A datagram that could not be read whole (larger than a receive slot).
+    void count_malformed_unread() noexcept {
+        counters_.packets.add();
+        counters_.malformed_packets.add();
+    }
 
 private:
     DecoderCounters counters_;

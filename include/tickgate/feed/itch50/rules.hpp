@@ -20,6 +20,7 @@
 
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/counter.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/sequencer.hpp"
@@ -65,6 +66,9 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
 class Book : public OrderBook {
 public:
     using OrderBook::OrderBook;
+    // A live handler's book: `capacity.max_instruments` ids, [itch] max_orders and max_levels.
+    Book(const Config& cfg, const Capacity& capacity)
+        : OrderBook(capacity.max_instruments, cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits) {}
     // One order event of instrument `id` (kAddBid ... kReplace); other kinds change nothing.
     [[nodiscard]] OrderResult apply_order(std::uint32_t id, const Event& ev) noexcept {
         switch (kind_of(ev.kind)) {
@@ -112,6 +116,10 @@ struct Rules {
         void configure(std::uint32_t max_channels, std::optional<std::int32_t> utc_offset_minutes) {
             channels_ = std::vector<Channel>(std::max<std::uint32_t>(1, max_channels));
             fixed_offset_ = utc_offset_minutes;
+        }
+        // The same from a live config: its channels, [itch] utc_offset_minutes (apply_config).
+        void configure(const Config& cfg) {
+            configure(static_cast<std::uint32_t>(cfg.channels.size()), cfg.itch.utc_offset_minutes);
         }
 
         // What configure() and the constructor allocate for `ids` instrument ids and `channels` slots.

@@ -55,6 +55,11 @@ public:
     RerequestClient(const RerequestClient&) = delete;
     RerequestClient& operator=(const RerequestClient&) = delete;
 
+    // What the constructor allocates for `cfg` (every channel with a server at its own address, at most).
+    [[nodiscard]] static std::size_t bytes_for(const Config& cfg) noexcept {
+        return sizeof(RerequestClient) + cfg.channels.size() * (sizeof(Channel) + sizeof(Bucket) +
+                                                                std::size_t{cfg.moldudp64.max_requests_per_s} * sizeof(std::int64_t));
+    }
     [[nodiscard]] bool enabled(std::uint32_t ch) const noexcept { return channels_[ch].socket >= 0; }
     [[nodiscard]] const RerequestCounters& counters(std::uint32_t ch) const noexcept { return channels_[ch].counters; }
 

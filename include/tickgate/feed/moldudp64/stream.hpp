@@ -98,6 +98,12 @@ public:
         for (Channel& c : channels_) c.gap_timeout_ns = cfg.gap_timeout_ns;
     }
 
+    // What the constructor allocates for `max_channels` slots.
+    [[nodiscard]] static constexpr std::size_t bytes_for(const StreamConfig& cfg, std::uint32_t max_channels) noexcept {
+        return std::size_t{max_channels} * (sizeof(Channel) + sizeof(std::uint32_t)) +
+               std::size_t{cfg.max_held_packets} * (sizeof(Slot) + cfg.max_datagram + sizeof(std::uint32_t));
+    }
+
     // Channel `ch` gives up a hole open strictly longer than `ns` (default
     // the config's gap_timeout; live without a re-request server, the A/B
     // hold). Start-up only.

@@ -1,0 +1,178 @@
+// ITCH 5.0's live front (itch50::Protocol::Front), in place of the A/B
+// ArbitratedDecoder for a protocol whose hole policy is kHoldAndRerequest:
+// each received datagram's key (read once by the receiver) is observed by
+// the channel table (its slot, the line's own position gaps), then the
+// MoldUDP64 stream applies every message exactly once and in position
+// order, holding what follows a hole and asking the channel's re-request
+// server for it (moldudp64::RerequestClient); what the stream decides is
+// normalized into Events (StreamEvents) for the caller's sink: the ring on
+// the two-thread path, the sequencer on the inline one. Filling a hole can
+// release many held datagrams at once: their events reach the sink in
+// chunks of at most one datagram's worth (max_events_for), each closed by
+// on_packet_end(), so a ring publishes or drops them whole as it does a
+// packet. Holes are given up on the sockets' clock (expire), which also
+// reads the re-request answers and sends the requests due.
+//
+// Re-request sockets open at construction (std::runtime_error); GLIMPSE
+// snapshots are not served here (itch50::LiveHandler): a config with a
+// channel `glimpse` is refused (std::invalid_argument). One thread, the
+// receiving one; no allocation after construction; counters readable from
+// any thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tickgate/counter.hpp"
+#include "tickgate/event.hpp"
+#include "tickgate/feed/arbiter.hpp"
+#include "tickgate/feed/arbitrated_decoder.hpp"
+#include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/clock.hpp"
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/decoder.hpp"
+#include "tickgate/feed/moldudp64/rerequest_client.hpp"
+#include "tickgate/feed/moldudp64/stream.hpp"
+#include "tickgate/feed/receiver.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate::itch50 {
+
+// The `[moldudp64]` keys as the stream takes them.
+[[nodiscard]] inline moldudp64::StreamConfig stream_config(const Config& cfg) noexcept {
+    moldudp64::StreamConfig s;
+    s.gap_timeout_ns = std::int64_t{cfg.moldudp64.gap_timeout_ms} * 1'000'000;
+    s.max_held_packets = cfg.moldudp64.max_held_packets;
+    return s;
+}
+
+template <class P>
+class StreamFront {
+public:
+    using Key = moldudp64::Key;
+    using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
+    // How often, at most, a channel with an open hole is looked at while no
+    // datagram comes: the re-request answers, their timers, the hole's timeout.
+    static constexpr std::int64_t kServiceNs = 1'000'000;
+
+    explicit StreamFront(const Config& cfg)
+        : ids_(refuse_glimpse(cfg).channel_ids()),
+          streams_(ids_),
+          client_(cfg),
+          stream_(stream_config(cfg), static_cast<std::uint32_t>(ids_.size()), moldudp64::ClientRecovery{&client_}) {
+        // Without a re-request server a hole waits only for the other line (ITCH50.md "The stream").
+        for (std::uint32_t ch = 0; ch < ids_.size(); ++ch)
+            if (!client_.enabled(ch)) stream_.set_gap_timeout(ch, std::int64_t{cfg.receiver.arbitration_hold_us} * 1'000);
+    }
+    // What the constructor allocates (estimate_memory in config.hpp).
+    [[nodiscard]] static std::size_t bytes_for(const Config& cfg) noexcept {
+        const auto channels = static_cast<std::uint32_t>(cfg.channels.size());
+        return ChannelStreams<P>::bytes_for(channels) + Stream::bytes_for(stream_config(cfg), channels) +
+               moldudp64::RerequestClient::bytes_for(cfg) + channels * sizeof(std::uint16_t);
+    }
+
+    // One received datagram and its key (Receiver::poll_once<P>): its
+    // channel from the line that received it, then the stream.
+    template <PacketEventSink Sink>
+    void offer(const RawDatagram& d, const Key& key, Sink& sink) noexcept {
+        const std::uint32_t slot = key.valid() ? streams_.observe(key, d.line, d.stats ? &d.stats->seq_gaps : nullptr).slot
+                                               : streams_.slot_of(d.channel_id);
+        if (slot == ChannelStreams<P>::kUntracked) [[unlikely]] {  // a line of no configured channel: cannot happen live
+            untracked_.add();
+            return;
+        }
+        Chunked<Sink> out{sink};
+        StreamEvents<Chunked<Sink>&> events{out, ids_};
+        stream_.on_datagram(slot, d.payload, key, d.recv_ns, events);
+        sink.on_packet_end();
+    }
+    // A datagram larger than the receive slot was dropped by the receiver:
+    // malformed, as the spec counts a datagram it cannot read whole.
+    void oversized() noexcept { oversized_.add(); }
+    // Gives up the holes older than their channel's timeout at `now_ns`
+    // (Receiver::drained_until()), reads the re-request answers, sends the
+    // requests due (on the monotonic clock).
+    template <PacketEventSink Sink>
+    void expire(std::int64_t now_ns, Sink& sink) noexcept {
+        Chunked<Sink> out{sink};
+        StreamEvents<Chunked<Sink>&> events{out, ids_};
+        stream_.expire(now_ns, events);
+        (void)client_.poll_answers(stream_, events);
+        (void)client_.tick(monotonic_ns(), stream_);
+        sink.on_packet_end();
+    }
+    // While a hole is open: soon (kServiceNs), so that answers and timers are
+    // served without a datagram; INT64_MAX otherwise.
+    [[nodiscard]] std::int64_t next_deadline() const noexcept {
+        for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch)
+            if (stream_.channel(ch).open_holes != 0) return realtime_ns() + kServiceNs;
+        return INT64_MAX;
+    }
+    void configure(const Config&) noexcept {}
+
+    // No A/B arbiter: the stream merges the lines by position.
+    [[nodiscard]] const ArbiterCounters& arbiter_counters() const noexcept { return no_arbiter_; }
+    // The stream's per-channel figures added up (packets, messages,
+    // malformed, stale sessions, session changes), and the oversized
+    // datagrams. Any thread (relaxed counters); unknown types are the
+    // sequencer's (Rules::State::channel_counters).
+    [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept {
+        std::uint64_t packets = 0, messages = 0, malformed = oversized_.get(), stale = 0, sessions = 0;
+        for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch) {
+            const moldudp64::StreamCounters& c = stream_.channel(ch).counters;
+            packets += c.packets.get();
+            messages += c.messages.get();
+            malformed += c.malformed_packets.get();
+            stale += c.stale_session_packets.get();
+            sessions += c.session_changes.get();
+        }
+        totals_.packets.set(packets + oversized_.get());
+        totals_.messages.set(messages);
+        totals_.malformed_packets.set(malformed);
+        totals_.stale_session_packets.set(stale);
+        totals_.session_changes.set(sessions);
+        return totals_;
+    }
+    // Its own figures: per channel slot (config order) the stream's view and the re-request client.
+    [[nodiscard]] const StreamFront& protocol_decoder() const noexcept { return *this; }
+    [[nodiscard]] typename Stream::ChannelView channel(std::uint32_t slot) const noexcept { return stream_.channel(slot); }
+    [[nodiscard]] const moldudp64::RerequestClient& client() const noexcept { return client_; }
+    [[nodiscard]] std::uint64_t untracked_datagrams() const noexcept { return untracked_.get(); }
+
+private:
+    // The sink's events in chunks of at most one datagram's worth.
+    template <class Sink>
+    struct Chunked {
+        static constexpr std::size_t kChunk = max_events_for(Receiver::kSlotBytes);
+        Sink& sink;
+        std::size_t n = 0;
+        void operator()(const Event& ev) noexcept {
+            sink.on_event(ev);
+            if (++n == kChunk) {
+                sink.on_packet_end();
+                n = 0;
+            }
+        }
+    };
+    static const Config& refuse_glimpse(const Config& cfg) {
+        for (const ChannelConfig& ch : cfg.channels)
+            if (!ch.glimpse.empty())
+                throw std::invalid_argument("channel " + std::to_string(ch.id) +
+                                            ": GLIMPSE snapshots run on itch50::LiveHandler (the shared pipelines "
+                                            "do not serve them yet)");
+        return cfg;
+    }
+
+    std::vector<std::uint16_t> ids_;  // slot -> configured channel id
+    ChannelStreams<P> streams_;       // the one channel table: slot by channel id, each line's own gaps
+    moldudp64::RerequestClient client_;
+    Stream stream_;
+    RelaxedCounter oversized_, untracked_;
+    const ArbiterCounters no_arbiter_{};
+    mutable DecoderCounters totals_;
+};
+
+}  // namespace tickgate::itch50

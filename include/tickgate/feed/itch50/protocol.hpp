@@ -1,0 +1,101 @@
+// Nasdaq TotalView-ITCH 5.0 over MoldUDP64 as a tickgate protocol
+// (protocol.hpp): what the shared pipelines are instantiated with to speak
+// it. Its hole policy is kHoldAndRerequest, so its front is the MoldUDP64
+// stream (front.hpp) rather than the A/B arbiter; its rules (rules.hpp)
+// and order book are its own. Everything ITCH-specific is in this folder.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/decoder.hpp"
+#include "tickgate/feed/itch50/front.hpp"
+#include "tickgate/feed/itch50/rules.hpp"
+#include "tickgate/feed/moldudp64/wire.hpp"
+#include "tickgate/protocol.hpp"
+
+namespace tickgate::itch50 {
+
+// A channel's MoldUDP64 session as the channel table sees it: sessions are
+// names, not numbers, so a name not seen before replaces the current one
+// and one of the last kRemembered is stale (the stream, which owns the
+// positions, applies the same rule).
+class SessionState {
+public:
+    static constexpr std::size_t kRemembered = 16;
+    [[nodiscard]] SessionMark observe(const moldudp64::Key& key) noexcept {
+        if (has_ && key.session == current_) return SessionMark::kCurrent;
+        for (std::size_t i = 0; i < std::min(n_before_, kRemembered); ++i)
+            if (before_[i] == key.session) return SessionMark::kStale;
+        const bool first = !has_;
+        if (has_) before_[n_before_++ % kRemembered] = current_;
+        current_ = key.session;
+        has_ = true;
+        return first ? SessionMark::kFirst : SessionMark::kNewer;
+    }
+
+private:
+    moldudp64::Session current_{};
+    std::array<moldudp64::Session, kRemembered> before_{};
+    std::size_t n_before_ = 0;
+    bool has_ = false;
+};
+
+// One datagram's messages as Events, outside any stream (protocol
+// detection, tests): every message received, in order, on channel slot 0,
+// nothing held or merged. The live and offline pipelines read datagrams
+// through the stream instead (front.hpp, replay.hpp).
+class Decoder {
+public:
+    template <class Sink>
+    DecodeResult decode(std::span<const std::byte> d, const moldudp64::Key& key, SessionMark, std::int64_t recv_ns,
+                        std::uint8_t, Sink&& sink) noexcept {
+        const PacketDecode r = packets_.decode(d, key, [&](const OrderMessage& o) { sink(to_event(0, o, recv_ns)); });
+        return {r.malformed ? PacketVerdict::kMalformed : PacketVerdict::kDecoded, r.walk.fault, r.walk.received};
+    }
+    [[nodiscard]] const DecoderCounters& counters() const noexcept { return packets_.counters(); }
+    void count_malformed_unread() noexcept { packets_.count_malformed_unread(); }
+
+private:
+    PacketDecoder packets_;
+};
+
+struct Protocol {
+    static constexpr std::string_view kName = "itch50";
+    static constexpr std::string_view kTitle = "ITCH 5.0";  // in messages
+    static constexpr std::size_t kMaxDatagram = Receiver::kSlotBytes;  // the stream holds whole receive slots
+    static constexpr HolePolicy kHolePolicy = HolePolicy::kHoldAndRerequest;
+    static constexpr bool kHeaderNamesChannel = false;  // the line decides the channel
+    using Key = moldudp64::Key;
+    using SessionState = itch50::SessionState;
+    using Decoder = itch50::Decoder;
+    using Rules = itch50::Rules;
+    using Book = Rules::Book;
+    using Front = StreamFront<Protocol>;
+
+    [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
+        return moldudp64::read_key(d, line_channel);
+    }
+    [[nodiscard]] static constexpr std::size_t max_events_for(std::size_t len) noexcept {
+        return itch50::max_events_for(len);
+    }
+    // Instrument ids are the channels' locates (65,536 per channel:
+    // capacity.max_instruments does not apply); no recovery pool (the
+    // stream holds and re-requests; nothing is buffered per instrument).
+    [[nodiscard]] static Capacity capacity(const Config& cfg) noexcept {
+        Capacity c = cfg.capacity;
+        c.max_instruments = instrument_ids(cfg.channels.size());
+        c.recovery_instruments = 0;
+        c.recovery_depth = 0;
+        return c;
+    }
+};
+
+static_assert(VenueProtocol<Protocol>);
+
+}  // namespace tickgate::itch50
