@@ -100,7 +100,7 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
 MemoryEstimate estimate_memory(const Config& c) { return estimate_memory(c, c.protocol()); }
 
 MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
-    if (protocol == kItch50Name) return estimate_itch_memory(c, static_cast<std::uint32_t>(c.channels.size()));
+    if (protocol == itch50::Protocol::kName) return estimate_itch_memory(c, static_cast<std::uint32_t>(c.channels.size()));
     const Capacity& cap = c.capacity;
     const auto channels = static_cast<std::uint32_t>(c.channels.size());
     const std::size_t lines = 2 * std::size_t{channels};
@@ -110,7 +110,7 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         std::size_t book, publisher, decoder = 0, decoder_resident = 0;
     };
     const Own own = with_protocol(protocol, [&]<VenueProtocol P>() {
-        Own o{P::Book::bytes_for(cap.max_instruments, cap.book_depth), RingPublisher<P>::bytes_for(0, c)};
+        Own o{book_bytes<typename P::Book>(c, capacity_for<P>(c)), RingPublisher<P>::bytes_for(0, c)};
         // A decoder with tables of its own (MDP3: instrument slots, stored definitions, channel table).
         if constexpr (requires { P::decoder_bytes(c); }) std::tie(o.decoder, o.decoder_resident) = P::decoder_bytes(c);
         return o;

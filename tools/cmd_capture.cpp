@@ -90,8 +90,7 @@ int cmd_capture(const std::vector<std::string_view>& args) {
             });
         }
     };
-    if (cfg.protocol() == kItch50Name) record.operator()<void>();
-    else with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { record.operator()<P>(); });
+    with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { record.operator()<P>(); });
     writer.flush();
     fmt::print(stderr, "capture: {} datagrams written to {}\n", written, *out);
     return kExitOk;

@@ -158,7 +158,7 @@ int replay_itch50(const Options& a, const std::string& capture, const Config& cf
     DecoderCounters totals;
     replay->totals(totals);
     if (a.has("--stats")) fmt::print(stderr, "{}", replay_stats_line(r, totals.messages.get()));
-    if (!detected) hint_if_foreign(capture, kItch50Name);
+    if (!detected) hint_if_foreign(capture, itch50::Protocol::kName);
     if (!found) return kExitFailure;
     return r.truncation ? kExitCaptureCut : kExitOk;
 }
@@ -202,8 +202,11 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     const bool detect = cfg.channels.empty() && (a.text("--protocol") == kAutoProtocol || !a.has("--protocol"));
     if (detect) cfg.default_protocol = detect_protocol(capture);
 
-    if (cfg.protocol() == kItch50Name) return replay_itch50(a, capture, cfg, o, detect);
-    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { return replay_as<P>(a, capture, cfg, o, detect); });
+    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
+        // Offline, the MoldUDP64 stream (hold and re-request) is still its own pipeline (itch50::Replay).
+        if constexpr (P::kHolePolicy == HolePolicy::kHoldAndRerequest) return replay_itch50(a, capture, cfg, o, detect);
+        else return replay_as<P>(a, capture, cfg, o, detect);
+    });
 }
 
 }  // namespace tickgate::cli

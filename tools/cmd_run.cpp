@@ -296,7 +296,7 @@ int cmd_run(const std::vector<std::string_view>& args) {
     if (const auto list = a.text("--symbols")) o.symbols = parse_symbols("--symbols", *list);
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
-    if (cfg.protocol() == kItch50Name) {  // its own pipeline (tools/cmd_run_itch50.cpp)
+    if (cfg.protocol() == itch50::Protocol::kName) {  // its own pipeline (tools/cmd_run_itch50.cpp)
         return run_itch50(cfg, {.duration_s = o.duration,
                                 .refresh = o.refresh,
                                 .json = o.json,

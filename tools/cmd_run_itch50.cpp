@@ -30,7 +30,7 @@ public:
     ItchMetrics(const Config& cfg, const itch50::LiveHandler& handler)
         : registry_(handler.core().instruments().max_instruments(), handler.receiver().lines().size(),
                     cfg.channels.size(),
-                    {.protocol = protocol_bit(kItch50Name), .instruments = cfg.metrics.instruments,
+                    {.protocol = protocol_bit(itch50::Protocol::kName), .instruments = cfg.metrics.instruments,
                      .channels = cfg.channels.size()}),
           streams_(cfg.channels.size()) {
         for (std::size_t ch = 0; ch < cfg.channels.size(); ++ch) streams_[ch].channel = cfg.channels[ch].id;

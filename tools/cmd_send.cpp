@@ -46,13 +46,10 @@ int cmd_send(const std::vector<std::string_view>& args) {
     const bool max_speed = a.has("--max-speed");
     MulticastSender sender(a.loopback_address("--interface", "127.0.0.1"));
     const Config cfg = config_from(a, false);  // its protocol: what `unreadable` counts against
-    // Chosen once: whether a datagram's header reads as the protocol's (ITCH's: MoldUDP64's).
-    bool (*const readable)(std::span<const std::byte>) =
-        cfg.protocol() == kItch50Name
-            ? +[](std::span<const std::byte> d) { return moldudp64::read_key(d, 0).valid(); }
-            : with_protocol(cfg.protocol(), []<VenueProtocol P>() {
-                  return +[](std::span<const std::byte> d) { return P::read_key(d, 0).valid(); };
-              });
+    // Chosen once: whether a datagram's header reads as the protocol's.
+    bool (*const readable)(std::span<const std::byte>) = with_protocol(cfg.protocol(), []<VenueProtocol P>() {
+        return +[](std::span<const std::byte> d) { return P::read_key(d, 0).valid(); };
+    });
     CaptureReader reader(a.positional().front());
     install_signal_handlers();
     FrameCounters frames;

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
         const tickgate::Config cfg = tickgate::load_config(argv[1]);
         std::vector<Traded> traded = symbols_to_trade(cfg, argc, argv);
         const std::chrono::seconds duration(argc > 2 ? std::atoi(argv[2]) : 5);
-        if (cfg.protocol() == tickgate::kItch50Name)
+        if (cfg.protocol() == tickgate::itch50::Protocol::kName)
             trade_itch(cfg, traded, duration);
         else
             tickgate::with_protocol(cfg.protocol(), [&]<tickgate::VenueProtocol P>() { trade<P>(cfg, traded, duration); });

@@ -1,5 +1,7 @@
 #include "tickgate/feed/itch50/replay.hpp"
 
+#include "tickgate/feed/itch50/front.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,13 +16,6 @@
 namespace tickgate::itch50 {
 
 namespace {
-
-moldudp64::StreamConfig stream_config(const Config& cfg) {
-    moldudp64::StreamConfig s;
-    s.gap_timeout_ns = std::int64_t{cfg.moldudp64.gap_timeout_ms} * 1'000'000;
-    s.max_held_packets = cfg.moldudp64.max_held_packets;
-    return s;
-}
 
 std::uint32_t channel_slots(const Config& cfg) {
     return cfg.channels.empty() ? kMaxUnconfiguredChannels : static_cast<std::uint32_t>(cfg.channels.size());

@@ -29,6 +29,7 @@
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/live.hpp"
+#include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
@@ -701,4 +702,78 @@ TEST(HotPath, Mdp3LiveWithSnapshotFeedAllocatesNothingTwoThread) {
 }
 TEST(HotPath, Mdp3LiveWithSnapshotFeedAllocatesNothingInline) {
     mdp3_live_allocates_nothing<BasicInlineFeedHandler<mdp3::Protocol>>(PipelineMode::kInline);
+}
+
+// ITCH 5.0 through the shared pipelines (itch50::Protocol's front: the
+// MoldUDP64 stream, re-request client, ring or inline sequencer, order
+// book): receive, a hole per fifth packet, the request, the answer, the
+// release of what was held, the engine's callback.
+template <class Handler>
+void itch_shared_allocates_nothing(PipelineMode pipeline, std::uint16_t port) {
+    using namespace tickgate::itch50;
+    const int server = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(0x7F000001);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    Config cfg = parse_config(
+        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[[channel]]\nid = 3\nprotocol = \"itch50\"\n"
+        "rerequest = \"127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "\"\n"
+        "a = { group = \"239.255.34.11\", port = " + std::to_string(port) + " }\nb = { group = \"239.255.34.12\", port = " +
+            std::to_string(port + 1) + " }\n",
+        "hot.toml");
+    cfg.threading.pipeline = pipeline;
+    Handler handler(cfg);
+    constexpr bool kInline = std::is_same_v<Handler, BasicInlineFeedHandler<Protocol>>;
+    std::uint64_t updates = 0;
+    const auto on_update = [&](const Update&, const Event&) { ++updates; };
+    const auto poll = [&] {
+        if constexpr (kInline) (void)handler.poll(on_update, 0);
+        else (void)handler.poll(on_update, 4096);
+    };
+    MulticastSender sender("127.0.0.1");
+    std::vector<Bytes> packets;
+    std::uint64_t ref = 1;
+    for (std::uint64_t seq = 1; seq <= 800; seq += 4) {
+        std::vector<Bytes> m;
+        for (int i = 0; i < 4; ++i, ++ref)
+            m.push_back(add_order(static_cast<std::uint16_t>(1 + ref % 40), ref, ref % 2 ? 'B' : 'S', 100,
+                                  static_cast<std::uint32_t>(10'000 + ref % 30)));
+        packets.push_back(mold_packet("SESSION001", seq, m));
+    }
+    if constexpr (!kInline) handler.start();
+    std::array<std::byte, 64> request{};
+    const std::uint64_t before = g_allocations.load();
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+        if (i % 5 != 2) (void)sender.send(0xEFFF220B, port, packets[i]);  // 239.255.34.11
+        poll();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (updates < 800 && std::chrono::steady_clock::now() < deadline) {
+        poll();
+        sockaddr_in from{};
+        socklen_t from_len = sizeof from;
+        const ssize_t n = ::recvfrom(server, request.data(), request.size(), MSG_DONTWAIT,
+                                     reinterpret_cast<sockaddr*>(&from), &from_len);
+        if (n != 20) continue;
+        const std::uint64_t seq = load_be<std::uint64_t>(request.data() + 10);
+        const Bytes& answer = packets[(seq - 1) / 4];  // each hole is one lost packet
+        (void)::sendto(server, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), sizeof from);
+    }
+    const std::uint64_t after = g_allocations.load();
+    if constexpr (!kInline) handler.stop();
+    ::close(server);
+    EXPECT_EQ(after - before, 0u) << "allocations on ITCH's shared live path";
+    EXPECT_EQ(handler.protocol_decoder().channel(0).next_seq, 801u);
+    EXPECT_EQ(handler.protocol_decoder().channel(0).counters.recovered_messages.get(), 160u);
+    EXPECT_GE(updates, 800u) << "every add reached the engine";
+}
+
+TEST(HotPath, ItchSharedTwoThreadReceiveRerequestRingPollAllocateNothing) {
+    itch_shared_allocates_nothing<BasicFeedHandler<tickgate::itch50::Protocol>>(PipelineMode::kTwoThread, 31721);
+}
+TEST(HotPath, ItchSharedInlineReceiveRerequestCallbackAllocateNothing) {
+    itch_shared_allocates_nothing<BasicInlineFeedHandler<tickgate::itch50::Protocol>>(PipelineMode::kInline, 31723);
 }

@@ -297,6 +297,12 @@ template <class Book>
     if constexpr (std::is_constructible_v<Book, const Config&, const Capacity&>) return Book(cfg, c);
     else return Book(c.max_instruments, c.book_depth);
 }
+// What make_book allocates (estimate_memory).
+template <class Book>
+[[nodiscard]] std::size_t book_bytes(const Config& cfg, const Capacity& c) noexcept {
+    if constexpr (requires { Book::bytes_for(cfg, c); }) return Book::bytes_for(cfg, c);
+    else return Book::bytes_for(c.max_instruments, c.book_depth);
+}
 
 class ConfigError : public std::runtime_error {
 public:

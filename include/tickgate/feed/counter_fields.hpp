@@ -47,7 +47,7 @@ static_assert(kProtocolNames.size() <= 8, "ProtocolMask has a bit per protocol")
 inline constexpr ProtocolMask kEveryProtocol = 0xFF;
 inline constexpr ProtocolMask kQfb1 = protocol_bit(qfb1::Protocol::kName);
 inline constexpr ProtocolMask kMdp3 = protocol_bit(mdp3::Protocol::kName);
-inline constexpr ProtocolMask kItch50 = protocol_bit(kItch50Name);
+inline constexpr ProtocolMask kItch50 = protocol_bit(itch50::Protocol::kName);
 // The shared pipeline's stages (A/B arbiter, event ring, per-instrument
 // sequencing rules): what ITCH's own pipeline does not have.
 inline constexpr ProtocolMask kSharedPipeline = kQfb1 | kMdp3;

@@ -14,9 +14,8 @@
 #include <string_view>
 #include <tuple>
 
-#include "tickgate/feed/itch50/decoder.hpp"
+#include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/mdp3/protocol.hpp"
-#include "tickgate/feed/moldudp64/wire.hpp"
 #include "tickgate/feed/qfb1/protocol.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -28,32 +27,11 @@ struct ProtocolList {
     static constexpr std::array<std::string_view, sizeof...(P)> titles = {P::kTitle...};
 };
 
-using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol>;
-
-// Protocols with a pipeline of their own, not (yet) the shared templates:
-// ITCH 5.0 over MoldUDP64 (feed/itch50/: itch50::Replay offline,
-// itch50::LiveHandler live; the CLI commands call them by name).
-inline constexpr std::string_view kItch50Name = "itch50";
-inline constexpr std::string_view kItch50Title = "ITCH 5.0";
-
-namespace detail {
-template <std::size_t N>
-consteval std::array<std::string_view, N + 1> with_own_pipelines(const std::array<std::string_view, N>& shared) {
-    std::array<std::string_view, N + 1> all{};
-    for (std::size_t i = 0; i < N; ++i) all[i] = shared[i];
-    all[N] = kItch50Name;
-    return all;
-}
-}  // namespace detail
+using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol, itch50::Protocol>;
 
 // Every name configs and --protocol take, and how messages name each.
-inline constexpr auto kProtocolNames = detail::with_own_pipelines(KnownProtocols::names);
-inline constexpr auto kProtocolTitles = [] {
-    std::array<std::string_view, kProtocolNames.size()> all{};
-    for (std::size_t i = 0; i < KnownProtocols::titles.size(); ++i) all[i] = KnownProtocols::titles[i];
-    all.back() = kItch50Title;
-    return all;
-}();
+inline constexpr auto kProtocolNames = KnownProtocols::names;
+inline constexpr auto kProtocolTitles = KnownProtocols::titles;
 // "QFB/1" for "qfb1"; the name itself if no protocol has it.
 [[nodiscard]] constexpr std::string_view protocol_title(std::string_view name) noexcept {
     for (std::size_t i = 0; i < kProtocolNames.size(); ++i)
@@ -89,8 +67,6 @@ decltype(auto) dispatch(std::string_view name, F& f, ProtocolList<P...>) {
 // Throws std::invalid_argument for a name no protocol has.
 template <class F>
 decltype(auto) with_protocol(std::string_view name, F&& f) {
-    if (name == kItch50Name)
-        throw std::invalid_argument("protocol \"itch50\" has its own pipeline (itch50::LiveHandler, itch50::Replay)");
     return detail::dispatch(name, f, KnownProtocols{});
 }
 
@@ -120,31 +96,11 @@ private:
     std::unique_ptr<typename P::Decoder> decoder_ = std::make_unique<typename P::Decoder>();
 };
 
-// ITCH 5.0 over MoldUDP64 (its own pipeline): a MoldUDP64 header whose
-// session is printable ASCII, blocks that tile the datagram, an ITCH type among them.
-class ItchCleanReader {
-public:
-    [[nodiscard]] bool reads(std::span<const std::byte> d) {
-        const moldudp64::Key key = moldudp64::read_key(d, 0);
-        if (!key.valid() || key.kind == moldudp64::PacketKind::kRequest) return false;
-        for (const char c : key.session)
-            if (c < 0x20 || c > 0x7E) return false;
-        std::uint16_t known = 0;
-        const itch50::PacketDecode r = decoder_->decode(d, key, [&](const itch50::OrderMessage& m) noexcept {
-            known += m.action != itch50::Action::kUnknownType ? 1 : 0;
-        });
-        return !r.malformed && (r.walk.received == 0 || known > 0);
-    }
-
-private:
-    std::unique_ptr<itch50::PacketDecoder> decoder_ = std::make_unique<itch50::PacketDecoder>();
-};
-
 template <class List>
 struct ProtocolReaders;
 template <VenueProtocol... P>
 struct ProtocolReaders<ProtocolList<P...>> {
-    std::tuple<CleanReader<P>..., ItchCleanReader> readers;
+    std::tuple<CleanReader<P>...> readers;
     // For each protocol in kProtocolNames' order: whether it reads `d` cleanly.
     template <class F>
     void each(std::span<const std::byte> d, F&& f) {

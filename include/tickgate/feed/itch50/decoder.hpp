@@ -318,8 +318,9 @@ struct PacketDecode {
 };
 
 // Walks MoldUDP64 datagrams and hands each received ITCH message to a sink,
-// counting packets, messages read and malformed packets (unknown types are
-// counted by the stream, once per position, when applied).
+// counting packets, messages read, types ITCH 5.0 does not define and
+// malformed packets. Outside the stream (protocol detection, tests): the
+// pipelines count unknown types once per position, when applied.
 class PacketDecoder {
 public:
     // Decodes `d` (header `key`): sink(const OrderMessage&) for each message
@@ -336,7 +337,10 @@ public:
         const std::uint64_t first = key.seq;
         const moldudp64::Walk w = moldudp64::walk(
             d, key, [](std::uint8_t type) noexcept { return min_length(type); },
-            [&](std::uint16_t i, std::span<const std::byte> m) { sink(decode_message(m, first + i)); });
+            [&](std::uint16_t i, std::span<const std::byte> m) {
+                if (!is_known(static_cast<std::uint8_t>(m[0]))) counters_.unknown_messages.add();
+                sink(decode_message(m, first + i));
+            });
         counters_.messages.add(w.received);
         const bool bad = w.fault != Fault::kNone;
         if (bad) counters_.malformed_packets.add();

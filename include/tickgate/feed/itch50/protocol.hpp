@@ -48,13 +48,20 @@ private:
 
 // One datagram's messages as Events, outside any stream (protocol
 // detection, tests): every message received, in order, on channel slot 0,
-// nothing held or merged. The live and offline pipelines read datagrams
-// through the stream instead (front.hpp, replay.hpp).
+// nothing held or merged; types ITCH 5.0 does not define counted in
+// unknown_messages. The live and offline pipelines read datagrams through
+// the stream instead (front.hpp, replay.hpp). Out of a stream, a
+// re-request (upstream) or a session of non-printable bytes is no ITCH
+// downstream packet: malformed (kBadMagic), nothing delivered.
 class Decoder {
 public:
     template <class Sink>
     DecodeResult decode(std::span<const std::byte> d, const moldudp64::Key& key, SessionMark, std::int64_t recv_ns,
                         std::uint8_t, Sink&& sink) noexcept {
+        if (key.valid() && !downstream(key)) {
+            count_malformed_unread();
+            return {PacketVerdict::kMalformed, Fault::kBadMagic, 0};
+        }
         const PacketDecode r = packets_.decode(d, key, [&](const OrderMessage& o) { sink(to_event(0, o, recv_ns)); });
         return {r.malformed ? PacketVerdict::kMalformed : PacketVerdict::kDecoded, r.walk.fault, r.walk.received};
     }
@@ -62,8 +69,15 @@ public:
     void count_malformed_unread() noexcept { packets_.count_malformed_unread(); }
 
 private:
+    static bool downstream(const moldudp64::Key& key) noexcept {
+        if (key.kind == moldudp64::PacketKind::kRequest) return false;
+        for (const char c : key.session)
+            if (c < 0x20 || c > 0x7E) return false;
+        return true;
+    }
     PacketDecoder packets_;
 };
+
 
 struct Protocol {
     static constexpr std::string_view kName = "itch50";

@@ -69,6 +69,10 @@ public:
     // A live handler's book: `capacity.max_instruments` ids, [itch] max_orders and max_levels.
     Book(const Config& cfg, const Capacity& capacity)
         : OrderBook(capacity.max_instruments, cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits) {}
+    [[nodiscard]] static std::size_t bytes_for(const Config& cfg, const Capacity& capacity) noexcept {
+        return OrderBook::bytes_for(capacity.max_instruments, cfg.itch.max_orders, cfg.itch.max_levels);
+    }
+    using OrderBook::bytes_for;
     // One order event of instrument `id` (kAddBid ... kReplace); other kinds change nothing.
     [[nodiscard]] OrderResult apply_order(std::uint32_t id, const Event& ev) noexcept {
         switch (kind_of(ev.kind)) {
