@@ -112,14 +112,17 @@ void BasicSequencer<Rules, Book>::buffer_event(InstrumentState& st, const Event&
         return;
     }
     Event* ring = recovery_.data() + std::size_t{st.recovery_block} * depth;
+    // head < depth and count <= depth: a wrap is one subtraction, not a
+    // division per buffered event (a suspect instrument buffers every one).
     std::uint32_t pos;
     if (b.count < depth) {
-        pos = (b.head + b.count) % depth;
+        pos = b.head + b.count;
+        if (pos >= depth) pos -= depth;
         ++b.count;
     } else {
         // Full: keep the newest; a lagging snapshot is likelier to cover the oldest.
         pos = b.head;
-        b.head = (b.head + 1) % depth;
+        b.head = b.head + 1 == depth ? 0 : b.head + 1;
         ++st.counters.unbuffered_deltas;
     }
     ring[pos] = ev;

@@ -195,9 +195,11 @@ public:
 
 private:
     struct Checked {
-        TemplateLayout layout;
+        const TemplateLayout* layout = nullptr;  // wire.hpp's table: never copied per message
         const std::byte* root = nullptr;
-        std::array<GroupSpan, kMaxGroups> groups{};
+        // Left unset (not zeroed per message): check() sets every group a
+        // message of its Version has, and those are the only ones read.
+        std::array<GroupSpan, kMaxGroups> groups;
     };
 
     DecodeResult malformed(Fault f, std::uint16_t messages) noexcept {
@@ -229,6 +231,8 @@ private:
                                  Sink& sink) noexcept;
     template <class Sink>
     void emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept;
+    template <bool Book, class Sink>
+    void emit_entries(const Checked& c, Event& ev, Sink& sink) noexcept;
     template <class Sink>
     void emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept;
     template <class Sink>
@@ -236,8 +240,16 @@ private:
     // The instrument id of `security_id` for a sequenced message, given one
     // if it has none (its stored definition emitted first, into `sink`, so
     // the instrument starts with its symbol); kNoSlot when every slot is taken.
+    // Inlined: a known SecurityID is one probe; a new one goes to new_slot.
     template <class Sink>
-    std::uint32_t slot_for(std::int32_t security_id, Event& ev, Sink& sink) noexcept;
+    [[gnu::always_inline]] std::uint32_t slot_for(std::int32_t security_id, Event& ev, Sink& sink) noexcept {
+        const std::uint32_t known = map_.find(security_id);
+        if (known != SecurityMap::kNone) [[likely]]
+            return known;
+        return new_slot(security_id, ev, sink);
+    }
+    template <class Sink>
+    [[gnu::noinline]] std::uint32_t new_slot(std::int32_t security_id, Event& ev, Sink& sink) noexcept;
     template <class Sink>
     void emit_definition(std::uint32_t id, const StoredDefinition& def, Event& ev, Sink& sink) noexcept;
 
@@ -276,14 +288,15 @@ private:
 // inside the datagram) whose layout `out.layout` is known: its root block and
 // every group its Version has fit.
 inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
+    const TemplateLayout& l = *out.layout;
     const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
     const std::uint16_t version = load_le<std::uint16_t>(m + 8);
     if (block_length > size - kMessageHeaderSize) return Fault::kOverrun;
-    if (block_length < out.layout.min_root) return Fault::kBadLength;
+    if (block_length < l.min_root) return Fault::kBadLength;
     out.root = m + kMessageHeaderSize;
     std::size_t pos = kMessageHeaderSize + block_length;
-    for (std::uint8_t g = 0; g < out.layout.group_count; ++g) {
-        const GroupLayout& gl = out.layout.groups[g];
+    for (std::uint8_t g = 0; g < l.group_count; ++g) {
+        const GroupLayout& gl = l.groups[g];
         if (version < gl.since_version) break;  // this and later groups are newer than the message
         const std::size_t header = group_header_size(gl.header);
         if (size - pos < header) return Fault::kOverrun;
@@ -357,14 +370,14 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
         if (msg_size < kMessageHeaderSize) return malformed(Fault::kBadLength, done);
         if (msg_size > size - off) return malformed(Fault::kOverrun, done);
         Checked c;
-        c.layout = layout_of(load_le<std::uint16_t>(m + 4));
-        if (c.layout.kind == TemplateKind::kUnknown) {
+        c.layout = &layout_of(load_le<std::uint16_t>(m + 4));
+        if (c.layout->kind == TemplateKind::kUnknown) {
             counters_.unknown_messages.add();
             ch.counters.unknown_templates.add();
         } else if (const Fault f = check(m, msg_size, c); f != Fault::kNone) {
             return malformed(f, done);
         } else {
-            if (incremental && c.layout.kind == TemplateKind::kChannelReset) ch.counters.resets.add();
+            if (incremental && c.layout->kind == TemplateKind::kChannelReset) ch.counters.resets.add();
             emit(c, ev, incremental, sink);
         }
         ++done;
@@ -376,38 +389,10 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
 
 template <class Sink>
 inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept {
-    const TemplateLayout& l = c.layout;
+    const TemplateLayout& l = *c.layout;
     switch (l.kind) {
-        case TemplateKind::kBook:
-        case TemplateKind::kSequenced: {
-            const GroupSpan& g = c.groups[0];
-            const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
-            const bool book = l.kind == TemplateKind::kBook;
-            for (std::size_t i = 0; i < g.count; ++i) {
-                const std::byte* e = g.entry(i);
-                const std::uint32_t id = slot_for(load_le<std::int32_t>(e + l.seq.security_id), ev, sink);
-                ev.kind = book ? kLevelEntry : kSequencedEntry;
-                ev.instrument_id = id;
-                ev.u.venue.seq = load_le<std::uint32_t>(e + l.seq.rpt_seq);
-                ev.u.venue.source_ns = transact;
-                EntryFields f{};
-                f.price_exponent = l.price_exponent;
-                if (book) {
-                    const std::int32_t qty = load_le<std::int32_t>(e + kBookSize);
-                    const std::int32_t orders = load_le<std::int32_t>(e + kBookOrders);
-                    f.price = load_le<std::int64_t>(e + kBookPx);
-                    f.qty = qty == kNullInt32 ? 0 : qty;
-                    f.orders = orders == kNullInt32 ? 0 : orders;
-                    f.level = load_le<std::uint8_t>(e + kBookLevel);
-                    f.action = load_le<std::uint8_t>(e + kBookAction);
-                    f.entry_type = static_cast<char>(load_le<std::uint8_t>(e + kBookType));
-                }
-                set_entry_fields(ev, f);
-                mdp3_.entries.add();
-                sink(static_cast<const Event&>(ev));
-            }
-            return;
-        }
+        case TemplateKind::kBook: return emit_entries<true>(c, ev, sink);
+        case TemplateKind::kSequenced: return emit_entries<false>(c, ev, sink);
         case TemplateKind::kSnapshot: return emit_snapshot(c, ev, sink);
         case TemplateKind::kChannelReset:
         case TemplateKind::kHeartbeat: {  // channel events: no instrument
@@ -426,6 +411,41 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
         case TemplateKind::kStatus:
         case TemplateKind::kOrderBook:
         case TemplateKind::kUnknown: return;
+    }
+}
+
+// A sequenced message's entries (group 0), one event each; `Book`: book
+// entries (MDPriceLevel), else trades, statistics, volume, limits.
+template <bool Book, class Sink>
+[[gnu::always_inline]] inline void PacketDecoder::emit_entries(const Checked& c, Event& ev, Sink& sink) noexcept {
+    const GroupSpan g = c.groups[0];
+    const TemplateLayout& l = *c.layout;
+    const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
+    const SeqFields at = l.seq;
+    const std::int8_t exponent = l.price_exponent;
+    // Counted once per group, not per entry (an atomic store each): the
+    // same figure once the packet is decoded.
+    mdp3_.entries.add(g.count);
+    const std::byte* e = g.first;
+    for (std::uint32_t i = 0; i < g.count; ++i, e += g.entry_len) {
+        // Every field set again per entry: a new instrument's definition
+        // (slot_for) goes out through `ev` first.
+        const std::uint32_t id = slot_for(load_le<std::int32_t>(e + at.security_id), ev, sink);
+        ev.kind = Book ? kLevelEntry : kSequencedEntry;
+        ev.instrument_id = id;
+        ev.u.venue.seq = load_le<std::uint32_t>(e + at.rpt_seq);
+        ev.u.venue.source_ns = transact;
+        if constexpr (Book) {
+            const std::int32_t qty = load_le<std::int32_t>(e + kBookSize);
+            const std::int32_t orders = load_le<std::int32_t>(e + kBookOrders);
+            set_entry_fields(ev, EntryFields{load_le<std::int64_t>(e + kBookPx), qty == kNullInt32 ? 0 : qty,
+                                             orders == kNullInt32 ? 0 : orders, load_le<std::uint8_t>(e + kBookLevel),
+                                             load_le<std::uint8_t>(e + kBookAction),
+                                             static_cast<char>(load_le<std::uint8_t>(e + kBookType)), exponent});
+        } else {
+            set_entry_fields(ev, EntryFields{0, 0, 0, 0, 0, 0, exponent});
+        }
+        sink(static_cast<const Event&>(ev));
     }
 }
 
@@ -455,7 +475,7 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     ev.u.snapshot.source_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kSnapTransactTime));
     ev.u.snapshot.n_bids = n[0];
     ev.u.snapshot.n_asks = n[1];
-    ev.u.snapshot.price_exponent = c.layout.price_exponent;
+    ev.u.snapshot.price_exponent = c.layout->price_exponent;
     if (id == kNoSlot) [[unlikely]] {  // counted out of range; its levels are no one's
         ev.u.snapshot.n_bids = ev.u.snapshot.n_asks = 0;
         sink(static_cast<const Event&>(ev));
@@ -485,10 +505,7 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
 }
 
 template <class Sink>
-std::uint32_t PacketDecoder::slot_for(std::int32_t security_id, Event& ev, Sink& sink) noexcept {
-    const std::uint32_t known = map_.find(security_id);
-    if (known != SecurityMap::kNone) [[likely]]
-        return known;
+std::uint32_t PacketDecoder::new_slot(std::int32_t security_id, Event& ev, Sink& sink) noexcept {
     const std::uint32_t id = map_.index_of(security_id);
     if (id == SecurityMap::kNone) [[unlikely]] {
         mdp3_.unslotted_messages.add();
@@ -520,7 +537,7 @@ void PacketDecoder::definition(const Checked& c, Event& ev, Sink& sink) noexcept
     const std::int32_t security_id = load_le<std::int32_t>(c.root + kDefSecurityId);
     StoredDefinition def{};
     std::memcpy(def.symbol, c.root + kDefSymbol, sizeof def.symbol);
-    def.price_exponent = c.layout.price_exponent;
+    def.price_exponent = c.layout->price_exponent;
     def.removed = load_le<char>(c.root + kDefUpdateAction) == 'D';
     const GroupSpan& feeds = c.groups[kDefFeedTypesGroup];
     for (std::size_t i = 0; i < feeds.count; ++i) {

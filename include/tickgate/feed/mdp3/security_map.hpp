@@ -33,14 +33,14 @@ public:
         std::size_t slots = 2;
         while (slots < std::size_t{max_instruments} * 2) slots *= 2;
         slots_.assign(slots, Slot{0, kNone});
+        mask_ = slots - 1;
         ids_.reserve(max_instruments);
     }
 
     // The index of `security_id`, given it the next free one if it has none;
     // kNone once max_instruments ids are taken (the caller counts it).
     [[nodiscard]] std::uint32_t index_of(std::int32_t security_id) noexcept {
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = security_id_hash(security_id) & mask;; i = (i + 1) & mask) {
+        for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
             Slot& s = slots_[i];
             if (s.index == kNone) {
                 if (ids_.size() == max_) return kNone;
@@ -53,9 +53,9 @@ public:
     }
 
     // The index of `security_id` if it has one, else kNone; never inserts.
+    // Per entry on the decoder's hot path: one multiply, one probe mostly.
     [[nodiscard]] std::uint32_t find(std::int32_t security_id) const noexcept {
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = security_id_hash(security_id) & mask;; i = (i + 1) & mask) {
+        for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
             const Slot& s = slots_[i];
             if (s.index == kNone) return kNone;
             if (s.security_id == security_id) return s.index;
@@ -73,6 +73,7 @@ private:
         std::uint32_t index;  // kNone: empty
     };
     std::uint32_t max_;
+    std::size_t mask_ = 0;  // slots_.size() - 1, kept: not re-derived per lookup
     std::vector<Slot> slots_;
     std::vector<std::int32_t> ids_;
 };

@@ -189,13 +189,10 @@ inline constexpr std::uint16_t kSnapEntryRead = kSnapType + 1;
 // market-by-order additions of schema version 8; a version 6 message ends
 // after its NoMDEntries.
 inline constexpr std::uint16_t kBook32OrderGroupSince = 8;
-}  // namespace detail
 
-// The layout of `template_id` (kUnknown for templates MDP3.md does not list).
-[[nodiscard]] constexpr TemplateLayout layout_of(std::uint16_t template_id) noexcept {
-    using detail::incremental;
-    using detail::only;
-    using detail::with_group;
+// The layout of `template_id` (kUnknown for templates MDP3.md does not list),
+// built at compile time into kLayouts below.
+[[nodiscard]] constexpr TemplateLayout make_layout(std::uint16_t template_id) noexcept {
     constexpr SeqFields kAt12_16{12, 16};
     switch (template_id) {
         case tid::kBook32:
@@ -260,12 +257,30 @@ inline constexpr std::uint16_t kBook32OrderGroupSince = 8;
     }
 }
 
+// Every listed template id is below this: the decoder's per-message lookup
+// is one indexed load, not a switch that rebuilds the layout.
+inline constexpr std::uint16_t kLayoutIds = 64;
+inline constexpr std::array<TemplateLayout, kLayoutIds> kLayouts = [] {
+    std::array<TemplateLayout, kLayoutIds> t{};
+    for (std::uint16_t id = 0; id < kLayoutIds; ++id) t[id] = make_layout(id);
+    return t;
+}();
+inline constexpr TemplateLayout kUnknownLayout{};
+static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53 < kLayoutIds);
+}  // namespace detail
+
+// The layout of `template_id` (kUnknown for templates MDP3.md does not list).
+[[nodiscard]] constexpr const TemplateLayout& layout_of(std::uint16_t template_id) noexcept {
+    return template_id < detail::kLayoutIds ? detail::kLayouts[template_id] : detail::kUnknownLayout;
+}
+
 // A repeating group located inside a message: `count` entries of `entry_len`
-// bytes from `first`.
+// bytes from `first`. Trivial (no member initializers): the decoder keeps
+// one per group of each message and fills only those present.
 struct GroupSpan {
-    const std::byte* first = nullptr;
-    std::uint16_t entry_len = 0;
-    std::uint8_t count = 0;
+    const std::byte* first;
+    std::uint16_t entry_len;
+    std::uint8_t count;
     [[nodiscard]] const std::byte* entry(std::size_t i) const noexcept { return first + i * entry_len; }
 };
 
