@@ -81,12 +81,17 @@ std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t ma
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
     const std::uint32_t scope = scope_of(id);
+    // An order is in its window slot or in the table, never both. One a
+    // whole window older than the scope's newest has almost surely been
+    // moved on (references are dense): the table first, so a lookup of the
+    // long-lived tail costs no miss on a cold window slot.
+    const bool old = ref + window_.size() <= top_ref_[scope];
+    if (old && in_table_ != 0)
+        if (Entry* e = table_find(scope, ref)) return e;
     ++probes_;
     Entry& w = slot(scope, ref);
     if (w.used && w.ref == ref && scope_of(w.id) == scope && live(w)) return &w;
-    // An order is in its window slot or in the table, never both: the
-    // table only when it holds anything.
-    return in_table_ == 0 ? nullptr : table_find(scope, ref);
+    return old || in_table_ == 0 ? nullptr : table_find(scope, ref);
 }
 
 OrderBook::Entry* OrderBook::table_find(std::uint32_t scope, std::uint64_t ref) noexcept {
