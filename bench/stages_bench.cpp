@@ -744,6 +744,109 @@ BENCHMARK_CAPTURE(BM_Itch_Pipeline, day_like_8000_stocks, ItchFlow::kDay, 0);
 BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks_5_subscribed, ItchFlow::kUniform, 5);
 BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks_500_subscribed, ItchFlow::kUniform, 500);
 
+// The book alone on the same flows: each message decoded (decode_message)
+// before the run into the OrderBook call itch50::Sequencer::order makes,
+// then those calls timed, a datagram's (20) per iteration, on a book of the
+// pipeline's capacities (65,536 locates, 2 M orders, 1,048,576 levels).
+// What the pipeline adds on top is the stream, the sequencer and the decode.
+struct BookOp {
+    std::uint64_t ref, new_ref;
+    std::uint32_t shares, price;
+    std::uint16_t locate;
+    itch50::Action action;
+    Side side;
+};
+std::vector<BookOp> book_ops(const std::vector<itch50::Bytes>& datagrams) {
+    std::vector<BookOp> ops;
+    for (const auto& d : datagrams) {
+        const moldudp64::Key key = moldudp64::read_key(d, 0);
+        (void)moldudp64::walk(
+            d, key, [](std::uint8_t type) noexcept { return itch50::min_length(type); },
+            [&](std::uint16_t, std::span<const std::byte> m) {
+                const itch50::OrderMessage o = itch50::decode_message(m, 0);
+                switch (o.action) {
+                    case itch50::Action::kAdd:
+                    case itch50::Action::kExecute:
+                    case itch50::Action::kCancel:
+                    case itch50::Action::kDelete:
+                    case itch50::Action::kReplace:
+                        ops.push_back({o.order_ref, o.new_order_ref, o.shares, o.price, o.stock_locate, o.action,
+                                       o.side == 'S' ? Side::kAsk : Side::kBid});
+                        break;
+                    default: break;
+                }
+            });
+    }
+    return ops;
+}
+[[gnu::always_inline]] inline OrderResult apply_op(OrderBook& b, const BookOp& o) noexcept {
+    switch (o.action) {
+        case itch50::Action::kAdd: return b.add(o.locate, o.ref, o.side, o.shares, o.price);
+        case itch50::Action::kExecute:
+        case itch50::Action::kCancel: return b.reduce(o.locate, o.ref, o.shares);
+        case itch50::Action::kDelete: return b.remove(o.locate, o.ref);
+        default: return b.replace(o.locate, o.ref, o.new_ref, o.shares, o.price);
+    }
+}
+// One timed batch, out of line (callgrind: --toggle-collect='*itch_book_batch*').
+[[gnu::noinline]] std::uint32_t itch_book_batch(OrderBook& b, const BookOp* ops, std::size_t n) {
+    std::uint32_t unknown = 0;
+    for (std::size_t k = 0; k < n; ++k) unknown += apply_op(b, ops[k]) == OrderResult::kUnknownOrder;
+    return unknown;
+}
+void BM_Itch_Book(benchmark::State& state, ItchFlow flow) {
+    const ItchStream& s = itch_stream(flow);
+    static std::array<std::vector<BookOp>, 3> warm_ops, timed_ops;
+    const auto f = static_cast<std::size_t>(flow);
+    if (timed_ops[f].empty()) {
+        warm_ops[f] = book_ops(s.warm);
+        timed_ops[f] = book_ops(s.timed);
+    }
+    const std::vector<BookOp>& warm = warm_ops[f];
+    const std::vector<BookOp>& timed = timed_ops[f];
+    std::unique_ptr<OrderBook> b;
+    auto fresh = [&] {
+        b.reset();
+        b = std::make_unique<OrderBook>(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576, itch50::kLocateBits);
+        for (const BookOp& o : warm) (void)apply_op(*b, o);
+    };
+    fresh();
+    std::size_t i = 0;
+    std::uint64_t msgs = 0, unknown = 0;
+    DatagramTimes times;
+    times.ticks.reserve(std::size_t{1} << 24);
+    times.msgs.reserve(std::size_t{1} << 24);
+    const auto wall0 = std::chrono::steady_clock::now();
+    const std::uint64_t tsc0 = __rdtsc();
+    for (auto _ : state) {
+        if (i + kItchPerDatagram > timed.size()) {
+            state.PauseTiming();
+            fresh();
+            i = 0;
+            state.ResumeTiming();
+        }
+        const std::uint64_t t0 = __rdtsc();
+        unknown += itch_book_batch(*b, timed.data() + i, kItchPerDatagram);
+        const std::uint64_t dt = __rdtsc() - t0;
+        if (times.ticks.size() < times.ticks.capacity()) {
+            times.ticks.push_back(dt);
+            times.msgs.push_back(kItchPerDatagram);
+        }
+        i += kItchPerDatagram;
+        msgs += kItchPerDatagram;
+    }
+    const double wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall0).count();
+    times.percentiles(state, wall_ns / static_cast<double>(__rdtsc() - tsc0));
+    if (unknown != 0) state.SkipWithError("ITCH book: unknown orders");
+    state.counters["open_orders"] = static_cast<double>(b->open_orders());
+    state.counters["bytes_per_open_order"] =
+        static_cast<double>(OrderBook::bytes_for(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576)) / static_cast<double>(b->open_orders());
+    set_msgs(state, msgs);
+}
+BENCHMARK_CAPTURE(BM_Itch_Book, uniform_5000_stocks, ItchFlow::kUniform);
+BENCHMARK_CAPTURE(BM_Itch_Book, half_on_100_stocks, ItchFlow::kSkewed);
+BENCHMARK_CAPTURE(BM_Itch_Book, day_like_8000_stocks, ItchFlow::kDay);
+
 // #21 item 6: 300,000 adds on one stock, each a bid below every other (a
 // new price level at the far end of the book), 20 a datagram: the
 // adversarial fill whose level inserts were quadratic in a sorted flat

@@ -11,32 +11,57 @@ namespace {
 std::size_t table_size(std::uint32_t max_orders) noexcept { return std::size_t{max_orders} + max_orders / 4 + 1; }
 std::size_t arena_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} * 2; }
 std::size_t pool_size(std::uint32_t max_levels) noexcept { return std::size_t{max_levels} + 1; }  // and nil
+// The window: as many slots as orders, up to 2^18 (6 MiB: the newest
+// orders of a busy day stay put until long after most are gone, and the
+// slots a scope's newest orders use stay a few cache lines).
+constexpr std::size_t kMaxWindow = std::size_t{1} << 18;
+std::size_t window_size(std::uint32_t max_orders) noexcept { return std::min(std::bit_ceil(std::size_t{max_orders}), kMaxWindow); }
 int class_of(std::uint32_t cap) noexcept { return std::countr_zero(cap); }
 }  // namespace
 
+namespace {
+// The first of `size` levels (ascending by key, best last) whose key is
+// above `key`: bisection without branches (a conditional move a step, no
+// misprediction on prices spread over the side).
+template <bool Bid>
+std::uint32_t upper_bound_of(const OrderLevel* lv, std::uint32_t size, std::int64_t key) noexcept {
+    const auto at_or_below = [key](const OrderLevel& l) { return (Bid ? l.price : -l.price) <= key; };
+    const OrderLevel* base = lv;
+    std::uint32_t n = size;
+    while (n > 1) {
+        const std::uint32_t half = n / 2;
+        base = at_or_below(base[half]) ? base + half : base;
+        n -= half;
+    }
+    return static_cast<std::uint32_t>(base - lv) + static_cast<std::uint32_t>(at_or_below(*base));
+}
+}  // namespace
+
 std::uint32_t OrderBook::flat_upper_bound(const OrderLevel* lv, std::uint32_t size, Side s, std::int64_t key) noexcept {
-    // Ascending keys, best last: the first level whose key is above `key`.
-    // Most orders rest at or near the touch: the last few levels first (one
-    // cache line), then bisection of the rest.
+    // Most orders rest at or near the touch: the best two levels first
+    // (one cache line), then bisection of the rest.
     std::uint32_t at = size;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 2; ++k) {
         if (at == 0 || key_of(s, lv[at - 1].price) <= key) return at;
         --at;
     }
-    return static_cast<std::uint32_t>(
-        std::upper_bound(lv, lv + at, key, [s](std::int64_t k, const OrderLevel& l) { return k < key_of(s, l.price); }) - lv);
+    if (at == 0) return 0;
+    return s == Side::kBid ? upper_bound_of<true>(lv, at, key) : upper_bound_of<false>(lv, at, key);
 }
 
 OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
                      unsigned scope_bits)
-    : max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8),
+    : window_mask_(window_size(max_orders) - 1), max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8),
       min_sweep_(std::max<std::size_t>(1, table_size(max_orders) / 32)), scope_bits_(scope_bits),
       // Seeded per book: references chosen to collide under a known hash cannot be prepared.
       seed_((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()) {
     if (max_instruments == 0 || max_orders == 0 || max_levels == 0)
         throw std::invalid_argument("order book: capacities must be positive");
-    table_ = ZeroedArray<Entry>(table_size(max_orders));  // an all-zero Entry is an empty slot
+    window_ = ZeroedArray<Entry>(window_size(max_orders));  // an all-zero Entry is an empty slot
+    table_ = ZeroedArray<Entry>(table_size(max_orders));
     orders_of_.assign(max_instruments, 0);
+    tabled_of_.assign(max_instruments, 0);
+    top_ref_.assign(scopes_for(max_instruments, scope_bits), 0);
     gen_.assign(max_instruments, 0);
     sides_.assign(std::size_t{max_instruments} * 2, SideLevels{});
     arena_ = ZeroedArray<OrderLevel>(arena_size(max_levels));
@@ -45,17 +70,31 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
     nodes_ = ZeroedArray<LevelNode>(pool_size(max_levels));  // an all-zero node is nil: black, no links
 }
 
-std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
-                                 std::uint32_t max_levels) noexcept {
+std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
+                                 unsigned scope_bits) noexcept {
     const std::size_t arena = arena_size(max_levels);
     std::size_t free_lists = 0;
     for (std::size_t block = kMinBlock; block <= kFlatLevels; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
-    return table_size(max_orders) * sizeof(Entry) + resident_bytes_for(max_instruments) + arena * sizeof(OrderLevel) +
+    return (window_size(max_orders) + table_size(max_orders)) * sizeof(Entry) + resident_bytes_for(max_instruments, scope_bits) + arena * sizeof(OrderLevel) +
            free_lists + pool_size(max_levels) * sizeof(LevelNode);
 }
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
     const std::uint32_t scope = scope_of(id);
+    // An order is in its window slot or in the table, never both. One a
+    // whole window older than the scope's newest has almost surely been
+    // moved on (references are dense): the table first, so a lookup of the
+    // long-lived tail costs no miss on a cold window slot.
+    const bool old = ref + window_.size() <= top_ref_[scope];
+    if (old && in_table_ != 0)
+        if (Entry* e = table_find(scope, ref)) return e;
+    ++probes_;
+    Entry& w = slot(scope, ref);
+    if (w.used && w.ref == ref && scope_of(w.id) == scope && live(w)) return &w;
+    return old || in_table_ == 0 ? nullptr : table_find(scope, ref);
+}
+
+OrderBook::Entry* OrderBook::table_find(std::uint32_t scope, std::uint64_t ref) noexcept {
     for (std::size_t i = home(scope, ref);; i = next(i)) {
         ++probes_;
         Entry& e = table_[i];
@@ -83,7 +122,40 @@ void OrderBook::shift_into(std::size_t hole) noexcept {
 void OrderBook::erase(Entry* e) noexcept {
     --orders_of_[e->id];
     --size_;
+    if (in_window(e)) {
+        e->used = 0;
+        return;
+    }
+    --tabled_of_[e->id];
+    --in_table_;
     shift_into(static_cast<std::size_t>(e - table_.data()));
+}
+
+void OrderBook::table_insert(const Entry& e) noexcept {
+    // Stale entries lengthen probe runs like live ones: swept once the table
+    // is as full as live orders alone can make it and a sweep frees at
+    // least 1/32 of it (so its cost is at most 32 slots per freed entry,
+    // each an earlier insert); the hard limit keeps free slots, so every run ends.
+    if ((stale_ >= min_sweep_ && in_table_ + stale_ >= max_orders_) || in_table_ + stale_ >= sweep_at_) sweep();
+    std::size_t i = home(scope_of(e.id), e.ref);
+    for (;; i = next(i)) {  // the first free slot, or a stale one (occupied either way: runs stay intact)
+        ++probes_;
+        if (!table_[i].used) break;
+        if (!live(table_[i])) {
+            --stale_;
+            break;
+        }
+    }
+    table_[i] = e;
+    ++in_table_;
+    ++tabled_of_[e.id];
+}
+
+void OrderBook::sweep_window() noexcept {
+    for (Entry& e : window_) {
+        ++probes_;
+        if (e.used && !live(e)) e.used = 0;
+    }
 }
 
 void OrderBook::sweep() noexcept {
@@ -104,11 +176,16 @@ void OrderBook::clear(std::uint32_t id) noexcept {
     // would revive entries stale since, sweeps them first) only after
     // 65,535 rounds of adds and clears of that instrument.
     if (orders_of_[id] != 0) {
-        if (gen_[id] == UINT16_MAX) sweep();
+        if (gen_[id] == UINT16_MAX) {
+            sweep();
+            sweep_window();
+        }
         ++gen_[id];
-        stale_ += orders_of_[id];
+        stale_ += tabled_of_[id];
+        in_table_ -= tabled_of_[id];
         size_ -= orders_of_[id];
         orders_of_[id] = 0;
+        tabled_of_[id] = 0;
     }
     for (const Side s : {Side::kBid, Side::kAsk}) {  // a block or a whole tree back, O(1)
         SideLevels& sl = levels_of(id, s);
@@ -123,30 +200,25 @@ void OrderBook::clear(std::uint32_t id) noexcept {
 
 OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares,
                            std::uint32_t price) noexcept {
-    if (Entry* old = find(id, ref)) {  // a live reference reused: that order is replaced
-        level_sub(old->id, static_cast<Side>(old->side), old->price, old->shares, true);
+    std::uint64_t& top = top_ref_[scope_of(id)];
+    if (ref > top) {
+        top = ref;  // above every reference of the scope: nothing to replace
+    } else if (Entry* old = find(id, ref)) {  // a live reference reused: that order is replaced
+        level_sub(*old, old->shares, true);
         erase(old);
     }
     // An order of no shares would be gone at once (as an execution to 0):
     // none is kept, so no level ever shows 0 shares.
     if (shares == 0) return OrderResult::kRemoved;
     if (size_ >= max_orders_) return OrderResult::kStoreFull;
-    if (!level_add(id, side, price, shares)) return OrderResult::kStoreFull;
-    // Stale entries lengthen probe runs like live ones: swept once the store
-    // is as full as live orders alone can make it and a sweep frees at
-    // least 1/32 of it (so its cost is at most 32 slots per freed entry,
-    // each an earlier add); the hard limit keeps free slots, so every run ends.
-    if ((stale_ >= min_sweep_ && size_ + stale_ >= max_orders_) || size_ + stale_ >= sweep_at_) sweep();
-    std::size_t i = home(scope_of(id), ref);
-    for (;; i = next(i)) {  // the first free slot, or a stale one (occupied either way: runs stay intact)
-        ++probes_;
-        if (!table_[i].used) break;
-        if (!live(table_[i])) {
-            --stale_;
-            break;
-        }
-    }
-    table_[i] = {ref, price, shares, id, gen_[id], static_cast<std::uint8_t>(side), 1};
+    const std::uint32_t node = level_add(id, side, price, shares);
+    if (node == kNoRoom) return OrderResult::kStoreFull;
+    // The newest reference takes its window slot; an order still live there
+    // (an older reference, or one chosen to collide) moves to the table.
+    ++probes_;
+    Entry& w = slot(scope_of(id), ref);
+    if (w.used && live(w)) table_insert(w);
+    w = {ref, node != 0 ? node : price, shares, id, gen_[id], static_cast<std::uint8_t>(side), node != 0 ? kNode : kPrice};
     ++size_;
     ++orders_of_[id];
     return OrderResult::kApplied;
@@ -155,14 +227,13 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
 OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t shares) noexcept {
     Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
-    const Side s = static_cast<Side>(e->side);
     if (shares < e->shares) {
-        level_sub(e->id, s, e->price, shares, false);
+        level_sub(*e, shares, false);
         e->shares -= shares;
         return OrderResult::kApplied;
     }
     const bool over = shares > e->shares;
-    level_sub(e->id, s, e->price, e->shares, true);
+    level_sub(*e, e->shares, true);
     erase(e);
     return over ? OrderResult::kOverExecution : OrderResult::kRemoved;
 }
@@ -170,7 +241,7 @@ OrderResult OrderBook::reduce(std::uint32_t id, std::uint64_t ref, std::uint32_t
 OrderResult OrderBook::remove(std::uint32_t id, std::uint64_t ref) noexcept {
     Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
-    level_sub(e->id, static_cast<Side>(e->side), e->price, e->shares, true);
+    level_sub(*e, e->shares, true);
     erase(e);
     return OrderResult::kRemoved;
 }
@@ -180,7 +251,7 @@ OrderResult OrderBook::replace(std::uint32_t id, std::uint64_t ref, std::uint64_
     Entry* e = find(id, ref);
     if (e == nullptr || e->id != id) return OrderResult::kUnknownOrder;
     const Side side = static_cast<Side>(e->side);
-    level_sub(e->id, side, e->price, e->shares, true);
+    level_sub(*e, e->shares, true);
     erase(e);
     return add(id, new_ref, side, shares, price);
 }
@@ -206,7 +277,7 @@ void OrderBook::give_back(std::uint32_t root) noexcept {
     forest_ = root;
 }
 
-bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept {
+std::uint32_t OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept {
     SideLevels& sl = levels_of(id, s);
     const std::int64_t key = key_of(s, price);
     if (sl.root == 0) {
@@ -215,38 +286,45 @@ bool OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price, std::ui
         if (at > 0 && lv[at - 1].price == price) {
             lv[at - 1].shares += shares;
             ++lv[at - 1].orders;
-            return true;
+            return 0;
         }
         if (sl.size < kFlatLevels) {
             if (sl.size == sl.cap) {
-                if (!grow(sl)) return false;
+                if (!grow(sl)) return kNoRoom;
                 lv = arena_.data() + sl.offset;
             }
             probes_ += sl.size - at;  // levels moved
             std::copy_backward(lv + at, lv + sl.size, lv + sl.size + 1);
             lv[at] = {price, shares, 1};
             ++sl.size;
-            return true;
+            return 0;
         }
-        if (!to_tree(sl, s)) return false;
+        if (!to_tree(sl, s)) return kNoRoom;
     }
     std::uint32_t parent = 0;
     bool left = false;
     if (const std::uint32_t x = search(sl, s, key, parent, left); x != 0) {
         nodes_[x].level.shares += shares;
         ++nodes_[x].level.orders;
-        return true;
+        return x;
     }
-    return tree_insert(sl, s, parent, left, {price, shares, 1}) != 0;
+    const std::uint32_t z = tree_insert(sl, s, parent, left, {price, shares, 1});
+    return z != 0 ? z : kNoRoom;
 }
 
-void OrderBook::level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept {
-    SideLevels& sl = levels_of(id, s);
-    const std::int64_t key = key_of(s, price);
+void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone) noexcept {
+    const Side s = static_cast<Side>(e.side);
+    SideLevels& sl = levels_of(e.id, s);
     OrderLevel* l = nullptr;
     std::uint32_t node = 0;
     std::uint32_t at = 0;
-    if (sl.root != 0) {
+    const auto price = static_cast<std::int64_t>(e.at);
+    const std::int64_t key = key_of(s, price);
+    if (e.used == kNode) {
+        ++probes_;
+        node = e.at;
+        l = &nodes_[node].level;
+    } else if (sl.root != 0) {
         std::uint32_t parent = 0;
         bool left = false;
         node = search(sl, s, key, parent, left);

@@ -364,6 +364,135 @@ TEST(OrderBookRule, TheLevelPoolIsFixedAndEmptiedSidesGiveTheirLevelsBack) {
     EXPECT_EQ(levels(b, 1, Side::kAsk).size(), 64u);
 }
 
+// The window (issue 24): a new order takes its reference's slot; an order
+// still live there moves to the table. References that all share one slot
+// (multiples of the window's size) each move on once, found and removed
+// exactly, at a few probes each.
+TEST(OrderBookRule, OrdersSharingAWindowSlotMoveToTheTableAndStayExact) {
+    constexpr std::uint32_t kOrders = 4096;  // the window: 4,096 slots
+    OrderBook b(1, kOrders, 64);
+    for (std::uint64_t k = 1; k < kOrders; ++k)
+        ASSERT_EQ(b.add(0, k * kOrders, Side::kBid, 2, 100 + k % 8), OrderResult::kApplied);
+    for (std::uint64_t k = 1; k < kOrders; k += 2) ASSERT_EQ(b.reduce(0, k * kOrders, 1), OrderResult::kApplied);
+    for (std::uint64_t k = 1; k < kOrders; ++k)
+        ASSERT_EQ(b.remove(0, k * kOrders), OrderResult::kRemoved) << k;
+    EXPECT_EQ(b.open_orders(), 0u);
+    EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
+    EXPECT_LT(b.probes(), std::uint64_t{40} * kOrders);
+}
+
+// A reference below the scope's highest is looked up (only a higher one
+// can skip that): reused while live, it replaces that order.
+TEST(OrderBookRule, AnAddReusingAnOlderLiveReferenceReplacesIt) {
+    OrderBook b(8, 64, 64);
+    b.add(1, 7, Side::kBid, 100, 500);
+    b.add(1, 9, Side::kBid, 10, 500);
+    EXPECT_EQ(b.add(1, 7, Side::kAsk, 5, 600), OrderResult::kApplied);
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{500, 10, 1}}));
+    EXPECT_EQ(levels(b, 1, Side::kAsk), (std::vector<L>{{600, 5, 1}}));
+    EXPECT_EQ(b.open_orders(), 2u);
+}
+
+// Two channels' references land in one window slot: each scope's order is its own.
+TEST(OrderBookRule, ReferencesOfTwoScopesSharingAWindowSlotNameTwoOrders) {
+    OrderBook b(2 * 65536, 256, 64);  // a window of 256 slots
+    const std::uint32_t a = 5, other = 65536 + 5;
+    for (std::uint64_t r = 1; r <= 128; ++r) {  // half the window each, at their own offsets: most slots shared
+        ASSERT_EQ(b.add(a, r, Side::kBid, 1, 1000), OrderResult::kApplied);
+        ASSERT_EQ(b.add(other, r, Side::kAsk, 2, 2000), OrderResult::kApplied);
+    }
+    for (std::uint64_t r = 1; r <= 128; r += 2) ASSERT_EQ(b.remove(other, r), OrderResult::kRemoved);
+    EXPECT_EQ(levels(b, a, Side::kBid), (std::vector<L>{{1000, 128, 128}}));
+    EXPECT_EQ(levels(b, other, Side::kAsk), (std::vector<L>{{2000, 128, 64}}));
+    for (std::uint64_t r = 1; r <= 128; ++r) ASSERT_EQ(b.reduce(a, r, 1), OrderResult::kRemoved);
+    EXPECT_EQ(b.open_orders(), 64u);
+}
+
+// An order added to a tree side keeps its level's node: its executions,
+// cancels and delete go straight to the level, however deep the side.
+TEST(OrderBookRule, AnOrderOnADeepSideChangesWithoutASearch) {
+    OrderBook b(1, 400'000, 200'000);
+    std::uint64_t ref = 1;
+    for (std::uint32_t i = 0; i < 100'000; ++i) ASSERT_EQ(b.add(0, ref++, Side::kAsk, 10, 1'000'000 + 2 * i), OrderResult::kApplied);
+    for (std::uint64_t r = 50'000; r < 50'100; ++r) {
+        const std::uint64_t before = b.probes();
+        ASSERT_EQ(b.reduce(0, r, 1), OrderResult::kApplied);
+        EXPECT_LE(b.probes() - before, 2u) << r;  // its slot and its node
+    }
+    EXPECT_EQ(b.side(0, Side::kAsk).size(), 100'000u);
+}
+
+// References reused at random (not increasing), two scopes, a window and a
+// table small enough to be crowded, against a model.
+TEST(OrderBookDifferential, MatchesAMapModelWithReusedReferencesInTwoScopes) {
+    struct O {
+        std::uint32_t id;
+        Side side;
+        std::uint32_t shares, price;
+    };
+    std::map<std::pair<std::uint32_t, std::uint64_t>, O> model;  // (scope, ref)
+    OrderBook b(2 * 65536, 512, 2048);  // a window of 512 slots
+    std::mt19937_64 rng(24);
+    const std::uint32_t ids[] = {1, 2, 65536 + 1};
+    for (int step = 0; step < 80'000; ++step) {
+        const std::uint32_t id = ids[rng() % 3];
+        const std::uint32_t scope = id >> 16;
+        const std::uint64_t ref = rng() % 2 ? rng() % 700 : 512 * (rng() % 8);  // many share a slot
+        const auto key = std::make_pair(scope, ref);
+        const auto it = model.find(key);
+        const int op = static_cast<int>(rng() % 4);
+        if (op == 0 && (it != model.end() || model.size() < 500)) {
+            const O o{id, rng() % 2 ? Side::kBid : Side::kAsk, static_cast<std::uint32_t>(1 + rng() % 50),
+                      static_cast<std::uint32_t>(1000 + rng() % 40)};
+            ASSERT_EQ(b.add(id, ref, o.side, o.shares, o.price), OrderResult::kApplied);
+            model[key] = o;
+        } else if (op == 1) {
+            const auto n = static_cast<std::uint32_t>(1 + rng() % 60);
+            const OrderResult r = b.reduce(id, ref, n);
+            if (it == model.end() || it->second.id != id) {
+                ASSERT_EQ(r, OrderResult::kUnknownOrder);
+            } else if (n < it->second.shares) {
+                ASSERT_EQ(r, OrderResult::kApplied);
+                it->second.shares -= n;
+            } else {
+                ASSERT_EQ(r, n == it->second.shares ? OrderResult::kRemoved : OrderResult::kOverExecution);
+                model.erase(it);
+            }
+        } else if (op == 2) {
+            const OrderResult r = b.remove(id, ref);
+            if (it == model.end() || it->second.id != id) {
+                ASSERT_EQ(r, OrderResult::kUnknownOrder);
+            } else {
+                ASSERT_EQ(r, OrderResult::kRemoved);
+                model.erase(it);
+            }
+        } else if (it != model.end() && it->second.id == id && model.size() < 500) {
+            const std::uint64_t new_ref = rng() % 700;
+            const O n{id, it->second.side, static_cast<std::uint32_t>(1 + rng() % 50), static_cast<std::uint32_t>(1000 + rng() % 40)};
+            ASSERT_EQ(b.replace(id, ref, new_ref, n.shares, n.price), OrderResult::kApplied);
+            model.erase(it);
+            model[std::make_pair(scope, new_ref)] = n;  // a live new_ref is replaced, as by an add
+        }
+        if (step % 1999 != 0) continue;
+        for (const std::uint32_t i : ids)
+            for (const Side s : {Side::kBid, Side::kAsk}) {
+                std::map<std::int64_t, L> agg;
+                for (const auto& [k, o] : model)
+                    if (o.id == i && o.side == s) {
+                        L& l = agg[o.price];
+                        l.price = o.price;
+                        l.shares += o.shares;
+                        ++l.orders;
+                    }
+                std::vector<L> expected;
+                for (const auto& [p, l] : agg) expected.push_back(l);
+                if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
+                ASSERT_EQ(levels(b, i, s), expected) << "step " << step;
+            }
+        ASSERT_EQ(b.open_orders(), model.size());
+    }
+}
+
 // The level trees against a model over wide price ranges (thousands of
 // levels a side, so rotations and erases of inner nodes happen), with
 // instruments emptied now and then (trees given back and taken apart).

@@ -2,21 +2,31 @@
 // the book"), with an aggregated L2 view (price, shares, order count) kept
 // incrementally and read through ReadableBook like every other book.
 //
-// Orders: one open-addressing table (linear probing, backward-shift delete)
-// of 24-byte entries, sized at start-up to max_orders × 5/4, so an open
-// order costs 30 bytes when the store is full. An order is keyed by its
+// Orders: 24-byte entries in two stores. An order is keyed by its
 // reference within its *scope* (ITCH: its channel, ITCH50.md "Locates and
 // order references are a channel's own"): instrument ids id >> scope_bits
-// share one reference space. The home slot mixes the key with a seeded
-// hash, keeping 8 consecutive references of a scope in neighbouring slots
-// (recent orders are the busy ones), so no choice of references can pile
-// them onto one slot. Emptying an instrument (a new session, an
-// unsubscribe) is O(1): its generation moves on and its entries become
-// stale, reused in place by later adds and swept out, all at once, when
-// live plus stale entries reach max_orders and at least 1/32 of the store
-// is stale (so a sweep costs at most 32 slots per entry it frees, and the
-// load stays about where live orders alone put it). Levels: per instrument
-// and side a sorted flat array of at most kFlatLevels (64) levels searched
+// share one reference space. The venue assigns a channel's references
+// densely and increasing, and most orders live briefly, so the busy orders
+// are the newest references: a *window*, a direct-mapped ring of
+// bit_ceil(max_orders) (at most 2^18) entries indexed by the reference
+// (plus a per-scope offset), holds each new order in its reference's slot,
+// found and deleted in one slot with no hash. An order still live when a
+// newer reference needs its slot moves to the *table*, the long-lived
+// tail: one open-addressing table (linear probing, backward-shift delete)
+// sized at start-up to max_orders × 5/4, so it holds every order should
+// the window hold none; an open order costs 30 bytes when the store is
+// full, plus the window's fixed 24 bytes a slot (bytes_for). The table's
+// home slot mixes the key with a seeded hash, keeping 8 consecutive
+// references of a scope in neighbouring slots, so no choice of references
+// can pile them onto one slot; references chosen to collide in the window
+// only send each order to the table (one insert more per add, never more).
+// Emptying an instrument (a new session, an unsubscribe) is O(1): its
+// generation moves on and its entries become stale: in the window free
+// slots, in the table reused in place by later adds and swept out, all at
+// once, when live plus stale table entries reach max_orders and at least
+// 1/32 of the table is stale (so a sweep costs at most 32 slots per entry
+// it frees, and the load stays about where live orders alone put it).
+// Levels: per instrument and side a sorted flat array of at most kFlatLevels (64) levels searched
 // by bisection (best last, so the updates near the touch that dominate real
 // feeds move little), carved from one arena in power-of-two blocks; a side
 // that outgrows it becomes a red-black tree of levels whose nodes come
@@ -150,11 +160,12 @@ public:
               unsigned scope_bits = 16);
     // What the constructor allocates (the config's memory estimate).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
-                                               std::uint32_t max_levels) noexcept;
-    // What of it is resident once constructed: the per-instrument arrays
-    // (the order table and level pool are zero pages until used).
-    [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments) noexcept {
-        return std::size_t{max_instruments} * (sizeof(std::uint32_t) + sizeof(std::uint16_t) + 2 * sizeof(SideLevels));
+                                               std::uint32_t max_levels, unsigned scope_bits = 16) noexcept;
+    // What of it is resident once constructed: the per-instrument and
+    // per-scope arrays (the order stores and level pool are zero pages until used).
+    [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments, unsigned scope_bits = 16) noexcept {
+        return std::size_t{max_instruments} * (2 * sizeof(std::uint32_t) + sizeof(std::uint16_t) + 2 * sizeof(SideLevels)) +
+               scopes_for(max_instruments, scope_bits) * sizeof(std::uint64_t);
     }
 
     // A (or F): a new order; a live `ref` of the same scope is replaced (ITCH50.md). `id` < max_instruments.
@@ -196,13 +207,14 @@ public:
 private:
     struct Entry {
         std::uint64_t ref;
-        std::uint32_t price;
+        std::uint32_t at;      // kPrice: the price; kNode: its level's tree node (stable while the level lives)
         std::uint32_t shares;
         std::uint32_t id;      // instrument
         std::uint16_t gen;     // the instrument's generation when added: live only while it is current
         std::uint8_t side;
-        std::uint8_t used;
+        std::uint8_t used;     // 0: a free slot; else what `at` holds
     };
+    static constexpr std::uint8_t kPrice = 1, kNode = 2;
     static_assert(sizeof(Entry) == 24);
     struct SideLevels {
         std::uint32_t offset = 0;  // flat: its block in the arena
@@ -230,14 +242,31 @@ private:
         return i >= table_.size() ? i - table_.size() : i;
     }
     [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return i + 1 == table_.size() ? 0 : i + 1; }
+    // The window slot of `ref`: consecutive references of a scope in
+    // consecutive slots, each scope at its own offset (channels' references
+    // overlap), so the newest orders of a channel share a few cache lines.
+    [[nodiscard]] Entry& slot(std::uint32_t scope, std::uint64_t ref) noexcept {
+        return window_[static_cast<std::size_t>((ref + std::uint64_t{scope} * 0x9E3779B97F4A7C15ull) & window_mask_)];
+    }
+    [[nodiscard]] bool in_window(const Entry* e) const noexcept {
+        return e >= window_.data() && e < window_.data() + window_.size();
+    }
     [[nodiscard]] std::uint32_t scope_of(std::uint32_t id) const noexcept { return id >> scope_bits_; }
+    [[nodiscard]] static std::size_t scopes_for(std::uint32_t max_instruments, unsigned scope_bits) noexcept {
+        return ((std::size_t{max_instruments} - 1) >> scope_bits) + 1;
+    }
     [[nodiscard]] bool live(const Entry& e) const noexcept { return e.gen == gen_[e.id]; }
     [[nodiscard]] Entry* find(std::uint32_t id, std::uint64_t ref) noexcept;
+    [[nodiscard]] Entry* table_find(std::uint32_t scope, std::uint64_t ref) noexcept;
+    // Puts `e` (live, not in the table) into the table, sweeping it first if due.
+    void table_insert(const Entry& e) noexcept;
     void erase(Entry* e) noexcept;
     // Empties slot `hole` by backward shift: later entries of its run move up.
     void shift_into(std::size_t hole) noexcept;
-    // Removes every stale entry (one walk of the store).
+    // Removes every stale entry of the table (one walk of it).
     void sweep() noexcept;
+    // Frees every stale slot of the window (one walk of it: before a generation wraps).
+    void sweep_window() noexcept;
     // Level keys ascend towards the best level: the bid's price, the ask's negated.
     [[nodiscard]] static std::int64_t key_of(Side s, std::int64_t price) noexcept { return s == Side::kBid ? price : -price; }
     [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
@@ -246,10 +275,14 @@ private:
     // The first of a flat side's `size` levels whose key is above `key`.
     [[nodiscard]] static std::uint32_t flat_upper_bound(const OrderLevel* lv, std::uint32_t size, Side s,
                                                         std::int64_t key) noexcept;
-    // Adds `shares` (one order) at `price`; false if the arena or pool has no room.
-    bool level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
-    // Takes `shares` (and, if `order_gone`, one order) from the level at `price`.
-    void level_sub(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares, bool order_gone) noexcept;
+    // Adds `shares` (one order) at `price`: the level's tree node (a tree
+    // side), 0 (a flat side), or kNoRoom when the arena or pool has none.
+    // A tree side stays one until it is empty, so an order added to a tree
+    // keeps its node for its life and its changes skip the search.
+    static constexpr std::uint32_t kNoRoom = UINT32_MAX;
+    std::uint32_t level_add(std::uint32_t id, Side s, std::uint32_t price, std::uint32_t shares) noexcept;
+    // Takes `shares` (and, if `order_gone`, one order) from order `e`'s level.
+    void level_sub(const Entry& e, std::uint32_t shares, bool order_gone) noexcept;
     bool grow(SideLevels& sl) noexcept;
     void release_block(SideLevels& sl) noexcept;
     // A flat side of kFlatLevels made a tree; false if the pool has no room.
@@ -269,9 +302,12 @@ private:
     std::uint32_t take_node() noexcept;
     void give_back(std::uint32_t root) noexcept;
 
+    ZeroedArray<Entry> window_;  // zero pages too
+    std::size_t window_mask_;
     ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
-    std::size_t size_ = 0;   // live entries
-    std::size_t stale_ = 0;  // entries of an emptied instrument not yet reused or swept
+    std::size_t size_ = 0;   // live orders, window and table
+    std::size_t in_table_ = 0;  // live table entries
+    std::size_t stale_ = 0;  // table entries of an emptied instrument not yet reused or swept
     std::size_t max_orders_;
     std::size_t sweep_at_;   // live + stale entries that force a sweep (leaves free slots)
     std::size_t min_sweep_;  // stale entries worth a sweep once the store is that full
@@ -279,7 +315,12 @@ private:
     std::uint64_t seed_;
     std::uint64_t probes_ = 0;
     std::vector<std::uint32_t> orders_of_;  // open orders per instrument
+    std::vector<std::uint32_t> tabled_of_;  // of them, in the table (stale there once the instrument is emptied)
     std::vector<std::uint16_t> gen_;        // per instrument
+    // Per scope, the highest reference added so far: a higher one (every
+    // new order of a venue assigning references increasing) names no live
+    // order, so its add looks nowhere.
+    std::vector<std::uint64_t> top_ref_;
     std::vector<SideLevels> sides_;         // [id * 2 + side]
     ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
     std::size_t arena_used_ = 0;
