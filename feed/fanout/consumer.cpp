@@ -39,6 +39,10 @@ struct Consumer::Impl {
     std::atomic<bool> slow{false};
     std::atomic<bool> reconnected{false};
     std::atomic<int> delay_us{0};
+    // After a loss the stream may not yet hold what was lost (its replicas
+    // commit a little after the live copy goes out): every instrument is
+    // read once more this long after the first re-read.
+    std::chrono::steady_clock::time_point reread_at = std::chrono::steady_clock::time_point::max();
     UpdateFn on_update;
     NoticeFn on_notice;
 
@@ -194,6 +198,7 @@ std::size_t Consumer::poll(int timeout_ms) {
             m.counters.dropped = static_cast<std::uint64_t>(dropped);
             m.tracker.mark_all_suspect();
         }
+        m.reread_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
         if (m.on_notice)
             m.on_notice("slow consumer: the client library dropped " + std::to_string(dropped) +
                         " messages in all; every instrument is read again from the stream");
@@ -204,10 +209,15 @@ std::size_t Consumer::poll(int timeout_ms) {
             ++m.counters.reconnects;
             m.tracker.mark_all_suspect();
         }
+        m.reread_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
         if (m.on_notice) m.on_notice("reconnected: every instrument is read again from the stream");
     }
     {
         const std::lock_guard lock(m.mu);
+        if (std::chrono::steady_clock::now() >= m.reread_at) {
+            m.reread_at = std::chrono::steady_clock::time_point::max();
+            m.tracker.mark_all_suspect();
+        }
         wanted = m.tracker.take_wanted();
     }
     for (const std::string& subject : wanted)

@@ -80,6 +80,7 @@ struct Publisher::Impl {
     // The stream over PREFIX.> keeping one record per subject: created, or
     // brought to this config if it exists. Publisher thread.
     void declare_stream() {
+        next_declare = std::chrono::steady_clock::now() + std::chrono::seconds(1);
         if (js == nullptr && natsConnection_JetStream(&js, nc, nullptr) != NATS_OK) {
             js = nullptr;
             counters.stream_errors.add();
@@ -101,10 +102,11 @@ struct Publisher::Impl {
         natsStatus s = js_AddStream(&si, js, &sc, nullptr, &jerr);
         if (s != NATS_OK && jerr == JSStreamNameExistErr) s = js_UpdateStream(&si, js, &sc, nullptr, &jerr);
         if (si) jsStreamInfo_Destroy(si);
+        stream_ok = s == NATS_OK;
         if (s != NATS_OK) {
             counters.stream_errors.add();
             if (!said_stream_error) {  // said once: a live handler's stderr is not a log
-                std::fprintf(stderr, "tickgate: fanout: stream %s: %s (JetStream error %d); publishing without snapshots\n",
+                std::fprintf(stderr, "tickgate: fanout: stream %s: %s (JetStream error %d); retrying every second\n",
                              cfg.stream.c_str(), nats_GetLastError(nullptr), static_cast<int>(jerr));
                 said_stream_error = true;
             }
@@ -146,6 +148,9 @@ struct Publisher::Impl {
         BackoffIdle<> idle{64, 16, std::chrono::microseconds(50), std::chrono::microseconds(200)};
         while (!stopping.load(std::memory_order_acquire)) {
             if (resync_wanted.exchange(false, std::memory_order_acq_rel)) resync();
+            // A cluster still electing its JetStream leader refuses the stream: again, until it takes.
+            if (!stream_ok && up.load(std::memory_order_acquire) && std::chrono::steady_clock::now() >= next_declare)
+                declare_stream();
             const std::size_t n = ring.drain([&](const Record& rec, std::uint64_t v) {
                 Record r = rec;
                 publish(r, v, false);
@@ -192,6 +197,8 @@ struct Publisher::Impl {
     std::atomic<bool> stopping{false};
     std::atomic<bool> closing{false};
     bool said_stream_error = false;
+    bool stream_ok = false;
+    std::chrono::steady_clock::time_point next_declare{};
     std::thread thread;
     PublisherCounters counters;
 };
