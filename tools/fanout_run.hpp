@@ -42,6 +42,7 @@ public:
     void finish() {
         source_.sweep(realtime_ns());
         publisher_.stop();
+        finished_ = true;
     }
 
     // "fanout: published N  conflated N  dropped N ..." (the live view, the exit line).
@@ -50,7 +51,7 @@ public:
         const auto& r = ring_.counters();
         return fmt::format("fanout: {}  session {}  offered {}  conflated {}  published {}  dropped {}  resynced {}  "
                            "connects {}  disconnects {}  stream_errors {}",
-                           publisher_.connected() ? "connected" : "not connected", publisher_.session(),
+                           finished_ ? "closed" : publisher_.connected() ? "connected" : "not connected", publisher_.session(),
                            r.offered.get(), r.conflated.get(), p.published.get(), p.dropped.get(), p.resynced.get(),
                            p.connects.get(), p.disconnects.get(), p.stream_errors.get());
     }
@@ -60,6 +61,7 @@ private:
     fanout::Source<Handler> source_;
     fanout::Publisher publisher_;
     std::chrono::steady_clock::time_point next_sweep_{};
+    bool finished_ = false;
 };
 
 }  // namespace tickgate::cli

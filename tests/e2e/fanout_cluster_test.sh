@@ -16,39 +16,18 @@ bin=$1
 command -v nats-server >/dev/null || { echo "nats-server not installed (scripts/setup.sh installs it)"; exit 77; }
 work=$(mktemp -d /tmp/tickgate-fanout.XXXXXX)
 pids=()
+here=$(cd "$(dirname "$0")" && pwd)
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  "$here/../../scripts/nats_cluster.sh" stop "$work/nats" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# Ports: clients 14301-14303, routes 14311-14313, monitoring 14321-14323.
-for n in 1 2 3; do
-  mkdir -p "$work/n$n"
-  cat >"$work/n$n.conf" <<EOF
-server_name: n$n
-listen: 127.0.0.1:1430$n
-http: 127.0.0.1:1432$n
-jetstream { store_dir: "$work/n$n", max_memory_store: 64MB, max_file_store: 64MB }
-cluster {
-  name: tickgate_test
-  listen: 127.0.0.1:1431$n
-  routes: [nats-route://127.0.0.1:14311, nats-route://127.0.0.1:14312, nats-route://127.0.0.1:14313]
-}
-EOF
-  nats-server -c "$work/n$n.conf" >"$work/n$n.log" 2>&1 &
-  pids+=($!)
-  eval "node$n=$!"
-done
-# JetStream is up once every node's health check passes (a meta leader elected).
-for n in 1 2 3; do
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:1432$n/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-  curl -sf "http://127.0.0.1:1432$n/healthz" >/dev/null || { echo "node $n not healthy"; tail -20 "$work/n$n.log"; exit 1; }
-done
+# Clients on 127.0.0.1:14301-14303 (routes 14311-14313, monitoring 14321-14323).
+"$here/../../scripts/nats_cluster.sh" start "$work/nats" 14300
+node1=$(cat "$work/nats/n1.pid")
 
 cat >"$work/cfg.toml" <<EOF
 [instruments]
@@ -92,6 +71,7 @@ pids+=($!)
 sim_pid=$!
 sleep 3
 kill -9 "$node1"  # mid-run: the publisher's node and A's
+wait "$node1" 2>/dev/null || true
 wait "$sim_pid"
 wait "$run_pid" || { echo "handler failed"; cat "$work/run.err"; exit 1; }
 sub D nats://127.0.0.1:14302,nats://127.0.0.1:14303 --duration 2
