@@ -13,6 +13,7 @@
 // Prints one JSON document. Not a test: figures depend on the machine.
 // usage: fanout_bench [--seconds S] [--instruments N] [--rate R] [--slow-us U]
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -60,7 +61,13 @@ struct Server {
         dir = (std::filesystem::temp_directory_path() / ("tickgate-fanout-bench-" + std::to_string(::getpid()))).string();
         const std::string p = std::to_string(port);
         const char* argv[] = {"nats-server", "-a", "127.0.0.1", "-p", p.c_str(), "-js", "-sd", dir.c_str(), nullptr};
-        if (::posix_spawnp(&pid, "nats-server", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0)
+        posix_spawn_file_actions_t quiet;  // its log is not ours to print
+        posix_spawn_file_actions_init(&quiet);
+        posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+        const int spawned = ::posix_spawnp(&pid, "nats-server", &quiet, nullptr, const_cast<char* const*>(argv), environ);
+        posix_spawn_file_actions_destroy(&quiet);
+        if (spawned != 0)
             throw std::runtime_error("cannot start nats-server (apt-get install nats-server)");
         std::this_thread::sleep_for(std::chrono::milliseconds(700));
     }
@@ -104,10 +111,10 @@ std::uint64_t engine(ConflatingRing& ring, std::uint32_t instruments, std::uint3
     const auto end = t0 + std::chrono::duration<double>(seconds);
     std::uint64_t n = 0;
     for (;; ++n) {
-        if (rate > 0) {
-            const auto due = t0 + std::chrono::duration<double>(static_cast<double>(n) / rate);
-            while (Clock::now() < due) {
-            }
+        if (rate > 0) {  // what is due by now, then sleep: the other threads need the cores
+            const auto due = t0 + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(static_cast<double>(n) / rate));
+            if (Clock::now() < due) std::this_thread::sleep_until(due);
         }
         if ((n & 255) == 0 && Clock::now() >= end) break;
         Record r = make(static_cast<std::uint32_t>(n % instruments), 1'000'000 + static_cast<std::int64_t>(n % 1000), depth);
@@ -121,12 +128,12 @@ struct Run {
     json::Value out;
 };
 
-json::Value phase(const Server& server, const std::string& stream, std::uint32_t instruments, std::uint32_t depth,
+json::Value phase(const Server& server, const std::string& stream, const std::string& prefix, std::uint32_t instruments, std::uint32_t depth,
                   double rate, double seconds, int slow_us) {
     FanoutConfig fc;
     fc.servers = {server.url()};
     fc.stream = stream;
-    fc.prefix = "bench";
+    fc.prefix = prefix;
     fc.depth = depth;
     ConflatingRing ring(instruments, depth);
     Publisher pub(fc, "bench", ring);
@@ -137,7 +144,7 @@ json::Value phase(const Server& server, const std::string& stream, std::uint32_t
     co.servers = fc.servers;
     co.stream = stream;
     if (slow_us > 0) co.pending_limit = 64;
-    Consumer consumer(co, {"bench.>"});
+    Consumer consumer(co, {prefix + ".>"});
     consumer.set_processing_delay_us(slow_us);
     std::vector<std::int64_t> from_offer, from_publish;
     from_offer.reserve(1 << 20);
@@ -203,9 +210,9 @@ int main(int argc, char** argv) {
     try {
         Server server;
         json::Value out;
-        out["throughput"] = phase(server, "BENCH1", instruments, 5, 0, seconds, 0);
-        out["latency"] = phase(server, "BENCH2", instruments, 5, rate, seconds, 0);
-        out["slow_consumer"] = phase(server, "BENCH3", instruments, 5, rate, seconds, slow_us);
+        out["throughput"] = phase(server, "BENCH1", "b1", instruments, 5, 0, seconds, 0);
+        out["latency"] = phase(server, "BENCH2", "b2", instruments, 5, rate, seconds, 0);
+        out["slow_consumer"] = phase(server, "BENCH3", "b3", instruments, 5, rate, seconds, slow_us);
         std::printf("%s", json::dump(out).c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fanout_bench: %s\n", e.what());

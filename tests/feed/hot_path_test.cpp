@@ -43,6 +43,7 @@
 #include "tickgate/fanout/source.hpp"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -403,7 +404,13 @@ public:
         dir_ = ::testing::TempDir() + "tickgate-hotpath-js-" + std::to_string(::getpid());
         const std::string port = std::to_string(port_);
         const char* argv[] = {"nats-server", "-a", "127.0.0.1", "-p", port.c_str(), "-js", "-sd", dir_.c_str(), nullptr};
-        if (::posix_spawnp(&pid_, "nats-server", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0) pid_ = 0;
+        posix_spawn_file_actions_t quiet;  // its log is not ours to print
+        posix_spawn_file_actions_init(&quiet);
+        posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+        const int spawned = ::posix_spawnp(&pid_, "nats-server", &quiet, nullptr, const_cast<char* const*>(argv), environ);
+        posix_spawn_file_actions_destroy(&quiet);
+        if (spawned != 0) pid_ = 0;
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     ~NatsServer() {
