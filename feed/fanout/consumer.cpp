@@ -45,6 +45,7 @@ struct Consumer::Impl {
     std::chrono::steady_clock::time_point reread_at = std::chrono::steady_clock::time_point::max();
     UpdateFn on_update;
     NoticeFn on_notice;
+    CallbackFence fence{1};  // the closed callback, then one per subscription
 
     static void on_msg(natsConnection*, natsSubscription*, natsMsg* m, void* self) {
         auto* me = static_cast<Impl*>(self);
@@ -119,10 +120,13 @@ struct Consumer::Impl {
     }
 
     void close() {
-        for (natsSubscription* s : subs) {
-            (void)natsSubscription_Unsubscribe(s);
-            natsSubscription_Destroy(s);
+        // Closing ends every subscription; their completions and the closed
+        // callback are the client's last calls into this object.
+        if (nc) {
+            natsConnection_Close(nc);
+            fence.wait(std::chrono::seconds(2));
         }
+        for (natsSubscription* s : subs) natsSubscription_Destroy(s);
         subs.clear();
         if (js) jsCtx_Destroy(js);
         js = nullptr;
@@ -149,6 +153,7 @@ Consumer::Consumer(const ConsumerOptions& o, std::vector<std::string> subjects) 
     natsOptions_SetErrorHandler(m.opts, &Impl::on_error, &m);
     natsOptions_SetReconnectedCB(m.opts, &Impl::on_reconnected, &m);
     natsOptions_SetDisconnectedCB(m.opts, &Impl::on_disconnected, &m);
+    natsOptions_SetClosedCB(m.opts, &CallbackFence::done_conn, &m.fence);
     if (const natsStatus s = natsConnection_Connect(&m.nc, m.opts); s != NATS_OK) fail("cannot connect", s);
     if (const natsStatus s = natsConnection_JetStream(&m.js, m.nc, nullptr); s != NATS_OK) fail("JetStream", s);
     // Subscribe first, then read the snapshots: a record published in
@@ -158,6 +163,8 @@ Consumer::Consumer(const ConsumerOptions& o, std::vector<std::string> subjects) 
         if (const natsStatus s = natsConnection_Subscribe(&sub, m.nc, p.c_str(), &Impl::on_msg, &m); s != NATS_OK)
             fail("subscribe " + p, s);
         m.subs.push_back(sub);
+        m.fence.expect_more(1);
+        natsSubscription_SetOnCompleteCB(sub, &CallbackFence::done, &m.fence);
         if (o.pending_limit > 0) natsSubscription_SetPendingLimits(sub, o.pending_limit, -1);
     }
     if (const natsStatus s = natsConnection_Flush(m.nc); s != NATS_OK) fail("subscribe", s);

@@ -40,6 +40,7 @@ struct Publisher::Impl {
         check(natsOptions_SetReconnectedCB(o, &Impl::on_connected, this), "reconnected callback");
         check(natsOptions_SetDisconnectedCB(o, &Impl::on_disconnected, this), "disconnected callback");
         check(natsOptions_SetErrorHandler(o, &Impl::on_error, this), "error handler");
+        check(natsOptions_SetClosedCB(o, &CallbackFence::done_conn, &fence), "closed callback");
     }
     ~Impl() { close(); }
 
@@ -168,7 +169,11 @@ struct Publisher::Impl {
         closing.store(true, std::memory_order_relaxed);
         if (js) jsCtx_Destroy(js);
         js = nullptr;
-        if (nc) natsConnection_Destroy(nc);  // closes first
+        if (nc) {
+            natsConnection_Close(nc);
+            fence.wait(std::chrono::seconds(2));  // the client's callbacks point at this
+            natsConnection_Destroy(nc);
+        }
         nc = nullptr;
     }
 
@@ -201,6 +206,7 @@ struct Publisher::Impl {
     std::chrono::steady_clock::time_point next_declare{};
     std::thread thread;
     PublisherCounters counters;
+    CallbackFence fence;  // declared last: destroyed first, after close() waited on it
 };
 
 Publisher::Publisher(const FanoutConfig& cfg, std::string_view venue, ConflatingRing& ring)
