@@ -684,7 +684,7 @@ BENCHMARK_CAPTURE(BM_Itch_Parse, day_like_8000_stocks, ItchFlow::kDay);
 }
 
 // Times: Replay::on_datagram (moldudp64::Stream -> SnapshotRouter ->
-// itch50::Sequencer -> OrderBook), the path of `tickgate replay` and, through
+// BasicSequencer<itch50::Rules> -> order book), the path of `tickgate replay` and, through
 // Replay::deliver, of the live handler.
 void BM_Itch_Pipeline(benchmark::State& state, ItchFlow flow, int subscribed) {
     const ItchStream& s = itch_stream(flow);
@@ -730,7 +730,7 @@ void BM_Itch_Pipeline(benchmark::State& state, ItchFlow flow, int subscribed) {
     times.percentiles(state, wall_ns / static_cast<double>(__rdtsc() - tsc0));
     const auto ch = r->channel(0);
     std::uint64_t unknown = 0;
-    for (const std::uint32_t id : r->instruments().seen_ids()) unknown += r->sequencer().counters(id).unknown_orders;
+    for (const std::uint32_t id : r->instruments().seen_ids()) unknown += r->sequencer().venue().counters(id).unknown_orders;
     if (ch.counters.lost_messages.get() != 0 || ch.counters.malformed_packets.get() != 0 || unknown != 0)
         state.SkipWithError("ITCH pipeline lost, malformed or unknown orders");
     state.counters["open_orders"] = static_cast<double>(r->book().open_orders());

@@ -17,7 +17,8 @@
 #include "tickgate/fanout/source.hpp"
 #include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/config.hpp"
-#include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/itch50/rules.hpp"
 #include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/metrics.hpp"
 #include "tickgate/feed/protocols.hpp"
@@ -85,14 +86,16 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
     const MetricsOptions metrics{.instruments = c.metrics.instruments, .channels = c.channels.size()};
     const std::size_t per_instrument =
         InstrumentTable::bytes_for(ids) + MetricsRegistry::bytes_for(ids, lines, c.channels.size(), metrics) +
-        LatencyHistograms::bytes_for(c.channels.size());
+        LatencyHistograms::bytes_for(c.channels.size()) +
+        itch50::Rules::State::bytes_for(ids, c.channels.empty() ? itch50::kMaxUnconfiguredChannels
+                                                                : static_cast<std::uint32_t>(c.channels.size()));
     const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32);
     MemoryEstimate e;
     e.parts = {
         // The order table, level arena and level pool are zero pages (ZeroedArray):
         // resident as orders and levels come, up to the reserved figure.
         {"order books", {"itch.max_orders", "itch.max_levels"},
-         OrderBook::bytes_for(ids, c.itch.max_orders, c.itch.max_levels), OrderBook::resident_bytes_for(ids)},
+         itch50::Book::bytes_for(ids, c.itch.max_orders, c.itch.max_levels), itch50::Book::resident_bytes_for(ids)},
         {"held packets", {"moldudp64.max_held_packets"}, held, held},
         {"per-instrument state", {}, per_instrument, per_instrument},
         {"receiver", {"receiver.batch"}, receiver, receiver},

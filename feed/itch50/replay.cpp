@@ -44,6 +44,16 @@ std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
     return n;
 }
 
+// The shared sequencer's capacity for ITCH: its ids; no recovery pool (the
+// stream holds and re-requests, a snapshot replaces whole channels).
+Capacity sequencer_capacity(std::uint32_t ids) {
+    Capacity c;
+    c.max_instruments = ids;
+    c.recovery_instruments = 0;
+    c.recovery_depth = 0;
+    return c;
+}
+
 std::string ipv4_text(std::uint32_t ip) {
     return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
 }
@@ -53,11 +63,11 @@ std::string ipv4_text(std::uint32_t ip) {
 Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::uint32_t unconfigured_channels)
     : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(instrument_ids(id_channels(cfg, unconfigured_channels))),
       book_(instruments_.max_instruments(), cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits),
-      sequencer_(instruments_, book_, channel_slots(cfg),
-                 cfg.itch.utc_offset_minutes),
+      sequencer_(instruments_, book_, sequencer_capacity(instruments_.max_instruments())),
       router_(sequencer_, cfg, channel_slots(cfg)),
       stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
       gate_(instruments_, cfg.gate), client_(live_client) {
+    sequencer_.venue().configure(channel_slots(cfg), cfg.itch.utc_offset_minutes);
     router_.set_stream(&stream_);
     // Live without a re-request server, a hole waits only for the other line (ITCH50.md "The stream").
     if (live_client != nullptr)
@@ -141,12 +151,12 @@ SnapshotApplied Replay::apply_snapshot(std::uint32_t ch, const SnapshotStorage& 
     r.continue_at = n;
     r.orders = s.orders().size();
     const std::uint64_t first = router_.first_buffered();
-    sequencer_.replace_channel(ch);
+    (void)sequencer_.apply(channel_event(kSnapshotReplace, ch, now_ns));
     // The snapshot's messages stand at the position before N (their
     // instruments' last_seq), state first: a directory decides what is booked.
     const std::uint64_t at = n - 1;
-    for (const SnapshotRecord& rec : s.states()) sequencer_.apply(ch, SnapshotStorage::message(rec, at), now_ns);
-    for (const SnapshotRecord& rec : s.orders()) sequencer_.apply(ch, SnapshotStorage::message(rec, at), now_ns);
+    for (const SnapshotRecord& rec : s.states()) (void)sequencer_.apply(to_event(ch, SnapshotStorage::message(rec, at), now_ns));
+    for (const SnapshotRecord& rec : s.orders()) (void)sequencer_.apply(to_event(ch, SnapshotStorage::message(rec, at), now_ns));
     std::uint64_t duplicates = 0;
     bool lost_after = false;
     router_.take([&](const SnapshotBuffer::Entry& e) {
@@ -155,7 +165,7 @@ SnapshotApplied Replay::apply_snapshot(std::uint32_t ch, const SnapshotStorage& 
             return;
         }
         if (e.position < n) ++duplicates;
-        else sequencer_.message(ch, e.bytes, e.position, e.recv_ns);
+        else router_.events().message(ch, e.bytes, e.position, e.recv_ns);
     });
     stream_.count_duplicates(ch, duplicates);
     stream_.resume_at(ch, n, router_);
@@ -167,13 +177,13 @@ SnapshotApplied Replay::apply_snapshot(std::uint32_t ch, const SnapshotStorage& 
     }
     if (lost_after) {
         stream_.mark_given_up(ch);
-        sequencer_.gave_up(ch, 0);
+        router_.events().gave_up(ch, 0);
         router_.want(ch, SnapshotWant::kHoleGivenUp);
         r.still_suspect = true;
     } else {
         router_.clear_wanted(ch);
         const auto v = stream_.channel(ch);
-        if (v.open_holes == 0) sequencer_.alive(ch, now_ns);
+        if (v.open_holes == 0) router_.events().alive(ch, now_ns);
     }
     return r;
 }
@@ -211,21 +221,14 @@ void Replay::totals(DecoderCounters& t) const {
         t.malformed_packets.add(c.malformed_packets.get());
         t.stale_session_packets.add(c.stale_session_packets.get());
         t.session_changes.add(c.session_changes.get());
-        t.unknown_messages.add(sequencer_.channel_counters(ch).unknown_messages.get());
+        t.unknown_messages.add(sequencer_.venue().channel_counters(ch).unknown_messages.get());
     }
-}
-
-SequencerCounters Replay::sequencer_totals() const noexcept {
-    SequencerCounters seq;
-    for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
-        seq.out_of_range += sequencer_.channel_counters(ch).out_of_range_instruments.get();
-    return seq;
 }
 
 std::string Replay::summary_json(const SummaryContext& ctx) const {
     DecoderCounters decoder;
     totals(decoder);
-    const SequencerCounters seq = sequencer_totals();
+    const SequencerCounters& seq = sequencer_totals();
     json::Value out = json::Value::object();
     json::put_counters(out, decoder, kDecoderCounterFields);
     json::put_counters(out, seq, kSequencerCounterFields);
@@ -245,7 +248,7 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
             {"next_seq", v.next_seq}};
         json::put_counters(channel, c, kStreamCounterFields);
         channel["held_max"] = c.held_max;
-        channel["unknown_messages"] = sequencer_.channel_counters(ch).unknown_messages.get();
+        channel["unknown_messages"] = sequencer_.venue().channel_counters(ch).unknown_messages.get();
         if (client_ != nullptr && client_->enabled(ch)) {  // live, with a re-request server
             json::Value& r = channel["rerequest"] = {{"server", cfg_.channels[ch].rerequest}};
             json::put_counters(r, client_->counters(ch), kRerequestCounterFields);
@@ -257,7 +260,7 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
     json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : ids) {
         const InstrumentState& st = instruments_.state(id);
-        const ItchInstrumentCounters& ic = sequencer_.counters(id);
+        const ItchInstrumentCounters& ic = sequencer_.venue().counters(id);
         json::Value i = {{"id", id}, {"locate", locate_of(id)}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;

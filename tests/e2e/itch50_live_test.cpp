@@ -421,7 +421,7 @@ TEST(ItchLiveGlimpse, EngineIsToldOncePerInstrumentThatASnapshotReplacedItsBookA
         const Replay& core = h.core();
         if (h.snapshot_counters(0).snapshots_applied.get() == 0) {
             // Before the snapshot: every instrument seen since the late join is suspect.
-            core.sequencer().each_instrument(0, [&](std::uint32_t id) {
+            core.sequencer().venue().each_instrument(0, [&](std::uint32_t id) {
                 const InstrumentHandle handle{id, core.instruments().state(id).generation};
                 ++quoted_before;
                 if (core.safe_quote(handle, realtime_ns()).verdict.reason == GateReason::kSuspect) ++suspect_before;
@@ -445,7 +445,7 @@ TEST(ItchLiveGlimpse, EngineIsToldOncePerInstrumentThatASnapshotReplacedItsBookA
     EXPECT_GT(quoted_before, 0u);
     EXPECT_EQ(suspect_before, quoted_before);
     std::uint64_t instruments = 0;
-    r.handler->core().sequencer().each_instrument(0, [&](std::uint32_t id) {
+    r.handler->core().sequencer().venue().each_instrument(0, [&](std::uint32_t id) {
         ++instruments;
         EXPECT_EQ(told[id], 1u) << "instrument " << id;
     });
@@ -509,8 +509,8 @@ TEST(ItchLiveGlimpse, SnapshotBufferTooSmallForTheSpinIsOneFailureAndTheBuffered
         EXPECT_EQ(x.counters.accepted, y.counters.accepted);
         EXPECT_EQ(x.last_seq, y.last_seq);
         EXPECT_TRUE(x.suspect);  // still the late join: the snapshot was not applied
-        EXPECT_EQ(r.handler->core().sequencer().counters(st.locate).unknown_orders,
-                  plain.core().sequencer().counters(st.locate).unknown_orders);
+        EXPECT_EQ(r.handler->core().sequencer().venue().counters(st.locate).unknown_orders,
+                  plain.core().sequencer().venue().counters(st.locate).unknown_orders);
         EXPECT_EQ(r.handler->core().book().open_orders(st.locate), plain.core().book().open_orders(st.locate));
         for (const Side side : {Side::kBid, Side::kAsk}) {
             std::vector<std::pair<std::uint64_t, std::uint64_t>> got, want;

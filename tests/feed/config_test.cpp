@@ -3,7 +3,7 @@
 #include "tickgate/fanout/publisher.hpp"
 #include "tickgate/fanout/source.hpp"
 #include "tickgate/feed/config.hpp"
-#include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/rules.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // fuzz_itch50: arbitrary datagrams as ITCH 5.0 over MoldUDP64 through the
-// replay pipeline: channel -> moldudp64::Stream -> itch50::Sequencer ->
+// replay pipeline: channel -> moldudp64::Stream -> BasicSequencer<itch50::Rules> ->
 // OrderBook -> gate, then the summary.
 //
 // Input format (see README.md): records of

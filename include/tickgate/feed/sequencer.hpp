@@ -95,8 +95,11 @@ struct RecoveryBlock {
 //   kDefinitionsBindInstrument a definition binds (and so creates) the instrument
 //   kSnapshotHoleEmptiesBuffer a snapshot that leaves a hole drops the events kept while suspect
 //   is_hot(kind) / on_hot      the per-message kinds, applied on the inline fast path
-//   is_channel_event(kind) / on_channel_event  kinds acting on a whole channel's instruments
-//   on_snapshot_begin, on_definition           what an applied snapshot / a learned definition adds
+//   is_channel_event(kind)     kinds acting on a whole channel's instruments (none: false)
+//   optional: on_channel_event(seq, ev)        what those do
+//   optional: on_snapshot_begin(st, ev), on_definition(book, id, ev)  what an applied snapshot / a learned definition adds
+//   optional: State                            what the rules keep beyond InstrumentState (RulesState)
+//   optional: on_booking_changed(seq, st, id)  subscriptions and renames, where the shared rule does not fit
 template <class R>
 concept SequencingRules = SequencedBook<typename R::Book> && requires(EventKind k) {
     { R::kBinding } -> std::convertible_to<ChannelBinding>;
@@ -105,6 +108,27 @@ concept SequencingRules = SequencedBook<typename R::Book> && requires(EventKind 
     { R::is_hot(k) } noexcept -> std::same_as<bool>;
     { R::is_channel_event(k) } noexcept -> std::same_as<bool>;
 };
+
+namespace detail {
+// The state of rules that keep none of their own.
+struct NoRulesState {
+    NoRulesState(const InstrumentTable&, const Capacity&) noexcept {}
+};
+template <class R>
+struct RulesStateOf {
+    using type = NoRulesState;
+};
+template <class R>
+    requires requires { typename R::State; }
+struct RulesStateOf<R> {
+    using type = typename R::State;
+};
+}  // namespace detail
+
+// What a protocol's rules keep beyond InstrumentState (R::State, built from
+// the instrument table and capacity at start-up), or nothing.
+template <class R>
+using RulesState = typename detail::RulesStateOf<R>::type;
 
 template <SequencingRules Rules, SequencedBook Book = typename Rules::Book>
 class BasicSequencer {
@@ -143,6 +167,9 @@ public:
 
     [[nodiscard]] const SequencerCounters& counters() const noexcept { return counters_; }
     [[nodiscard]] const Capacity& capacity() const noexcept { return capacity_; }
+    // The rules' own state (RulesState): their figures, and their start-up settings. Engine thread.
+    [[nodiscard]] const RulesState<Rules>& venue() const noexcept { return venue_; }
+    [[nodiscard]] RulesState<Rules>& venue() noexcept { return venue_; }
 
 private:
     using RecoveryBlock = detail::RecoveryBlock;
@@ -192,6 +219,7 @@ private:
     std::vector<std::uint32_t> free_blocks_;     // stack of free block indices
     PendingSnapshot pending_;
     SequencerCounters counters_;
+    [[no_unique_address]] RulesState<Rules> venue_;
     bool learn_definitions_ = true;
     bool bind_instruments_ = true;
 };

@@ -21,7 +21,8 @@ BasicSequencer<Rules, Book>::BasicSequencer(InstrumentTable& instruments, Book& 
       states_(&instruments.state(0)),
       book_(book),
       recovery_(std::size_t{capacity.recovery_instruments} * capacity.recovery_depth),
-      blocks_(capacity.recovery_instruments) {
+      blocks_(capacity.recovery_instruments),
+      venue_(instruments, capacity) {
     if (capacity.max_instruments == 0 || capacity.book_depth == 0)
         throw std::invalid_argument("capacity: max_instruments and book_depth must be > 0");
     if (instruments.max_instruments() != capacity.max_instruments)
@@ -43,7 +44,8 @@ Update BasicSequencer<Rules, Book>::apply_other(const Event& ev) noexcept {
         case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);  // also skips the levels of an out-of-range id
         default: break;
     }
-    if (Rules::is_channel_event(ev.kind)) return Rules::on_channel_event(*this, ev);
+    if constexpr (requires { Rules::on_channel_event(*this, ev); })
+        if (Rules::is_channel_event(ev.kind)) return Rules::on_channel_event(*this, ev);
     if (ev.instrument_id >= capacity_.max_instruments) [[unlikely]] {
         ++counters_.out_of_range;
         return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};
@@ -189,7 +191,7 @@ Update BasicSequencer<Rules, Book>::on_snapshot_begin(const Event& ev) noexcept 
         if (pending_.bids_left + pending_.asks_left == 0) pending_.active = false;
         return {id, Verdict::kImplausible, false, st.suspect, 0};
     }
-    Rules::on_snapshot_begin(st, ev);
+    if constexpr (requires { Rules::on_snapshot_begin(st, ev); }) Rules::on_snapshot_begin(st, ev);
     // Stale: older than last_seq on a clean or unconfirmed (and clean before) instrument.
     if (st.known && (!st.suspect || (st.unconfirmed && st.unconfirmed_clean)) && seq < st.last_seq) {
         ++st.counters.stale_snapshots;
@@ -308,13 +310,17 @@ Update BasicSequencer<Rules, Book>::on_definition(InstrumentState& st, const Eve
             ev.u.definition.removed ? std::string_view{} : std::string_view{sym, strnlen(sym, sizeof ev.u.definition.symbol)};
         if (instruments_.set_symbol(id, symbol)) on_booking_changed(st, id);
         st.price_exponent = ev.u.definition.price_exponent;
-        Rules::on_definition(book_, id, ev);
+        if constexpr (requires { Rules::on_definition(book_, id, ev); }) Rules::on_definition(book_, id, ev);
     }
     return {id, Verdict::kDefinition, false, st.suspect, 0};
 }
 
 template <SequencingRules Rules, SequencedBook Book>
 void BasicSequencer<Rules, Book>::on_booking_changed(InstrumentState& st, std::uint32_t id) noexcept {
+    if constexpr (requires { Rules::on_booking_changed(*this, st, id); }) {
+        Rules::on_booking_changed(*this, st, id);
+        return;
+    }
     // Either way the book starts empty: unbooked it is not kept; booked again
     // it missed what came while unbooked, so it is suspect until rebuilt.
     book_.clear(id);

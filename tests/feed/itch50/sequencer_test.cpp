@@ -1,7 +1,7 @@
 // ITCH 5.0's sequencer stage behind the MoldUDP64 stream: the per-instrument
 // rules of ITCH50.md ("ITCH 5.0 messages and the book", "Liveness and the
 // gate") and the real Nasdaq capture end to end.
-#include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/rules.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,24 +18,39 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
 
-// Stream + sequencer + book + gate on one channel slot (or two).
+// Stream + sequencer (ITCH's rules) + book + gate on one channel slot (or two).
+Capacity capacity(std::uint32_t ids) {
+    Capacity c;
+    c.max_instruments = ids;
+    c.recovery_instruments = 0;
+    c.recovery_depth = 0;
+    return c;
+}
+
 struct Pipeline {
     explicit Pipeline(std::uint32_t max_orders = 1024, std::uint32_t max_instruments = 16384,
                       std::optional<std::int32_t> utc_offset = std::nullopt)
         : instruments(max_instruments), book(max_instruments, max_orders, 4096),
-          seq(instruments, book, 2, utc_offset), stream(moldudp64::StreamConfig{}, 2),
-          gate(instruments, GateConfig{250, 2000}) {}
+          seq(instruments, book, capacity(max_instruments)), stream(moldudp64::StreamConfig{}, 2),
+          gate(instruments, GateConfig{250, 2000}) {
+        seq.venue().configure(2, utc_offset);
+    }
     void feed(const Bytes& d, std::int64_t t = 0, std::uint32_t ch = 0) {
         const std::span<const std::byte> s(d.data(), d.size());
-        stream.expire(t, seq);
-        stream.on_datagram(ch, s, moldudp64::read_key(s, static_cast<std::uint16_t>(ch)), t, seq);
+        stream.expire(t, sink);
+        stream.on_datagram(ch, s, moldudp64::read_key(s, static_cast<std::uint16_t>(ch)), t, sink);
     }
     void feed(std::uint64_t position, std::vector<Bytes> msgs, std::int64_t t = 0, std::string_view session = "S1") {
         feed(mold_packet(session, position, msgs), t);
     }
+    struct Apply {
+        Sequencer& seq;
+        void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
+    };
     InstrumentTable instruments;
-    OrderBook book;
+    Book book;
     Sequencer seq;
+    StreamEvents<Apply> sink{{seq}};
     moldudp64::Stream<MoldPayload> stream;
     Gate gate;
 };
@@ -59,7 +74,7 @@ TEST(ItchSequencer, EachOrderMessageTypeChangesTheBookAsTheTable) {
     EXPECT_EQ(st.price_exponent, -4);
     EXPECT_EQ(st.counters.accepted, 10u);
     EXPECT_EQ(st.last_seq, 10u);
-    EXPECT_EQ(p.seq.trading_state(5), 'T');
+    EXPECT_EQ(p.seq.venue().trading_state(5), 'T');
     EXPECT_FALSE(st.suspect);  // read from 1, alive after the packet
     EXPECT_TRUE(p.gate.check(5, 0).ok());
 }
@@ -68,7 +83,7 @@ TEST(ItchSequencer, StockLocateZeroBelongsToNoInstrument) {
     Pipeline p;
     p.feed(1, {system_event('O', 1), message('V', 0, 2), message('W', 0, 3)});
     EXPECT_TRUE(p.instruments.seen_ids().empty());
-    EXPECT_EQ(p.seq.system_event(0), 'O');
+    EXPECT_EQ(p.seq.venue().system_event(0), 'O');
 }
 
 TEST(ItchSequencer, UnknownTypeIsCountedOncePerPositionAndCreatesNoInstrument) {
@@ -76,7 +91,7 @@ TEST(ItchSequencer, UnknownTypeIsCountedOncePerPositionAndCreatesNoInstrument) {
     const std::vector<Bytes> msgs = {message('z', 9, 0, 20), add_order(5, 1, 'B', 1, 1)};
     p.feed(1, msgs);
     p.feed(1, msgs);  // the other line's copy: a duplicate position, not counted again
-    EXPECT_EQ(p.seq.channel_counters(0).unknown_messages.get(), 1u);
+    EXPECT_EQ(p.seq.venue().channel_counters(0).unknown_messages.get(), 1u);
     EXPECT_FALSE(p.instruments.state(9).seen);
     EXPECT_EQ(p.instruments.state(5).last_seq, 2u);
 }
@@ -84,7 +99,7 @@ TEST(ItchSequencer, UnknownTypeIsCountedOncePerPositionAndCreatesNoInstrument) {
 TEST(ItchSequencer, UnknownReferenceIsCountedChangesNoBookAndIsStillAccepted) {
     Pipeline p;
     p.feed(1, {add_order(5, 1, 'B', 100, 10), executed(5, 99, 1), delete_order(5, 98), replace(5, 97, 96, 1, 1), cancel(5, 95, 1)});
-    EXPECT_EQ(p.seq.counters(5).unknown_orders, 4u);
+    EXPECT_EQ(p.seq.venue().counters(5).unknown_orders, 4u);
     EXPECT_EQ(p.instruments.state(5).counters.accepted, 5u);
     EXPECT_EQ(p.instruments.state(5).last_seq, 5u);
     EXPECT_EQ(side(p.book, 5, Side::kBid), (std::vector<std::pair<std::int64_t, std::uint64_t>>{{10, 100}}));
@@ -93,14 +108,14 @@ TEST(ItchSequencer, UnknownReferenceIsCountedChangesNoBookAndIsStillAccepted) {
 TEST(ItchSequencer, OverExecutionRemovesTheOrderAndIsCounted) {
     Pipeline p;
     p.feed(1, {add_order(5, 1, 'S', 100, 10), executed(5, 1, 150)});
-    EXPECT_EQ(p.seq.counters(5).over_executions, 1u);
+    EXPECT_EQ(p.seq.venue().counters(5).over_executions, 1u);
     EXPECT_EQ(p.book.open_orders(5), 0u);
 }
 
 TEST(ItchSequencer, FullOrderStoreCountsTheRefusedAddAndMarksTheInstrumentSuspect) {
     Pipeline p(2);
     p.feed(1, {add_order(5, 1, 'S', 1, 10), add_order(6, 2, 'S', 1, 10), add_order(6, 3, 'S', 1, 11)});
-    EXPECT_EQ(p.seq.counters(6).refused_adds, 1u);
+    EXPECT_EQ(p.seq.venue().counters(6).refused_adds, 1u);
     EXPECT_TRUE(p.instruments.state(6).suspect);
     EXPECT_FALSE(p.instruments.state(5).suspect);
     EXPECT_EQ(p.gate.check(6, 0).reason, GateReason::kSuspect);
@@ -195,10 +210,10 @@ TEST(ItchSequencer, NasdaqCaptureLateJoinBooksAndUnknownOrders) {
     while (auto rec = reader.next()) {
         const auto d = extract_udp(reader.link_type(), rec->frame, frames);
         ASSERT_TRUE(d.has_value());
-        p.stream.expire(rec->ts_ns, p.seq);
-        p.stream.on_datagram(0, d->payload, moldudp64::read_key(d->payload, 0), rec->ts_ns, p.seq);
+        p.stream.expire(rec->ts_ns, p.sink);
+        p.stream.on_datagram(0, d->payload, moldudp64::read_key(d->payload, 0), rec->ts_ns, p.sink);
     }
-    p.stream.finish(p.seq);
+    p.stream.finish(p.sink);
     const auto ch = p.stream.channel(0);
     EXPECT_EQ(std::string_view(ch.session.data(), ch.session.size()), "000010059B");
     EXPECT_EQ(ch.next_seq, 14757970u);
@@ -210,8 +225,8 @@ TEST(ItchSequencer, NasdaqCaptureLateJoinBooksAndUnknownOrders) {
     EXPECT_EQ(p.instruments.seen_ids().size(), 113u);
     std::uint64_t unknown = 0, over = 0;
     for (const std::uint32_t id : p.instruments.seen_ids()) {
-        unknown += p.seq.counters(id).unknown_orders;
-        over += p.seq.counters(id).over_executions;
+        unknown += p.seq.venue().counters(id).unknown_orders;
+        over += p.seq.venue().counters(id).over_executions;
         EXPECT_TRUE(p.instruments.state(id).suspect) << id;  // a late join: books unknown
     }
     EXPECT_EQ(unknown, 132u);
@@ -220,19 +235,19 @@ TEST(ItchSequencer, NasdaqCaptureLateJoinBooksAndUnknownOrders) {
     using Levels = std::vector<std::pair<std::int64_t, std::uint64_t>>;
     EXPECT_EQ(p.instruments.state(4670).counters.accepted, 17u);
     EXPECT_EQ(p.instruments.state(4670).last_seq, 14757855u);
-    EXPECT_EQ(p.seq.counters(4670).unknown_orders, 15u);
+    EXPECT_EQ(p.seq.venue().counters(4670).unknown_orders, 15u);
     EXPECT_EQ(side(p.book, 4670, Side::kBid), (Levels{{402600, 100}}));
     EXPECT_EQ(side(p.book, 4670, Side::kAsk), (Levels{{439000, 100}}));
-    EXPECT_EQ(p.seq.counters(8592).unknown_orders, 14u);
+    EXPECT_EQ(p.seq.venue().counters(8592).unknown_orders, 14u);
     EXPECT_EQ(side(p.book, 8592, Side::kBid), (Levels{{1563500, 100}}));
     EXPECT_TRUE(side(p.book, 8592, Side::kAsk).empty());
     EXPECT_EQ(p.instruments.state(11112).last_seq, 14757967u);
-    EXPECT_EQ(p.seq.counters(11112).unknown_orders, 0u);
+    EXPECT_EQ(p.seq.venue().counters(11112).unknown_orders, 0u);
     EXPECT_EQ(side(p.book, 11112, Side::kBid), (Levels{{338600, 100}, {330700, 100}}));
     EXPECT_EQ(side(p.book, 11112, Side::kAsk), (Levels{{339500, 4300}, {339700, 800}, {347800, 100}}));
     EXPECT_EQ((*p.book.side(11112, Side::kAsk).begin()).orders, 3u);
-    EXPECT_EQ(p.seq.utc_offset_minutes(0), -240);
-    EXPECT_EQ(p.seq.system_event(0), 'Q');
+    EXPECT_EQ(p.seq.venue().utc_offset_minutes(0), -240);
+    EXPECT_EQ(p.seq.venue().system_event(0), 'Q');
 }
 
 }  // namespace
@@ -284,7 +299,7 @@ TEST(ItchEngineApi, UnsubscribedStocksAreSequencedButKeepNoOrders) {
     const InstrumentState& msft = p.instruments.state(6);
     EXPECT_EQ(msft.counters.accepted, 4u);  // R, A, E, D: sequenced all the same
     EXPECT_EQ(msft.last_seq, 6u);
-    EXPECT_EQ(p.seq.counters(6).unknown_orders, 0u);  // not booked: nothing to be unknown to
+    EXPECT_EQ(p.seq.venue().counters(6).unknown_orders, 0u);  // not booked: nothing to be unknown to
     EXPECT_EQ(p.gate.check(6, 0).reason, GateReason::kNotSubscribed);
     EXPECT_TRUE(p.gate.check(5, 0).ok());
 

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "tickgate/feed/itch50/wire.hpp"
+#include "tickgate/event.hpp"
 #include "tickgate/feed/moldudp64/wire.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -117,6 +118,175 @@ struct OrderMessage {
     }
     return o;
 }
+
+// ---- normalized events (event.hpp's u.venue): what the stream stage hands
+// the sequencer, whose ITCH rules (rules.hpp) apply them. u.venue.seq is the
+// stream position, u.venue.source_ns the message's timestamp (ns since
+// midnight, venue time); instrument_id is instrument_id(channel slot,
+// locate) and channel_id the channel slot.
+
+enum class Kind : std::uint8_t {
+    // Per instrument (a nonzero locate): the order actions and what names or states a stock.
+    kAddBid,          // A, F buying: AddFields
+    kAddAsk,          // A, F selling: AddFields
+    kReduce,          // E, C, X: ReduceFields (shares executed or cancelled)
+    kDelete,          // D: ReduceFields (shares 0)
+    kReplace,         // U: ReplaceFields
+    kDirectory,       // R: AddFields' symbol
+    kTradingAction,   // H: CodeFields (the trading state)
+    kStockMessage,    // any other known type with a locate: CodeFields (S: its code)
+    // Per channel (instrument_id: instrument_id(slot, 0)).
+    kChannelMessage,  // a known type with locate 0: CodeFields (S: its code)
+    kUnknownMessage,  // not an ITCH 5.0 type: counted once per position
+    kSessionStarted,  // CodeFields: code 1 when it replaces another session
+    kLateJoin,        // positions before the first were never ours
+    kGaveUp,          // a hole given up: the channel is suspect
+    kAlive,           // a packet applied or a heartbeat, no hole open or given up
+    kSnapshotReplace, // a GLIMPSE snapshot replaces the channel's books (its messages follow)
+};
+[[nodiscard]] constexpr EventKind event_kind(Kind k) noexcept { return venue_kind(static_cast<int>(k)); }
+// An ITCH event's Kind (only for the kinds event_kind() makes).
+[[nodiscard]] constexpr Kind kind_of(EventKind k) noexcept {
+    return static_cast<Kind>(static_cast<int>(k) - static_cast<int>(EventKind::kVenue));
+}
+inline constexpr EventKind kAddBid = event_kind(Kind::kAddBid);
+inline constexpr EventKind kAddAsk = event_kind(Kind::kAddAsk);
+inline constexpr EventKind kReduce = event_kind(Kind::kReduce);
+inline constexpr EventKind kDelete = event_kind(Kind::kDelete);
+inline constexpr EventKind kReplace = event_kind(Kind::kReplace);
+inline constexpr EventKind kDirectory = event_kind(Kind::kDirectory);
+inline constexpr EventKind kTradingAction = event_kind(Kind::kTradingAction);
+inline constexpr EventKind kStockMessage = event_kind(Kind::kStockMessage);
+inline constexpr EventKind kChannelMessage = event_kind(Kind::kChannelMessage);
+inline constexpr EventKind kUnknownMessage = event_kind(Kind::kUnknownMessage);
+inline constexpr EventKind kSessionStarted = event_kind(Kind::kSessionStarted);
+inline constexpr EventKind kLateJoin = event_kind(Kind::kLateJoin);
+inline constexpr EventKind kGaveUp = event_kind(Kind::kGaveUp);
+inline constexpr EventKind kAlive = event_kind(Kind::kAlive);
+inline constexpr EventKind kSnapshotReplace = event_kind(Kind::kSnapshotReplace);
+
+struct AddFields {
+    std::uint64_t order_ref;
+    std::uint32_t shares;
+    std::uint32_t price;  // 4 implied decimals
+    char symbol[kSymbolSize];
+};
+struct ReduceFields {
+    std::uint64_t order_ref;
+    std::uint32_t shares;
+};
+struct ReplaceFields {
+    std::uint64_t order_ref;      // the original
+    std::uint64_t new_order_ref;
+    std::uint32_t shares;
+    std::uint32_t price;
+};
+struct CodeFields {
+    char code;
+    char type;  // the ITCH message type
+};
+
+// Every u16 stock locate of a channel is an instrument (ITCH50.md "Locates
+// and order references are a channel's own"): id = 65,536 × the channel's
+// slot + locate, so a single channel's ids are its locates.
+inline constexpr std::uint32_t kMaxLocates = 65536;
+inline constexpr unsigned kLocateBits = 16;
+[[nodiscard]] constexpr std::uint32_t instrument_id(std::uint32_t channel, std::uint16_t locate) noexcept {
+    return (channel << kLocateBits) | locate;
+}
+[[nodiscard]] constexpr std::uint16_t locate_of(std::uint32_t id) noexcept { return static_cast<std::uint16_t>(id); }
+[[nodiscard]] constexpr std::uint32_t channel_of(std::uint32_t id) noexcept { return id >> kLocateBits; }
+// The instrument ids a table needs for `channels` channels (at least one channel's).
+[[nodiscard]] constexpr std::uint32_t instrument_ids(std::size_t channels) noexcept {
+    return kMaxLocates * static_cast<std::uint32_t>(channels == 0 ? 1 : channels);
+}
+
+// A channel-wide event of channel slot `ch`.
+[[nodiscard]] inline Event channel_event(EventKind kind, std::uint32_t ch, std::int64_t recv_ns, char code = 0) noexcept {
+    Event ev{};
+    ev.kind = kind;
+    ev.recv_ns = recv_ns;
+    ev.instrument_id = instrument_id(ch, 0);
+    ev.channel_id = static_cast<std::uint16_t>(ch);
+    ev.line = 0xFF;  // the stream merged the lines
+    set_venue_fields(ev, CodeFields{code, 0});
+    return ev;
+}
+
+// The normalized event of message `o` of channel slot `ch`, applied at `recv_ns`.
+[[nodiscard]] inline Event to_event(std::uint32_t ch, const OrderMessage& o, std::int64_t recv_ns) noexcept {
+    Event ev{};
+    ev.recv_ns = recv_ns;
+    ev.instrument_id = instrument_id(ch, o.stock_locate);
+    ev.channel_id = static_cast<std::uint16_t>(ch);
+    ev.line = 0xFF;
+    ev.u.venue.seq = o.position;
+    ev.u.venue.source_ns = o.timestamp_ns;
+    if (o.action == Action::kUnknownType) {
+        ev.kind = kUnknownMessage;
+        return ev;
+    }
+    if (o.stock_locate == 0) {  // belongs to no instrument
+        ev.kind = kChannelMessage;
+        set_venue_fields(ev, CodeFields{o.action == Action::kSystemEvent ? o.code : '\0', o.type});
+        return ev;
+    }
+    switch (o.action) {
+        case Action::kAdd: {
+            ev.kind = o.side == 'S' ? kAddAsk : kAddBid;
+            AddFields a{o.order_ref, o.shares, o.price, {}};
+            std::memcpy(a.symbol, o.symbol, kSymbolSize);
+            set_venue_fields(ev, a);
+            break;
+        }
+        case Action::kExecute:
+        case Action::kCancel:
+            ev.kind = kReduce;
+            set_venue_fields(ev, ReduceFields{o.order_ref, o.shares});
+            break;
+        case Action::kDelete:
+            ev.kind = kDelete;
+            set_venue_fields(ev, ReduceFields{o.order_ref, 0});
+            break;
+        case Action::kReplace:
+            ev.kind = kReplace;
+            set_venue_fields(ev, ReplaceFields{o.order_ref, o.new_order_ref, o.shares, o.price});
+            break;
+        case Action::kStockDirectory: {
+            ev.kind = kDirectory;
+            AddFields a{};
+            std::memcpy(a.symbol, o.symbol, kSymbolSize);
+            set_venue_fields(ev, a);
+            break;
+        }
+        case Action::kTradingAction:
+            ev.kind = kTradingAction;
+            set_venue_fields(ev, CodeFields{o.code, o.type});
+            break;
+        default:
+            ev.kind = kStockMessage;
+            set_venue_fields(ev, CodeFields{o.action == Action::kSystemEvent ? o.code : '\0', o.type});
+            break;
+    }
+    return ev;
+}
+
+// moldudp64::Stream's sink: what the stream decides, in position order,
+// normalized into Events for `out(const Event&)` (the sequencer offline and
+// inline, the ring on the two-thread path). Each message is read here once.
+template <class Out>
+struct StreamEvents {
+    Out out;
+    void message(std::uint32_t ch, std::span<const std::byte> m, std::uint64_t position, std::int64_t recv_ns) noexcept {
+        out(to_event(ch, decode_message(m, position), recv_ns));
+    }
+    void session_started(std::uint32_t ch, bool replaces_another) noexcept {
+        out(channel_event(kSessionStarted, ch, 0, replaces_another ? 1 : 0));
+    }
+    void late_join(std::uint32_t ch, std::uint64_t) noexcept { out(channel_event(kLateJoin, ch, 0)); }
+    void gave_up(std::uint32_t ch, std::uint64_t) noexcept { out(channel_event(kGaveUp, ch, 0)); }
+    void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { out(channel_event(kAlive, ch, recv_ns)); }
+};
 
 // ITCH 5.0 as the payload of moldudp64::Stream: the smallest length of each type.
 struct MoldPayload {

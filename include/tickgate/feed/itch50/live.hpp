@@ -54,7 +54,7 @@ public:
         const int n = poll(timeout_ns);
         if (replaced_channel_ != kNoChannel) {
             const InstrumentTable& t = core_.instruments();
-            core_.sequencer().each_instrument(replaced_channel_, [&](std::uint32_t id) {
+            core_.sequencer().venue().each_instrument(replaced_channel_, [&](std::uint32_t id) {
                 on_update(Update{id, Verdict::kSnapshotApplied, true, t.state(id).suspect, 0});
             });
             replaced_channel_ = kNoChannel;

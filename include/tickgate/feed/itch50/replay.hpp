@@ -1,7 +1,7 @@
 // Offline replay of ITCH 5.0 over MoldUDP64 captures (`tickgate replay
 // --protocol itch50`) and its summary (ITCH50.md "Summary and replay"):
 // capture -> channel (configured line, else multicast group:port) ->
-// moldudp64::Stream -> itch50::Sequencer -> OrderBook, the gate over the
+// moldudp64::Stream -> BasicSequencer<itch50::Rules> -> order book, the gate over the
 // instrument table. Offline the stream's only timer is the capture's clock:
 // before each UDP datagram, holes older than gap_timeout are given up; at
 // the end, all. No requests are sent. Start-up allocates; the per-datagram
@@ -20,11 +20,10 @@
 #include <vector>
 
 #include "tickgate/book/gate.hpp"
-#include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/instruments.hpp"
-#include "tickgate/feed/itch50/sequencer.hpp"
+#include "tickgate/feed/itch50/rules.hpp"
 #include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
@@ -50,9 +49,14 @@ class SnapshotRouter {
 public:
     using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
     static constexpr std::uint32_t kNone = UINT32_MAX;
+    // The stream's decisions as events, applied to the sequencer at once.
+    struct Apply {
+        Sequencer& seq;
+        void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
+    };
 
     SnapshotRouter(Sequencer& seq, const Config& cfg, std::uint32_t channels)
-        : seq_(seq), buffer_(cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0), wanted_(channels), glimpse_(channels) {
+        : seq_(seq), events_{{seq}}, buffer_(cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0), wanted_(channels), glimpse_(channels) {
         for (std::size_t ch = 0; ch < cfg.channels.size() && ch < channels; ++ch)
             glimpse_[ch] = !cfg.channels[ch].glimpse.empty();
     }
@@ -64,7 +68,7 @@ public:
             if (buffer_.push(SnapshotBuffer::Kind::kMessage, position, recv_ns, m)) return;
             overflow();
         }
-        seq_.message(ch, m, position, recv_ns);
+        events_.message(ch, m, position, recv_ns);
     }
     void session_started(std::uint32_t ch, bool replaces_another) noexcept {
         if (ch == buffering_) {  // a new stream: the snapshot was of the old one
@@ -72,10 +76,10 @@ public:
             cancelled_ = true;
         }
         wanted_[ch] = SnapshotWant::kNone;
-        seq_.session_started(ch, replaces_another);
+        events_.session_started(ch, replaces_another);
     }
     void late_join(std::uint32_t ch, std::uint64_t n) noexcept {
-        seq_.late_join(ch, n);
+        events_.late_join(ch, n);
         if (glimpse_[ch]) wanted_[ch] = SnapshotWant::kLateJoin;
     }
     void gave_up(std::uint32_t ch, std::uint64_t lost) noexcept {
@@ -83,10 +87,10 @@ public:
             if (buffer_.push(SnapshotBuffer::Kind::kGaveUp, stream_->channel(ch).next_seq, 0, {})) return;
             overflow();
         }
-        seq_.gave_up(ch, lost);
+        events_.gave_up(ch, lost);
         if (glimpse_[ch] && wanted_[ch] == SnapshotWant::kNone) wanted_[ch] = SnapshotWant::kHoleGivenUp;
     }
-    void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { seq_.alive(ch, recv_ns); }
+    void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { events_.alive(ch, recv_ns); }
 
     // ---- the snapshot's course (engine thread)
     void begin(std::uint32_t ch, std::uint64_t next_seq) noexcept {
@@ -102,8 +106,8 @@ public:
         buffering_ = kNone;
         if (ch == kNone) return;
         buffer_.each([&](const SnapshotBuffer::Entry& e) {
-            if (e.kind == SnapshotBuffer::Kind::kMessage) seq_.message(ch, e.bytes, e.position, e.recv_ns);
-            else seq_.gave_up(ch, 0);
+            if (e.kind == SnapshotBuffer::Kind::kMessage) events_.message(ch, e.bytes, e.position, e.recv_ns);
+            else events_.gave_up(ch, 0);
         });
         buffer_.clear();
     }
@@ -125,6 +129,8 @@ public:
     [[nodiscard]] bool has_glimpse(std::uint32_t ch) const noexcept { return glimpse_[ch]; }
     [[nodiscard]] const SnapshotBuffer& buffer() const noexcept { return buffer_; }
     [[nodiscard]] Sequencer& sequencer() noexcept { return seq_; }
+    // What the stream decided for channel `ch`, as it would reach the sequencer (snapshot application).
+    [[nodiscard]] StreamEvents<Apply>& events() noexcept { return events_; }
 
 private:
     void overflow() noexcept {
@@ -133,6 +139,7 @@ private:
     }
 
     Sequencer& seq_;
+    StreamEvents<Apply> events_;
     const Stream* stream_ = nullptr;
     SnapshotBuffer buffer_;
     std::vector<SnapshotWant> wanted_;
@@ -223,7 +230,7 @@ public:
     [[nodiscard]] Stream::ChannelView channel(std::uint32_t slot) const { return stream_.channel(slot); }
     [[nodiscard]] const std::vector<ChannelInfo>& channels() const noexcept { return channels_; }
     [[nodiscard]] const InstrumentTable& instruments() const noexcept { return instruments_; }
-    [[nodiscard]] const OrderBook& book() const noexcept { return book_; }
+    [[nodiscard]] const Book& book() const noexcept { return book_; }
     [[nodiscard]] const Sequencer& sequencer() const noexcept { return sequencer_; }
     [[nodiscard]] const Gate& gate() const noexcept { return gate_; }
     // Datagrams no channel took: unicast carrying no channel's current
@@ -233,7 +240,7 @@ public:
     // The decoder-level totals of every channel (the summary's top level), added into `t`.
     void totals(DecoderCounters& t) const;
     // The sequencer-level totals (locates past max_instruments, every channel).
-    [[nodiscard]] SequencerCounters sequencer_totals() const noexcept;
+    [[nodiscard]] const SequencerCounters& sequencer_totals() const noexcept { return sequencer_.counters(); }
 
 private:
     // f(SummarySource): the shared summary's sources (totals over the channels).
@@ -241,8 +248,7 @@ private:
     decltype(auto) with_summary_source(F&& f) const {
         DecoderCounters decoder;
         totals(decoder);
-        const SequencerCounters seq;  // ITCH's sequencer counters are per channel and instrument, not these
-        return f(SummarySource{decoder, instruments_, seq, BookReader(book_), gate_, cfg_.gate});
+        return f(SummarySource{decoder, instruments_, sequencer_.counters(), BookReader(book_), gate_, cfg_.gate});
     }
     // The channel slot of a datagram; UINT32_MAX: none.
     std::uint32_t slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port);
@@ -257,7 +263,7 @@ private:
     std::vector<Line> lines_;  // the configured lines A and B
     std::vector<ChannelInfo> channels_;
     InstrumentTable instruments_;
-    OrderBook book_;
+    Book book_;
     Sequencer sequencer_;
     SnapshotRouter router_;
     Stream stream_;

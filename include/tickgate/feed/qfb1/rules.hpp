@@ -23,16 +23,9 @@ struct Rules {
         return ev.kind == EventKind::kDelta ? seq.on_delta(st, ev) : seq.on_quote(st, ev);
     }
 
-    // QFB/1 has no channel-wide message: sessions are its only channel state.
+    // QFB/1 has no channel-wide message (sessions are its only channel state),
+    // and an S or I carries nothing beyond the shared rules: no other hook.
     [[nodiscard]] static constexpr bool is_channel_event(EventKind) noexcept { return false; }
-    template <class Seq>
-    static Update on_channel_event(Seq&, const Event& ev) noexcept {
-        return {ev.instrument_id, Verdict::kOutOfRange, false, false, 0};  // never called (is_channel_event)
-    }
-
-    // An S and an I carry nothing beyond the shared rules (exponents come from I, depth is the config's).
-    static void on_snapshot_begin(InstrumentState&, const Event&) noexcept {}
-    static void on_definition(Book&, std::uint32_t, const Event&) noexcept {}
 };
 
 static_assert(SequencingRules<Rules>);
