@@ -167,6 +167,29 @@ bool valid_env_name(std::string_view s) {
     const auto word = [](char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
     return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && std::all_of(s.begin(), s.end(), word);
 }
+// A NATS server of [fanout] servers: "nats://A.B.C.D:PORT", an IPv4 unicast
+// literal (nothing is resolved at start-up) and a port 1..65535.
+bool valid_nats_server(std::string_view s) {
+    constexpr std::string_view kScheme = "nats://";
+    return s.substr(0, kScheme.size()) == kScheme && valid_rerequest_server(s.substr(kScheme.size()));
+}
+bool subject_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+// [fanout] prefix: 1..64 characters, tokens of [A-Za-z0-9_-] separated by single dots.
+bool valid_subject_prefix(std::string_view s) {
+    if (s.empty() || s.size() > 64 || s.front() == '.' || s.back() == '.' || s.find("..") != std::string_view::npos)
+        return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return c == '.' || subject_char(c); });
+}
+// A JetStream stream name: 1..64 of [A-Za-z0-9_-].
+bool valid_stream_name(std::string_view s) {
+    return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), subject_char);
+}
+// A NATS user name: 1..64 printable ASCII characters, no space.
+bool valid_nats_user(std::string_view s) {
+    return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c <= 0x7e; });
+}
 bool valid_metrics_listen(std::string_view s) {
     const auto hp = parse_host_port(s);
     return hp && (hp->first >> 24) == 127;
@@ -496,6 +519,48 @@ void read_instruments(const Table& root, Config& c) {
     });
 }
 
+constexpr std::string_view kFanoutStorage[] = {"memory", "file"};
+
+// [fanout] (FanoutConfig): the keys `tickgate run --fanout` publishes with.
+// Files named for credentials must be readable now, so a typo is a config
+// error rather than a publisher that never logs in; their content is not kept.
+void read_fanout(const Table& root, Config& c) {
+    const auto t = root.table("fanout", {"servers", "prefix", "depth", "stream", "replicas", "storage",
+                                         "credentials_file", "user", "password_file", "reconnect_wait_ms"});
+    if (!t) return;
+    FanoutConfig& f = c.fanout;
+    f.configured = true;
+    if (const auto* n = t->strings("servers", f.servers, "nats://A.B.C.D:PORT (IPv4, port 1..65535)", valid_nats_server)) {
+        if (f.servers.empty()) t->expected(n, "servers", "at least one server", "[]");
+        for (std::size_t i = 0; i < f.servers.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j)
+                if (f.servers[i] == f.servers[j]) t->expected(n, "servers", "each server once", quoted(f.servers[i]) + " twice");
+    }
+    t->string("prefix", f.prefix, "subject prefix: tokens of [A-Za-z0-9_-] joined by '.', 1..64 characters",
+              valid_subject_prefix);
+    t->integer("depth", f.depth, 1, 32);
+    t->string("stream", f.stream, "JetStream stream name: 1..64 of [A-Za-z0-9_-]", valid_stream_name);
+    t->integer("replicas", f.replicas, 1, 5);
+    if (const auto storage = t->choice("storage", kFanoutStorage)) f.memory_storage = *storage == "memory";
+    const auto readable = [&](std::string_view key, std::string& out, std::string_view what) {
+        const auto* n = t->string(key, out, "non-empty path", not_empty);
+        if (n)
+            if (const std::string why = unreadable_password_file(out); !why.empty())
+                t->expected(n, key, what, quoted(out) + " (" + why + ")");
+        return n;
+    };
+    const auto* creds = readable("credentials_file", f.credentials_file, "a readable NATS credentials (.creds) file");
+    const auto* user = t->string("user", f.user, "1..64 printable ASCII characters, no space", valid_nats_user);
+    const auto* password = readable("password_file", f.password_file, "a readable file whose first line is the NATS password");
+    if (creds && (user || password))
+        t->expected(user ? user : password, user ? "user" : "password_file",
+                    "either credentials_file or user with password_file, not both", "both");
+    if ((user != nullptr) != (password != nullptr))
+        t->expected(user ? user : password, user ? "password_file" : "user",
+                    "user and password_file together", "only " + std::string(user ? "user" : "password_file"));
+    t->integer("reconnect_wait_ms", f.reconnect_wait_ms, 1, 60'000);
+}
+
 // Each key within its own range can still add up to more memory than the
 // machine has (16777216 instruments × 1024 levels is 512 GiB of books): the
 // whole is estimated from what the constructors allocate and refused here,
@@ -551,7 +616,7 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
     c.source = name;
     const Table root(name, doc, "",
                      {"instruments", "instrument", "channel", "capacity", "gate", "receiver", "threading", "logging",
-                      "metrics", "moldudp64", "itch", "glimpse", "mdp3"});
+                      "metrics", "moldudp64", "itch", "glimpse", "mdp3", "fanout"});
 
     // Capacity first: instrument ids are checked against it.
     if (const auto t = root.table("capacity", {"max_instruments", "book_depth", "recovery_depth", "recovery_instruments",
@@ -666,6 +731,7 @@ Config parse_config(std::string_view toml_text, const std::string& name, std::st
         t->integer("book_depth", c.mdp3.book_depth, 1, c.capacity.book_depth, false, " (at most capacity.book_depth)");
         t->integer("max_definitions", c.mdp3.max_definitions, 1, kMaxMdp3Definitions);
     }
+    read_fanout(root, c);
     read_instruments(root, c);
     read_channels(root, c);
     if (c.channels.empty() && !protocol.empty()) c.default_protocol = std::string(protocol);

@@ -12,6 +12,9 @@
 
 #include "tickgate/book/l2_book.hpp"
 #include "tickgate/book/order_book.hpp"
+#include "tickgate/fanout/conflating_ring.hpp"
+#include "tickgate/fanout/publisher.hpp"
+#include "tickgate/fanout/source.hpp"
 #include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
@@ -46,6 +49,17 @@ void add_receive_backend(MemoryEstimate& e, const Config& c) {
     if (c.receiver.backend != ReceiveBackend::kAfXdp) return;
     const std::size_t umem = XdpPort::umem_bytes(c.receiver.af_xdp);
     e.parts.push_back({"AF_XDP UMEM", {"receiver.af_xdp.frames", "receiver.af_xdp.queues"}, umem, umem});
+}
+
+// [fanout] (`run --fanout`): the engine's hand-off cells and id ring, what
+// it last offered per instrument, the publisher thread's sequence numbers
+// and subjects. Counted when the config has the table.
+void add_fanout(MemoryEstimate& e, const Config& c) {
+    if (!c.fanout.configured) return;
+    const std::uint32_t n = c.capacity.max_instruments;
+    const std::size_t bytes = fanout::ConflatingRing::bytes_for(n, c.fanout.depth) +
+                              fanout::source_bytes_for(n) + std::size_t{n} * fanout::Publisher::kPerInstrumentBytes;
+    e.parts.push_back({"fan-out", {"fanout.depth", "capacity.max_instruments"}, bytes, bytes});
 }
 
 void add_up(MemoryEstimate& e) {
@@ -148,6 +162,7 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         e.parts.push_back({"decoder tables", {"mdp3.max_definitions", "capacity.max_instruments"}, own.decoder,
                            own.decoder_resident});
     add_receive_backend(e, c);
+    add_fanout(e, c);
     add_up(e);
     return e;
 }

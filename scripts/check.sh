@@ -26,7 +26,7 @@ for step in "${steps[@]}"; do
       scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTICKGATE_SANITIZE=thread \
         -DTICKGATE_BUILD_BENCH=OFF
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R 'SpscRing|Live|LineFaults|Overload|SourceFilter|Metrics|StateLog'
+        ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R 'SpscRing|Live|LineFaults|Overload|SourceFilter|Metrics|StateLog|Fanout'
       ;;
     fuzz)
       echo "== fuzzing smoke run"

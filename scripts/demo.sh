@@ -10,13 +10,17 @@
 #                                          a late join and a hole given up (both lines out, the
 #                                          re-request server silent), each repaired by a GLIMPSE
 #                                          5.0 snapshot the simulator serves on 127.0.0.1
+#        scripts/demo.sh fanout [SECONDS]  the fan-out (configs/fanout-demo.toml): a 3-node NATS
+#                                          JetStream cluster on 127.0.0.1 ports 14201-14223, the QFB/1
+#                                          handler publishing to it, two subscribers (one from the start,
+#                                          one started after the handler stopped: from the snapshots)
 # Builds only the tickgate CLI (not the tests or benchmarks); with
 # TICKGATE_BIN=PATH it runs that binary and builds nothing (tests/tools/demo_test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 protocol=qfb1
 case ${1:-} in
-  mdp3 | itch) protocol=$1; shift ;;
+  mdp3 | itch | fanout) protocol=$1; shift ;;
 esac
 seconds=${1:-10}
 if [[ -n ${TICKGATE_BIN:-} ]]; then
@@ -33,7 +37,8 @@ run_demo() {
   local cfg=$1 log=$2
   shift 2
   rm -f "$log"
-  "$bin" run --config "$cfg" --duration "$((seconds + 2))" --json > "build/demo-$protocol-summary.json" &
+  "$bin" run --config "$cfg" --duration "$((seconds + 2))" --json ${fanout_flag:-} \
+    > "build/demo-$protocol-summary.json" 2> >(tee "build/demo-$protocol-run.err" >&2) &
   handler=$!
   trap 'kill $handler 2>/dev/null || true' EXIT
   sleep 1
@@ -64,6 +69,31 @@ PY
 }
 
 case $protocol in
+  fanout)
+    log=build/demo-fanout-state.log
+    cluster=build/demo-nats
+    scripts/nats_cluster.sh stop "$cluster"
+    rm -rf "$cluster"
+    scripts/nats_cluster.sh start "$cluster" 14200
+    trap 'scripts/nats_cluster.sh stop "$cluster"' EXIT
+    # The first subscriber listens from the start (its node is the second), printing its final table.
+    "$bin" subscribe --config configs/fanout-demo.toml --servers nats://127.0.0.1:14202 --quiet \
+      --duration "$((seconds + 4))" 'tickgate.>' >build/demo-fanout-sub1.txt 2>&1 &
+    sub1=$!
+    # run_demo's handler gets --fanout through the variable below.
+    fanout_flag=--fanout
+    run_demo configs/fanout-demo.toml "$log" --instruments 8 --rate 20000 \
+      --loss-a 0.02 --loss-b 0.02 --burst-loss 0.002:3 --dup 0.01
+    wait "$sub1"
+    # The second starts after the handler has gone: everything it knows comes from the stream.
+    "$bin" subscribe --config configs/fanout-demo.toml --servers nats://127.0.0.1:14203 --quiet --duration 1 \
+      'tickgate.>' >build/demo-fanout-sub2.txt 2>&1
+    echo "subscriber 1 (live from the start, node 2):"
+    cat build/demo-fanout-sub1.txt
+    echo "subscriber 2 (started after the handler stopped, node 3: read from the stream's snapshots):"
+    cat build/demo-fanout-sub2.txt
+    grep '^fanout:' "build/demo-fanout-run.err" || true
+    ;;
   mdp3)
     log=build/demo-mdp3-state.log
     run_demo configs/mdp3-demo.toml "$log" --protocol mdp3 \

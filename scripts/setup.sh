@@ -9,7 +9,8 @@ packages=(build-essential cmake pkg-config git python3
           libboost-dev libfmt-dev libspdlog-dev libtomlplusplus-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev libpugixml-dev
           libxdp-dev libbpf-dev clang
-          iproute2 tcpreplay prometheus prometheus-cpp-dev curl ca-certificates)
+          iproute2 tcpreplay prometheus prometheus-cpp-dev curl ca-certificates
+          nats-server libnats-dev)
 # Callers needing more (bench/run.sh: gnuplot-nox for the latency plot) name them here.
 read -r -a extra <<< "${SETUP_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

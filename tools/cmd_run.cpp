@@ -23,6 +23,7 @@
 #include "tickgate/text.hpp"
 
 #include "command.hpp"
+#include "fanout_run.hpp"
 
 namespace tickgate::cli {
 
@@ -52,6 +53,8 @@ options:
                        127.0.0.1:9108; port 0: a free one, printed on stderr). Takes precedence
                        over the config's [metrics] table; without it, the endpoint is on when
                        [metrics] enabled = true, at its listen address (default: off)
+  --fanout             publish every instrument's book top and gate verdict to NATS JetStream
+                       as the config's [fanout] table says (README "Fan-out"; qfb1, mdp3)
   -h, --help           this text
 )";
 
@@ -113,6 +116,7 @@ struct RunOptions {
     std::vector<std::string> symbols;  // --symbols: the live view's rows
     bool json = false;
     bool quiet = false;
+    bool fanout = false;  // --fanout
     std::FILE* view = stdout;  // the live view's stream (stderr with --json)
     bool tty = false;
 };
@@ -146,6 +150,7 @@ public:
             };
         }
         serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
+        if (o.fanout) fanout_.emplace(handler_, cfg);
         // Said once: the config asked for AF_XDP and got sockets.
         say_af_xdp_fallback(handler_.stats().receiver, "tickgate");
     }
@@ -175,6 +180,10 @@ public:
         publish_metrics();
         if (server_) server_->stop();
         state_log_.stop();
+        if (fanout_) {
+            fanout_->finish();
+            fmt::print(stderr, "{}\n", fanout_->counters_line());
+        }
         print_summary();
         return kExitOk;
     }
@@ -191,6 +200,7 @@ private:
         LiveRun& run;
         void operator()(const Update& u, const Event& ev) const noexcept {
             run.state_log_.on_update(u, ev);
+            if (run.fanout_) run.fanout_->on_update(u, ev, realtime_ns());
             if (!u.book_changed) return;
             const std::int64_t now = realtime_ns();
             run.latency_.record(ev.channel_id, now - ev.recv_ns);
@@ -218,6 +228,7 @@ private:
             else
                 n = handler_.poll(Apply{*this}, 1024);
             const auto now = std::chrono::steady_clock::now();
+            if (fanout_) fanout_->tick(now);
             if (o_.duration > 0 && now - t0 >= std::chrono::duration<double>(o_.duration)) return;
             if (now >= next_publish) {
                 next_publish = now + std::chrono::milliseconds(250);
@@ -229,7 +240,8 @@ private:
                 const double t = std::chrono::duration<double>(now - t0).count();
                 fmt::print(o_.view, "{}",
                            live_view(summary(), {.now_ns = realtime_ns(), .symbols = o_.symbols}, cfg_.source, t,
-                                     line_table(handler_.stats()), o_.tty));
+                                     line_table(handler_.stats()) + (fanout_ ? fanout_->counters_line() + '\n' : ""),
+                                     o_.tty));
                 std::fflush(o_.view);
             }
             idle.idle(static_cast<int>(n));
@@ -263,12 +275,13 @@ private:
     LatencyHistograms latency_;
     std::optional<MetricsServer> server_;
     GateRejections rejections_;
+    std::optional<FanoutRun<Handler>> fanout_;  // --fanout
 };
 
 }  // namespace
 
 int cmd_run(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {"--json", "--quiet"},
+    const cli::Options a(args, {"--json", "--quiet", "--fanout"},
                          {"--config", "--protocol", "--duration", "--refresh-ms", "--metrics", "--symbols"}, "run");
     if (a.help()) {
         fmt::print("{}", kRunHelp);
@@ -293,10 +306,12 @@ int cmd_run(const std::vector<std::string_view>& args) {
     o.refresh = std::chrono::milliseconds(a.integer("--refresh-ms", 250, 10, 60000));
     o.json = a.has("--json");
     o.quiet = a.has("--quiet");
+    o.fanout = a.has("--fanout");
     if (const auto list = a.text("--symbols")) o.symbols = parse_symbols("--symbols", *list);
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
     if (cfg.protocol() == itch50::Protocol::kName) {  // its own pipeline (tools/cmd_run_itch50.cpp)
+        if (o.fanout) throw UsageError{"--fanout: not yet for itch50 (its run is not on the shared pipeline yet)"};
         return run_itch50(cfg, {.duration_s = o.duration,
                                 .refresh = o.refresh,
                                 .json = o.json,

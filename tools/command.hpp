@@ -73,5 +73,6 @@ void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metric
 int cmd_capture(const std::vector<std::string_view>& args);
 int cmd_send(const std::vector<std::string_view>& args);
 int cmd_config(const std::vector<std::string_view>& args);
+int cmd_subscribe(const std::vector<std::string_view>& args);  // tools/cmd_subscribe.cpp
 
 }  // namespace tickgate::cli

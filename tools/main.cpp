@@ -32,6 +32,7 @@ commands:
   capture  write the live datagrams with kernel timestamps to a pcap/pcapng file
   send     re-publish a capture's multicast datagrams on loopback
   config   `config check FILE`: validate a config and print the memory it needs
+  subscribe  a consumer of `run --fanout`: books and gate verdicts from NATS JetStream
   help     this text
 
   tickgate <command> --help   lists the options of a command
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
         if (cmd == "capture") return cli::cmd_capture(args);
         if (cmd == "send") return cli::cmd_send(args);
         if (cmd == "config") return cli::cmd_config(args);
+        if (cmd == "subscribe") return cli::cmd_subscribe(args);
         fmt::print(stderr, "tickgate: unknown command '{}'\n{}", cmd, kTopHelp);
         return kExitUsage;
     } catch (const UsageError& e) {

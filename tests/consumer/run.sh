@@ -31,8 +31,8 @@ step "install tickgate -> $prefix"
 run cmake --install "$out/tickgate"
 
 step "check the install tree"
-for f in include/tickgate/feed/handler.hpp include/tickgate/feed/capture.hpp \
-         lib/libtickgate_core.a lib/libtickgate_feed.a bin/tickgate \
+for f in include/tickgate/feed/handler.hpp include/tickgate/feed/capture.hpp include/tickgate/fanout/consumer.hpp \
+         lib/libtickgate_core.a lib/libtickgate_feed.a lib/libtickgate_fanout.a bin/tickgate \
          lib/cmake/tickgate/tickgateConfig.cmake lib/cmake/tickgate/tickgateConfigVersion.cmake \
          lib/cmake/tickgate/tickgateTargets.cmake; do
     # GNUInstallDirs may pick lib64 or lib/<multiarch> on some hosts.
@@ -40,7 +40,7 @@ for f in include/tickgate/feed/handler.hpp include/tickgate/feed/capture.hpp \
     if [[ -z "$g" ]]; then echo "missing from install tree: $f" >&2; exit 1; fi
     echo "present: ${g#$prefix/}"
 done
-if grep -rlE '#include *<(boost|fmt|spdlog|toml\+\+|pcap|nlohmann)' "$prefix/include"; then
+if grep -rlE '#include *<(boost|fmt|spdlog|toml\+\+|pcap|nlohmann|nats)' "$prefix/include"; then
     echo "an installed public header includes a private third-party header" >&2
     exit 1
 fi
@@ -54,7 +54,7 @@ run "$out/installed/consumer_installed"
 step "consumer 2: add_subdirectory(tickgate)"
 run cmake -S "$here/subdir" -B "$out/subdir" -DCMAKE_BUILD_TYPE=Release -DTICKGATE_SOURCE_DIR="$root"
 # tickgate must not have brought its tests, benchmarks or CLI along.
-if cmake --build "$out/subdir" --target help | grep -E '(_tests|_bench|tickgate)$' | grep -vE 'tickgate_(core|feed)$'; then
+if cmake --build "$out/subdir" --target help | grep -E '(_tests|_bench|tickgate)$' | grep -vE 'tickgate_(core|feed|fanout)$'; then
     echo "subdir build has tickgate test/bench/tool targets" >&2
     exit 1
 fi

@@ -1,4 +1,7 @@
 #include "tickgate/feed/sequencer.hpp"
+#include "tickgate/fanout/conflating_ring.hpp"
+#include "tickgate/fanout/publisher.hpp"
+#include "tickgate/fanout/source.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/rules.hpp"
 
@@ -503,11 +506,96 @@ const BadCase kBadCases[] = {
     {"af_xdp fallback", "[receiver]\naf_xdp = { interface = \"veth0\", fallback = \"dpdk\" }\n",
      "receiver.af_xdp.fallback", 2},
     {"unknown af_xdp key", "[receiver]\naf_xdp = { interface = \"veth0\", ring = 4 }\n", "receiver.af_xdp.ring", 2},
+    // [fanout] (issue 27).
+    {"fanout server without scheme", "[fanout]\nservers = [\"127.0.0.1:4222\"]\n", "fanout.servers[0]", 2},
+    {"fanout server by name", "[fanout]\nservers = [\"nats://localhost:4222\"]\n", "fanout.servers[0]", 2},
+    {"fanout server port 0", "[fanout]\nservers = [\"nats://127.0.0.1:0\"]\n", "fanout.servers[0]", 2},
+    {"fanout no server", "[fanout]\nservers = []\n", "fanout.servers", 2},
+    {"fanout server twice", "[fanout]\nservers = [\"nats://127.0.0.1:4222\", \"nats://127.0.0.1:4222\"]\n",
+     "fanout.servers", 2},
+    {"fanout prefix with a wildcard", "[fanout]\nprefix = \"md.>\"\n", "fanout.prefix", 2},
+    {"fanout prefix with an empty token", "[fanout]\nprefix = \"md..x\"\n", "fanout.prefix", 2},
+    {"fanout prefix ending in a dot", "[fanout]\nprefix = \"md.\"\n", "fanout.prefix", 2},
+    {"fanout depth 0", "[fanout]\ndepth = 0\n", "fanout.depth", 2},
+    {"fanout depth past 32", "[fanout]\n\ndepth = 33\n", "fanout.depth", 3},
+    {"fanout stream with a dot", "[fanout]\nstream = \"A.B\"\n", "fanout.stream", 2},
+    {"fanout replicas 0", "[fanout]\nreplicas = 0\n", "fanout.replicas", 2},
+    {"fanout replicas past 5", "[fanout]\nreplicas = 7\n", "fanout.replicas", 2},
+    {"fanout storage", "[fanout]\nstorage = \"disk\"\n", "fanout.storage", 2},
+    {"fanout credentials file missing", "[fanout]\ncredentials_file = \"/nonexistent/x.creds\"\n",
+     "fanout.credentials_file", 2},
+    {"fanout password file missing", "[fanout]\nuser = \"md\"\npassword_file = \"/nonexistent/pw\"\n",
+     "fanout.password_file", 3},
+    {"fanout user without password", "[fanout]\nuser = \"md\"\n", "fanout.password_file", 2},
+    {"fanout user with a space", "[fanout]\nuser = \"m d\"\n", "fanout.user", 2},
+    {"fanout reconnect wait 0", "[fanout]\nreconnect_wait_ms = 0\n", "fanout.reconnect_wait_ms", 2},
+    {"unknown fanout key", "[fanout]\nsubject = \"x\"\n", "fanout.subject", 2},
     // TOML syntax.
     {"unterminated table header", "[gate]\nstale_ms = 1\n[capacity\n", "TOML syntax error", 3},
     {"key defined twice", "[gate]\nstale_ms = 1\nstale_ms = 2\n", "TOML syntax error", 3},
     {"multi-line inline table", "[[channel]]\na = { group = \"239.255.10.1\",\n", "TOML syntax error", 2},
 };
+
+TEST(Config, FanoutKeysAndDefaults) {
+    const tickgate::Config none = tickgate::parse_config("", "f.toml");
+    EXPECT_FALSE(none.fanout.configured);
+    EXPECT_EQ(none.fanout.servers, std::vector<std::string>{"nats://127.0.0.1:4222"});
+    const tickgate::Config c = tickgate::parse_config(
+        "[fanout]\nservers = [\"nats://127.0.0.1:14301\", \"nats://127.0.0.2:14302\"]\nprefix = \"md.tick-gate\"\n"
+        "depth = 32\nstream = \"MD_1\"\nreplicas = 3\nstorage = \"file\"\nreconnect_wait_ms = 250\n",
+        "f.toml");
+    EXPECT_TRUE(c.fanout.configured);
+    EXPECT_EQ(c.fanout.servers.size(), 2u);
+    EXPECT_EQ(c.fanout.prefix, "md.tick-gate");
+    EXPECT_EQ(c.fanout.depth, 32u);
+    EXPECT_EQ(c.fanout.stream, "MD_1");
+    EXPECT_EQ(c.fanout.replicas, 3u);
+    EXPECT_FALSE(c.fanout.memory_storage);
+    EXPECT_EQ(c.fanout.reconnect_wait_ms, 250u);
+}
+
+TEST(Config, FanoutCredentialsAreOneOfTwoWaysAndTheFileMustBeReadable) {
+    const std::string pw = ::testing::TempDir() + "tickgate-fanout-pw";
+    { std::ofstream(pw) << "secret\n"; }
+    const tickgate::Config c =
+        tickgate::parse_config("[fanout]\nuser = \"md\"\npassword_file = \"" + pw + "\"\n", "f.toml");
+    EXPECT_EQ(c.fanout.user, "md");
+    EXPECT_EQ(c.fanout.password_file, pw);
+    try {
+        (void)tickgate::parse_config(
+            "[fanout]\ncredentials_file = \"" + pw + "\"\nuser = \"md\"\npassword_file = \"" + pw + "\"\n", "f.toml");
+        ADD_FAILURE() << "both ways accepted";
+    } catch (const tickgate::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("f.toml:3: fanout.user: expected either credentials_file or user"),
+                  std::string::npos)
+            << e.what();
+    }
+    std::remove(pw.c_str());
+}
+
+// The fan-out's cells, ring and per-instrument tables are in the estimate
+// when the config has [fanout], and grow with its depth.
+TEST(Config, MemoryRuleTheEstimateCountsTheFanout) {
+    using tickgate::parse_config;
+    const auto part = [](const tickgate::Config& c) -> std::uint64_t {
+        for (const auto& p : tickgate::estimate_memory(c).parts)
+            if (p.what == "fan-out") return p.bytes;
+        return 0;
+    };
+    EXPECT_EQ(part(parse_config("[capacity]\nmax_instruments = 1000\n", "f.toml")), 0u);
+    const auto d1 = part(parse_config("[capacity]\nmax_instruments = 1000\n[fanout]\ndepth = 1\n", "f.toml"));
+    const auto d32 = part(parse_config("[capacity]\nmax_instruments = 1000\n[fanout]\ndepth = 32\n", "f.toml"));
+    EXPECT_EQ(d1, tickgate::fanout::ConflatingRing::bytes_for(1000, 1) + tickgate::fanout::source_bytes_for(1000) +
+                      1000 * tickgate::fanout::Publisher::kPerInstrumentBytes);
+    EXPECT_GE(d32 - d1, 1000u * 2 * 31 * sizeof(tickgate::Level));
+    // A limit the config fits without [fanout] refuses it with a deep fan-out.
+    const auto without = parse_config("[capacity]\nmax_instruments = 100000\n", "f.toml");
+    const std::string limit = std::to_string(tickgate::mib_ceil(tickgate::estimate_memory(without).total_bytes) + 1);
+    EXPECT_THROW((void)parse_config("[capacity]\nmax_instruments = 100000\nmax_memory_mb = " + limit +
+                                        "\n[fanout]\ndepth = 32\n",
+                                    "f.toml"),
+                 tickgate::ConfigError);
+}
 
 TEST(Config, InvalidConfigsAreRejectedWithFileLineAndKey) {
     for (const BadCase& bad : kBadCases) {

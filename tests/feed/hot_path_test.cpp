@@ -39,9 +39,23 @@
 #include "../support/veth_pair.hpp"
 #include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/metrics.hpp"
+#include "tickgate/fanout/conflating_ring.hpp"
+#include "tickgate/fanout/publisher.hpp"
+#include "tickgate/fanout/source.hpp"
+
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <string>
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
+// This thread's: the fan-out test counts the engine thread alone, beside
+// the NATS client's and the publisher's threads, which may allocate.
+thread_local std::uint64_t t_allocations = 0;
 }  // namespace
 
 // The replacements allocate with malloc and free with free, on purpose. GCC
@@ -52,12 +66,14 @@ std::atomic<std::uint64_t> g_allocations{0};
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
+    ++t_allocations;
     if (void* p = std::malloc(n ? n : 1)) return p;
     throw std::bad_alloc();
 }
 void* operator new[](std::size_t n) { return operator new(n); }
 void* operator new(std::size_t n, std::align_val_t a) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
+    ++t_allocations;
     const std::size_t al = static_cast<std::size_t>(a);
     if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
     throw std::bad_alloc();
@@ -369,6 +385,104 @@ TEST(HotPath, LiveReceiveRingPollAllocateNothing) {
     EXPECT_EQ(after - before, 0u) << "allocations on the live hot path";
     EXPECT_EQ(received() - packets_before, sent);
     EXPECT_GT(handler.arbiter_counters().duplicate_packets.get(), 0u);
+}
+
+// A nats-server with JetStream on a free 127.0.0.1 port for the test's
+// life (none if it is not installed: the publisher then retries in the
+// background, which the engine must not notice either).
+class NatsServer {
+public:
+    NatsServer() {
+        const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+            ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+            port_ = ntohs(a.sin_port);
+        ::close(s);
+        dir_ = ::testing::TempDir() + "tickgate-hotpath-js-" + std::to_string(::getpid());
+        const std::string port = std::to_string(port_);
+        const char* argv[] = {"nats-server", "-a", "127.0.0.1", "-p", port.c_str(), "-js", "-sd", dir_.c_str(), nullptr};
+        posix_spawn_file_actions_t quiet;  // its log is not ours to print
+        posix_spawn_file_actions_init(&quiet);
+        posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+        const int spawned = ::posix_spawnp(&pid_, "nats-server", &quiet, nullptr, const_cast<char* const*>(argv), environ);
+        posix_spawn_file_actions_destroy(&quiet);
+        if (spawned != 0) pid_ = 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ~NatsServer() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        std::filesystem::remove_all(dir_);
+    }
+    [[nodiscard]] std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+    [[nodiscard]] bool running() const noexcept { return pid_ > 0; }
+
+private:
+    pid_t pid_ = 0;
+    std::uint16_t port_ = 0;
+    std::string dir_;
+};
+
+// `run --fanout` on the engine thread (issue 27): each update handed to the
+// fan-out's Source (gate check, levels copied, one cell written) and the
+// gate sweep, with the publisher thread publishing to a real server
+// meanwhile. The engine thread allocates nothing.
+TEST(HotPath, FanoutSourceOnTheEngineThreadAllocatesNothing) {
+    const Config cfg = live_config(PipelineMode::kTwoThread);
+    const ChannelConfig& ch = cfg.channels.front();
+    const auto stream = build_stream(3);
+    FeedHandler handler(cfg);
+    NatsServer nats;
+    FanoutConfig fc;
+    fc.servers = {nats.url()};
+    fc.depth = 5;
+    fanout::ConflatingRing ring(cfg.capacity.max_instruments, fc.depth);
+    fanout::Source<FeedHandler> source(handler, ring);
+    fanout::Publisher publisher(fc, "qfb1", ring);
+    publisher.start();
+    auto apply = [&](const Update& u, const Event& ev) { source.on_update(u, ev, realtime_ns()); };
+    MulticastSender sender;
+    handler.start();
+    const std::uint32_t ga = *parse_ipv4(ch.a.group);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handler.decoder_counters().packets.get() == 0 && std::chrono::steady_clock::now() < deadline) {
+        sender.send(ga, ch.a.port, stream.front());
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        handler.poll(apply, 1024);
+    }
+    ASSERT_GT(handler.decoder_counters().packets.get(), 0u);
+    source.sweep(realtime_ns());
+
+    const std::uint64_t before = t_allocations;
+    std::size_t sent = 0;
+    for (const auto& d : stream) {
+        sent += sender.send(ga, ch.a.port, d);
+        handler.poll(apply, 4096);
+        if (sent % 64 == 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));  // stay under SO_RCVBUF
+            source.sweep(realtime_ns());
+        }
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (received_packets(handler) < sent && std::chrono::steady_clock::now() < end) handler.poll(apply, 4096);
+    while (handler.poll(apply, 4096) != 0) {
+    }
+    source.sweep(realtime_ns() + 10'000'000'000);  // every instrument stale: a gate change each
+    const std::uint64_t after = t_allocations;
+    handler.stop();
+    publisher.stop();
+    EXPECT_EQ(after - before, 0u) << "allocations on the engine thread with the fan-out on";
+    EXPECT_GT(ring.counters().offered.get(), 1000u);
+    if (nats.running()) {
+        EXPECT_GT(publisher.counters().published.get(), 0u) << "the publisher published meanwhile";
+    }
 }
 
 // What `tickgate run`'s engine adds per update and per publish (issue 26

@@ -5,7 +5,7 @@
 # usage: tests/fuzz/run.sh SECONDS [TARGET...]
 #   SECONDS  fuzzing time per target (-max_total_time); 0 = only build,
 #            check the seeds and replay the regressions
-#   TARGET   fuzz_datagram, fuzz_capture, fuzz_config, fuzz_itch50, fuzz_mdp3, fuzz_glimpse (default: all)
+#   TARGET   fuzz_datagram, fuzz_capture, fuzz_config, fuzz_itch50, fuzz_mdp3, fuzz_glimpse, fuzz_fanout (default: all)
 #
 # environment:
 #   FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz)
@@ -22,7 +22,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-all_targets=(fuzz_datagram fuzz_capture fuzz_config fuzz_itch50 fuzz_mdp3 fuzz_glimpse)
+all_targets=(fuzz_datagram fuzz_capture fuzz_config fuzz_itch50 fuzz_mdp3 fuzz_glimpse fuzz_fanout)
 
 usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || usage
@@ -71,7 +71,7 @@ if [[ -n ${FUZZ_FORK:-} ]]; then
 fi
 read -r -a extra <<<"${FUZZ_ARGS:-}"
 
-declare -A max_len=([fuzz_datagram]=16384 [fuzz_capture]=16384 [fuzz_config]=4096 [fuzz_itch50]=16384 [fuzz_mdp3]=16384 [fuzz_glimpse]=8192)
+declare -A max_len=([fuzz_datagram]=16384 [fuzz_capture]=16384 [fuzz_config]=4096 [fuzz_itch50]=16384 [fuzz_mdp3]=16384 [fuzz_glimpse]=8192 [fuzz_fanout]=4096)
 report_pattern='ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|INVARIANT FAILED|Sanitizer CHECK failed|==ERROR'
 failed=0
 summary=()

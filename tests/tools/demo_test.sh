@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 26 findings 2 and 3: each of the three demos (scripts/demo.sh,
-# scripts/demo.sh mdp3, scripts/demo.sh itch) runs to its end and ends with
+# Issue 26 findings 2 and 3: each of the demos (scripts/demo.sh,
+# scripts/demo.sh mdp3, scripts/demo.sh itch, and with nats-server scripts/demo.sh fanout) runs to its end and ends with
 # the summary a newcomer reads: the gate's answers and why, and what
 # recovered (MDP3: the snapshot feed joined and left; ITCH: the late join and
 # the hole given up, each repaired by a GLIMPSE snapshot). Loopback multicast
@@ -28,4 +28,10 @@ grep -q 'snapshot asked for (late join' <<<"$out" || fail "ITCH demo: the late j
 grep -q 'the re-request server did not send them' <<<"$out" || fail "ITCH demo: the given-up hole is not explained: $out"
 [[ $(grep -c 'repaired: the snapshot replaced the books' <<<"$out") -eq 2 ]] || fail "ITCH demo: not two repairs: $out"
 grep -Eq 'gate at the end: [0-9]+ ok$' <<<"$out" || fail "ITCH demo: not every instrument ok at the end: $out"
-echo "demo_test: the three demos ran and explained themselves"
+if command -v nats-server >/dev/null; then
+  out=$(scripts/demo.sh fanout "$seconds" 2>/dev/null) || fail "scripts/demo.sh fanout exited $?"
+  grep -q 'subscriber 2 (started after the handler stopped' <<<"$out" || fail "fan-out demo: no late subscriber: $out"
+  grep -Eq '^records 8  duplicates 0  gaps 0  lost 0  snapshots 8 ' <<<"$out" ||
+    fail "fan-out demo: the late subscriber did not read 8 snapshots: $out"
+fi
+echo "demo_test: the demos ran and explained themselves"

@@ -211,6 +211,24 @@ struct Mdp3Config {
     std::uint32_t max_definitions = 200'000;
 };
 
+// `[fanout]`: `tickgate run --fanout` publishes every instrument's book top
+// and gate verdict to NATS (README "Fan-out"). Credentials are read at
+// start-up from `credentials_file` (a NATS .creds file) or `user` with
+// `password_file` (at most one of the two); never logged or printed.
+struct FanoutConfig {
+    bool configured = false;  // the config has a [fanout] table (counted in estimate_memory)
+    std::vector<std::string> servers{"nats://127.0.0.1:4222"};  // nats://A.B.C.D:PORT, tried in order
+    std::string prefix = "tickgate";  // subjects PREFIX.VENUE.CHANNEL.SYMBOL
+    std::uint32_t depth = 5;          // levels per side in each record, 1..32
+    std::string stream = "TICKGATE";  // the JetStream stream keeping the last record per subject
+    std::uint32_t replicas = 1;       // of that stream, 1..5 (3 across a 3-node cluster)
+    bool memory_storage = true;       // storage = "memory" (default) or "file"
+    std::string credentials_file;
+    std::string user;
+    std::string password_file;
+    std::uint32_t reconnect_wait_ms = 100;  // between attempts at one server
+};
+
 // The default of capacity.max_memory_mb: half of this machine's physical
 // memory (sysconf), read when called — the handler shares the host with the
 // engine that embeds it; 4096 if the figure cannot be read.
@@ -236,6 +254,7 @@ struct Config {
     ItchBookConfig itch;
     GlimpseConfig glimpse;
     Mdp3Config mdp3;
+    FanoutConfig fanout;
 
     // Whether any channel has a GLIMPSE snapshot service.
     [[nodiscard]] bool any_glimpse() const noexcept {

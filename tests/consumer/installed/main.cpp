@@ -7,6 +7,7 @@
 #include <tickgate/feed/config.hpp>
 #include <tickgate/book/gate.hpp>
 #include <tickgate/feed/handler.hpp>
+#include <tickgate/fanout/consumer.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -63,6 +64,28 @@ int main() {
         threw = true;
     }
     expect(threw, "CaptureReader rejects a missing file");
+
+    // tickgate::fanout (libnats, private to it): a record through the consumer's rules,
+    // and a Consumer that finds no server is a clear error, not a hang.
+    tickgate::fanout::Record rec;
+    rec.session = 1;
+    rec.seq = 1;
+    rec.verdict = tickgate::GateReason::kOk;
+    std::byte wire[tickgate::fanout::kMaxRecordBytes];
+    tickgate::fanout::Tracker tracker;
+    const auto n = tickgate::fanout::write_record(rec, wire);
+    expect(tracker.on_live("tickgate.qfb1.1.X", std::span(wire, n)) == tickgate::fanout::Applied::kTaken &&
+               tracker.find("tickgate.qfb1.1.X")->tradeable(),
+           "fan-out record taken, tradeable");
+    bool refused = false;
+    try {
+        tickgate::fanout::ConsumerOptions o;
+        o.servers = {"nats://127.0.0.1:1"};
+        tickgate::fanout::Consumer c(o, {"tickgate.>"});
+    } catch (const std::runtime_error&) {
+        refused = true;
+    }
+    expect(refused, "fan-out consumer without a server throws");
 
     std::printf("%s\n", failures == 0 ? "installed consumer: PASS" : "installed consumer: FAIL");
     return failures == 0 ? 0 : 1;
