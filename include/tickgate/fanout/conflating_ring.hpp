@@ -89,7 +89,7 @@ public:
                 const std::uint64_t v = read(id, r);
                 if (v != 0) f(r, v);
             },
-            limit);
+            std::min<std::size_t>(limit, max_));
     }
 
     // Publisher thread: instrument `id`'s newest record into `out`; returns
@@ -122,8 +122,11 @@ private:
     static constexpr std::size_t words_for(std::uint32_t depth) noexcept {
         return (kHead + 2 * std::size_t{std::min(depth, kMaxDepth)} * sizeof(Level) + 7) / 8;
     }
+    // Room for every id queued once more while up to max_instruments of
+    // them are still held by a drain in progress (an id cleared in drain()
+    // and offered again is queued before its old slot is released).
     static std::size_t ring_capacity(std::uint32_t max_instruments) noexcept {
-        return std::max<std::size_t>(2, std::bit_ceil(std::size_t{max_instruments}));
+        return std::max<std::size_t>(2, std::bit_ceil(2 * std::size_t{max_instruments}));
     }
 
     void pack(const Record& r, std::uint64_t* buf) const noexcept {
