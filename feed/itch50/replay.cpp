@@ -39,16 +39,6 @@ std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
     return n;
 }
 
-// The shared sequencer's capacity for ITCH: its ids; no recovery pool (the
-// stream holds and re-requests, a snapshot replaces whole channels).
-Capacity sequencer_capacity(std::uint32_t ids) {
-    Capacity c;
-    c.max_instruments = ids;
-    c.recovery_instruments = 0;
-    c.recovery_depth = 0;
-    return c;
-}
-
 std::string ipv4_text(std::uint32_t ip) {
     return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
 }
@@ -210,12 +200,7 @@ ReplayResult Replay::run(const std::string& path, const ReplayOptions& options) 
 
 void Replay::totals(DecoderCounters& t) const {
     for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-        const moldudp64::StreamCounters& c = stream_.channel(ch).counters;
-        t.packets.add(c.packets.get());
-        t.messages.add(c.messages.get());
-        t.malformed_packets.add(c.malformed_packets.get());
-        t.stale_session_packets.add(c.stale_session_packets.get());
-        t.session_changes.add(c.session_changes.get());
+        add_stream_counters(t, stream_.channel(ch).counters);
         t.unknown_messages.add(sequencer_.venue().channel_counters(ch).unknown_messages.get());
     }
 }

@@ -19,19 +19,11 @@ namespace {
 constexpr std::int64_t kMs = 1'000'000;
 
 // Stream + sequencer (ITCH's rules) + book + gate on one channel slot (or two).
-Capacity capacity(std::uint32_t ids) {
-    Capacity c;
-    c.max_instruments = ids;
-    c.recovery_instruments = 0;
-    c.recovery_depth = 0;
-    return c;
-}
-
 struct Pipeline {
     explicit Pipeline(std::uint32_t max_orders = 1024, std::uint32_t max_instruments = 16384,
                       std::optional<std::int32_t> utc_offset = std::nullopt)
         : instruments(max_instruments), book(max_instruments, max_orders, 4096),
-          seq(instruments, book, capacity(max_instruments)), stream(moldudp64::StreamConfig{}, 2),
+          seq(instruments, book, sequencer_capacity(max_instruments)), stream(moldudp64::StreamConfig{}, 2),
           gate(instruments, GateConfig{250, 2000}) {
         seq.venue().configure(2, utc_offset);
     }
@@ -43,14 +35,10 @@ struct Pipeline {
     void feed(std::uint64_t position, std::vector<Bytes> msgs, std::int64_t t = 0, std::string_view session = "S1") {
         feed(mold_packet(session, position, msgs), t);
     }
-    struct Apply {
-        Sequencer& seq;
-        void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
-    };
     InstrumentTable instruments;
     Book book;
     Sequencer seq;
-    StreamEvents<Apply> sink{{seq}};
+    StreamEvents<ApplyToSequencer> sink{{seq}};
     moldudp64::Stream<MoldPayload> stream;
     Gate gate;
 };

@@ -49,6 +49,16 @@ namespace tickgate::itch50 {
     return s;
 }
 
+// Adds one channel's stream figures to the decoder totals the summary, the
+// metrics and FeedStats read (unknown types are the sequencer's).
+inline void add_stream_counters(DecoderCounters& t, const moldudp64::StreamCounters& c) noexcept {
+    t.packets.add(c.packets.get());
+    t.messages.add(c.messages.get());
+    t.malformed_packets.add(c.malformed_packets.get());
+    t.stale_session_packets.add(c.stale_session_packets.get());
+    t.session_changes.add(c.session_changes.get());
+}
+
 template <class P>
 class StreamFront {
 public:
@@ -120,20 +130,14 @@ public:
     // datagrams. Any thread (relaxed counters); unknown types are the
     // sequencer's (Rules::State::channel_counters).
     [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept {
-        std::uint64_t packets = 0, messages = 0, malformed = oversized_.get(), stale = 0, sessions = 0;
-        for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch) {
-            const moldudp64::StreamCounters& c = stream_.channel(ch).counters;
-            packets += c.packets.get();
-            messages += c.messages.get();
-            malformed += c.malformed_packets.get();
-            stale += c.stale_session_packets.get();
-            sessions += c.session_changes.get();
-        }
-        totals_.packets.set(packets + oversized_.get());
-        totals_.messages.set(messages);
-        totals_.malformed_packets.set(malformed);
-        totals_.stale_session_packets.set(stale);
-        totals_.session_changes.set(sessions);
+        // Summed aside, then stored: a reader on another thread never sees a partial sum.
+        DecoderCounters sum;
+        for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch) add_stream_counters(sum, stream_.channel(ch).counters);
+        totals_.packets.set(sum.packets.get() + oversized_.get());
+        totals_.messages.set(sum.messages.get());
+        totals_.malformed_packets.set(sum.malformed_packets.get() + oversized_.get());
+        totals_.stale_session_packets.set(sum.stale_session_packets.get());
+        totals_.session_changes.set(sum.session_changes.get());
         return totals_;
     }
     // Its own figures: per channel slot (config order) the stream's view and the re-request client.

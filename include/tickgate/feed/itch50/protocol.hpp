@@ -102,11 +102,7 @@ struct Protocol {
     // capacity.max_instruments does not apply); no recovery pool (the
     // stream holds and re-requests; nothing is buffered per instrument).
     [[nodiscard]] static Capacity capacity(const Config& cfg) noexcept {
-        Capacity c = cfg.capacity;
-        c.max_instruments = instrument_ids(cfg.channels.size());
-        c.recovery_instruments = 0;
-        c.recovery_depth = 0;
-        return c;
+        return sequencer_capacity(instrument_ids(cfg.channels.size()), cfg.capacity);
     }
 };
 

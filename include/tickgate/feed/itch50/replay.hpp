@@ -49,11 +49,6 @@ class SnapshotRouter {
 public:
     using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
     static constexpr std::uint32_t kNone = UINT32_MAX;
-    // The stream's decisions as events, applied to the sequencer at once.
-    struct Apply {
-        Sequencer& seq;
-        void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
-    };
 
     SnapshotRouter(Sequencer& seq, const Config& cfg, std::uint32_t channels)
         : seq_(seq), events_{{seq}}, buffer_(cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0), wanted_(channels), glimpse_(channels) {
@@ -130,7 +125,7 @@ public:
     [[nodiscard]] const SnapshotBuffer& buffer() const noexcept { return buffer_; }
     [[nodiscard]] Sequencer& sequencer() noexcept { return seq_; }
     // What the stream decided for channel `ch`, as it would reach the sequencer (snapshot application).
-    [[nodiscard]] StreamEvents<Apply>& events() noexcept { return events_; }
+    [[nodiscard]] StreamEvents<ApplyToSequencer>& events() noexcept { return events_; }
 
 private:
     void overflow() noexcept {
@@ -139,7 +134,7 @@ private:
     }
 
     Sequencer& seq_;
-    StreamEvents<Apply> events_;
+    StreamEvents<ApplyToSequencer> events_;  // the stream's decisions as events, applied at once
     const Stream* stream_ = nullptr;
     SnapshotBuffer buffer_;
     std::vector<SnapshotWant> wanted_;

@@ -437,4 +437,21 @@ static_assert(SequencingRules<Rules>);
 // ITCH's sequencer: the shared one with its rules.
 using Sequencer = BasicSequencer<Rules>;
 
+// The shared sequencer's capacity for `ids` ITCH instrument ids: no
+// recovery pool (the stream holds and re-requests, a snapshot replaces
+// whole channels; nothing is buffered per instrument).
+[[nodiscard]] constexpr Capacity sequencer_capacity(std::uint32_t ids, Capacity c = {}) noexcept {
+    c.max_instruments = ids;
+    c.recovery_instruments = 0;
+    c.recovery_depth = 0;
+    return c;
+}
+
+// StreamEvents' output where the sequencer runs on the stream's thread
+// (offline replay, tests): each event applied at once.
+struct ApplyToSequencer {
+    Sequencer& seq;
+    void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
+};
+
 }  // namespace tickgate::itch50
