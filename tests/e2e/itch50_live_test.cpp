@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/itch50_live.hpp"
 #include "../support/json.hpp"
 #include "tickgate/book/book.hpp"
 #include "tickgate/feed/itch50/glimpse_server.hpp"
@@ -31,31 +32,11 @@ namespace {
 using namespace tickgate;
 using namespace tickgate::itch50;
 
-struct Lines {
-    const char* group_a;
-    const char* group_b;
-    std::uint16_t port_a, port_b;
-};
-
-SimOptions sim_for(const Lines& l) {
-    SimOptions o;
-    o.stocks = 200;
-    o.messages = 8000;
-    o.rate = 20000;
-    o.group_a = l.group_a, o.group_b = l.group_b;
-    o.port_a = l.port_a, o.port_b = l.port_b;
-    o.server_port = 0;  // a free one: the handler's config is made after the server
-    o.server_linger_ms = 400;
-    return o;
-}
+using Lines = test::ItchLines;
+SimOptions sim_for(const Lines& l) { return test::itch_sim_for(l); }
 
 Config handler_config(const Lines& l, std::uint16_t server_port, const std::string& extra = "") {
-    return parse_config("[itch]\nmax_orders = 262144\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 200\n" + extra +
-                            "\n[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1:" +
-                            std::to_string(server_port) + "\"\na = { group = \"" + l.group_a +
-                            "\", port = " + std::to_string(l.port_a) + " }\nb = { group = \"" + l.group_b +
-                            "\", port = " + std::to_string(l.port_b) + " }\n",
-                        "e2e.toml");
+    return parse_config(test::itch_config_text(l, 1, server_port, extra), "e2e.toml");
 }
 
 // Runs the simulator (its server answering) against a LiveHandler made from
@@ -123,17 +104,7 @@ LiveRun run_live(SimOptions o, MakeConfig&& config) {
 }
 
 void expect_books_equal(const SimTruth& t, const Replay& core) {
-    for (const SimStockTruth& st : t.stocks) {
-        SCOPED_TRACE(st.symbol);
-        EXPECT_EQ(core.book().open_orders(st.locate), st.open_orders);
-        for (const Side side : {Side::kBid, Side::kAsk}) {
-            std::vector<std::pair<std::uint64_t, std::uint64_t>> got, want;
-            for (const Level l : core.book().side(st.locate, side)) got.emplace_back(l.price, l.qty);
-            for (const SimLevel& l : side == Side::kBid ? st.bids : st.asks) want.emplace_back(l.price, l.shares);
-            EXPECT_EQ(got, want);
-        }
-        EXPECT_FALSE(core.instruments().state(st.locate).suspect);
-    }
+    test::expect_itch_books_equal(t, core.book(), core.instruments());
 }
 
 TEST(ItchLive, LossOnBothLinesIsFilledByTheServerAndBooksEqualTheSimulators) {
@@ -253,12 +224,10 @@ constexpr const char* kGlimpsePassword = "e2e-pw-9c4";
 Config glimpse_config(const Lines& l, std::uint16_t server_port, std::uint16_t glimpse_port,
                       const std::string& glimpse_keys = "") {
     ::setenv("TICKGATE_E2E_GLIMPSE_PW", kGlimpsePassword, 1);
-    return parse_config("[itch]\nmax_orders = 262144\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 200\n"
-                        "[glimpse]\nusername = \"e2e\"\npassword_env = \"TICKGATE_E2E_GLIMPSE_PW\"\n" +
-                            glimpse_keys + "\n[[channel]]\nid = 1\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1:" +
-                            std::to_string(server_port) + "\"\nglimpse = \"127.0.0.1:" + std::to_string(glimpse_port) +
-                            "\"\na = { group = \"" + l.group_a + "\", port = " + std::to_string(l.port_a) +
-                            " }\nb = { group = \"" + l.group_b + "\", port = " + std::to_string(l.port_b) + " }\n",
+    return parse_config(test::itch_config_text(l, 1, server_port,
+                                               "[glimpse]\nusername = \"e2e\"\npassword_env = \"TICKGATE_E2E_GLIMPSE_PW\"\n" +
+                                                   glimpse_keys,
+                                               "glimpse = \"127.0.0.1:" + std::to_string(glimpse_port) + "\"\n"),
                         "e2e.toml");
 }
 // The server expects the config's credentials: the password reaches it from the environment variable.

@@ -19,6 +19,8 @@
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
 
+#include "../support/itch50_live.hpp"
+
 namespace tickgate::itch50 {
 namespace {
 
@@ -26,31 +28,11 @@ using Clock = std::chrono::steady_clock;
 using ItchFeedHandler = BasicFeedHandler<Protocol>;
 using ItchInlineFeedHandler = BasicInlineFeedHandler<Protocol>;
 
-struct Lines {
-    const char* group_a;
-    const char* group_b;
-    std::uint16_t port_a, port_b;
-};
-
-SimOptions sim_for(const Lines& l) {
-    SimOptions o;
-    o.stocks = 200;
-    o.messages = 8000;
-    o.rate = 20000;
-    o.group_a = l.group_a, o.group_b = l.group_b;
-    o.port_a = l.port_a, o.port_b = l.port_b;
-    o.server_port = 0;  // a free one: the handler's config is made after the server
-    o.server_linger_ms = 400;
-    return o;
-}
+using Lines = test::ItchLines;
+SimOptions sim_for(const Lines& l) { return test::itch_sim_for(l); }
 
 Config handler_config(const Lines& l, std::uint16_t server_port, PipelineMode pipeline, const std::string& extra = "") {
-    Config cfg = parse_config("[itch]\nmax_orders = 262144\nmax_levels = 65536\n[moldudp64]\ngap_timeout_ms = 200\n" +
-                                  extra + "\n[[channel]]\nid = 7\nprotocol = \"itch50\"\nrerequest = \"127.0.0.1:" +
-                                  std::to_string(server_port) + "\"\na = { group = \"" + l.group_a +
-                                  "\", port = " + std::to_string(l.port_a) + " }\nb = { group = \"" + l.group_b +
-                                  "\", port = " + std::to_string(l.port_b) + " }\n",
-                              "e2e.toml");
+    Config cfg = parse_config(test::itch_config_text(l, 7, server_port, extra), "e2e.toml");
     cfg.threading.pipeline = pipeline;
     return cfg;
 }
@@ -119,19 +101,11 @@ void run_on(PipelineMode pipeline, SimOptions o, const Lines& l, const std::stri
 
 template <class Handler>
 void expect_books_equal(const SimTruth& t, const Handler& h) {
+    test::expect_itch_books_equal(t, h.book(), h.instruments());
+    // The engine's read of the book: by the directory's symbol, in the configured channel.
     for (const SimStockTruth& st : t.stocks) {
-        SCOPED_TRACE(st.symbol);
-        EXPECT_EQ(h.book().open_orders(st.locate), st.open_orders);
-        for (const Side side : {Side::kBid, Side::kAsk}) {
-            std::vector<std::pair<std::uint64_t, std::uint64_t>> got, want;
-            for (const Level lv : h.book().side(st.locate, side)) got.emplace_back(lv.price, lv.qty);
-            for (const SimLevel& lv : side == Side::kBid ? st.bids : st.asks) want.emplace_back(lv.price, lv.shares);
-            EXPECT_EQ(got, want);
-        }
-        EXPECT_FALSE(h.instruments().state(st.locate).suspect);
-        // The engine's read of the book: by the directory's symbol, through the gate.
         const auto handle = h.find(st.symbol);
-        ASSERT_TRUE(handle.has_value());
+        ASSERT_TRUE(handle.has_value()) << st.symbol;
         EXPECT_EQ(h.instruments().state(handle->id).channel_id, 7u) << "the configured channel id, not the slot";
     }
 }
