@@ -249,52 +249,82 @@ TEST(HotPath, ItchGlimpseSnapshotBufferingAndApplyAllocateNothing) {
 // ITCH live: lines received on loopback multicast, holes asked of a
 // re-request server (the test's socket on 127.0.0.1) and its answers
 // applied: receive -> stream -> request -> answer -> book, no allocation.
+// ITCH's live hot path with a re-request server of the test's own on
+// 127.0.0.1: 200 packets of 4 adds on line A, every 5th lost and kept for
+// the server, which answers each request with the packet holding its first
+// position (each hole is one lost packet). Start-up allocates; serve() does not.
+class ItchHotFeed {
+public:
+    ItchHotFeed() : server_(::socket(AF_INET, SOCK_DGRAM, 0)) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(0x7F000001);
+        socklen_t len = sizeof addr;
+        EXPECT_EQ(::bind(server_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        EXPECT_EQ(::getsockname(server_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+        port_ = ntohs(addr.sin_port);
+        std::uint64_t ref = 1;
+        for (std::uint64_t seq = 1; seq <= 800; seq += 4) {
+            std::vector<tickgate::Bytes> m;
+            for (int i = 0; i < 4; ++i, ++ref)
+                m.push_back(tickgate::itch50::add_order(static_cast<std::uint16_t>(1 + ref % 40), ref, ref % 2 ? 'B' : 'S', 100,
+                                                        static_cast<std::uint32_t>(10'000 + ref % 30)));
+            packets_.push_back(tickgate::itch50::mold_packet("SESSION001", seq, m));
+        }
+    }
+    ~ItchHotFeed() { ::close(server_); }
+    ItchHotFeed(const ItchHotFeed&) = delete;
+    ItchHotFeed& operator=(const ItchHotFeed&) = delete;
+
+    // Channel 3 on `group_a`:`port` and `group_b`:`port + 1`, asking this server.
+    [[nodiscard]] tickgate::Config config(const std::string& group_a, const std::string& group_b, std::uint16_t port) const {
+        return tickgate::parse_config(
+            "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[[channel]]\nid = 3\nprotocol = \"itch50\"\n"
+            "rerequest = \"127.0.0.1:" + std::to_string(port_) + "\"\n"
+            "a = { group = \"" + group_a + "\", port = " + std::to_string(port) + " }\nb = { group = \"" + group_b +
+                "\", port = " + std::to_string(port + 1) + " }\n",
+            "hot.toml");
+    }
+    // Sends the packets on line A (`group`:`port`), all but every 5th, calling poll() after each.
+    template <class Poll>
+    void send(std::uint32_t group, std::uint16_t port, Poll&& poll) {
+        for (std::size_t i = 0; i < packets_.size(); ++i) {
+            if (i % 5 != 2) (void)sender_.send(group, port, packets_[i]);
+            poll();
+        }
+    }
+    // Answers the request waiting, if any.
+    void serve() {
+        sockaddr_in from{};
+        socklen_t from_len = sizeof from;
+        const ssize_t n = ::recvfrom(server_, request_.data(), request_.size(), MSG_DONTWAIT,
+                                     reinterpret_cast<sockaddr*>(&from), &from_len);
+        if (n != 20) return;
+        const std::uint64_t seq = tickgate::load_be<std::uint64_t>(request_.data() + 10);
+        const tickgate::Bytes& answer = packets_[(seq - 1) / 4];
+        (void)::sendto(server_, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), sizeof from);
+    }
+
+private:
+    int server_;
+    std::uint16_t port_ = 0;
+    std::vector<tickgate::Bytes> packets_;
+    tickgate::MulticastSender sender_{"127.0.0.1"};
+    std::array<std::byte, 64> request_{};
+};
+
 TEST(HotPath, ItchLiveReceiveRerequestAnswerAllocatesNothing) {
     using namespace tickgate::itch50;
-    const int server = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(0x7F000001);
-    socklen_t len = sizeof addr;
-    ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    const Config cfg = parse_config(
-        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[[channel]]\nid = 3\nprotocol = \"itch50\"\n"
-        "rerequest = \"127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "\"\n"
-        "a = { group = \"239.255.34.1\", port = 31701 }\nb = { group = \"239.255.34.2\", port = 31702 }\n",
-        "hot.toml");
-    LiveHandler handler(cfg);
-    MulticastSender sender("127.0.0.1");
-    // 200 packets of 4 adds; every 5th is the line's loss, kept for the server's answer.
-    std::vector<Bytes> packets;
-    std::uint64_t ref = 1;
-    for (std::uint64_t seq = 1; seq <= 800; seq += 4) {
-        std::vector<Bytes> m;
-        for (int i = 0; i < 4; ++i, ++ref)
-            m.push_back(add_order(static_cast<std::uint16_t>(1 + ref % 40), ref, ref % 2 ? 'B' : 'S', 100,
-                                  static_cast<std::uint32_t>(10'000 + ref % 30)));
-        packets.push_back(mold_packet("SESSION001", seq, m));
-    }
-    std::array<std::byte, 64> request{};
+    ItchHotFeed feed;
+    LiveHandler handler(feed.config("239.255.34.1", "239.255.34.2", 31701));
     const std::uint64_t before = g_allocations.load();
-    for (std::size_t i = 0; i < packets.size(); ++i) {
-        if (i % 5 != 2) (void)sender.send(0xEFFF2201, 31701, packets[i]);
-        handler.poll(0);
-    }
+    feed.send(0xEFFF2201, 31701, [&] { handler.poll(0); });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (handler.core().channel(0).next_seq < 801 && std::chrono::steady_clock::now() < deadline) {
         handler.poll(0);
-        sockaddr_in from{};
-        socklen_t from_len = sizeof from;
-        const ssize_t n = ::recvfrom(server, request.data(), request.size(), MSG_DONTWAIT,
-                                     reinterpret_cast<sockaddr*>(&from), &from_len);
-        if (n != 20) continue;
-        const std::uint64_t seq = load_be<std::uint64_t>(request.data() + 10);
-        const Bytes& answer = packets[(seq - 1) / 4];  // each hole is one lost packet
-        (void)::sendto(server, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), sizeof from);
+        feed.serve();
     }
     const std::uint64_t after = g_allocations.load();
-    ::close(server);
     EXPECT_EQ(after - before, 0u) << "allocations on the ITCH live path";
     EXPECT_EQ(handler.core().channel(0).next_seq, 801u);
     EXPECT_EQ(handler.core().channel(0).counters.recovered_messages.get(), 160u);
@@ -825,19 +855,8 @@ TEST(HotPath, Mdp3LiveWithSnapshotFeedAllocatesNothingInline) {
 template <class Handler>
 void itch_shared_allocates_nothing(PipelineMode pipeline, std::uint16_t port) {
     using namespace tickgate::itch50;
-    const int server = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(0x7F000001);
-    socklen_t len = sizeof addr;
-    ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    ASSERT_EQ(::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    Config cfg = parse_config(
-        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[[channel]]\nid = 3\nprotocol = \"itch50\"\n"
-        "rerequest = \"127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "\"\n"
-        "a = { group = \"239.255.34.11\", port = " + std::to_string(port) + " }\nb = { group = \"239.255.34.12\", port = " +
-            std::to_string(port + 1) + " }\n",
-        "hot.toml");
+    ItchHotFeed feed;
+    Config cfg = feed.config("239.255.34.11", "239.255.34.12", port);
     cfg.threading.pipeline = pipeline;
     Handler handler(cfg);
     constexpr bool kInline = std::is_same_v<Handler, BasicInlineFeedHandler<Protocol>>;
@@ -847,38 +866,16 @@ void itch_shared_allocates_nothing(PipelineMode pipeline, std::uint16_t port) {
         if constexpr (kInline) (void)handler.poll(on_update, 0);
         else (void)handler.poll(on_update, 4096);
     };
-    MulticastSender sender("127.0.0.1");
-    std::vector<Bytes> packets;
-    std::uint64_t ref = 1;
-    for (std::uint64_t seq = 1; seq <= 800; seq += 4) {
-        std::vector<Bytes> m;
-        for (int i = 0; i < 4; ++i, ++ref)
-            m.push_back(add_order(static_cast<std::uint16_t>(1 + ref % 40), ref, ref % 2 ? 'B' : 'S', 100,
-                                  static_cast<std::uint32_t>(10'000 + ref % 30)));
-        packets.push_back(mold_packet("SESSION001", seq, m));
-    }
     if constexpr (!kInline) handler.start();
-    std::array<std::byte, 64> request{};
     const std::uint64_t before = g_allocations.load();
-    for (std::size_t i = 0; i < packets.size(); ++i) {
-        if (i % 5 != 2) (void)sender.send(0xEFFF220B, port, packets[i]);  // 239.255.34.11
-        poll();
-    }
+    feed.send(0xEFFF220B, port, poll);  // 239.255.34.11
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     while (updates < 800 && std::chrono::steady_clock::now() < deadline) {
         poll();
-        sockaddr_in from{};
-        socklen_t from_len = sizeof from;
-        const ssize_t n = ::recvfrom(server, request.data(), request.size(), MSG_DONTWAIT,
-                                     reinterpret_cast<sockaddr*>(&from), &from_len);
-        if (n != 20) continue;
-        const std::uint64_t seq = load_be<std::uint64_t>(request.data() + 10);
-        const Bytes& answer = packets[(seq - 1) / 4];  // each hole is one lost packet
-        (void)::sendto(server, answer.data(), answer.size(), 0, reinterpret_cast<sockaddr*>(&from), sizeof from);
+        feed.serve();
     }
     const std::uint64_t after = g_allocations.load();
     if constexpr (!kInline) handler.stop();
-    ::close(server);
     EXPECT_EQ(after - before, 0u) << "allocations on ITCH's shared live path";
     EXPECT_EQ(handler.protocol_decoder().channel(0).next_seq, 801u);
     EXPECT_EQ(handler.protocol_decoder().channel(0).counters.recovered_messages.get(), 160u);
