@@ -54,11 +54,7 @@ Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::
       gate_(instruments_, cfg.gate), client_(live_client) {
     sequencer_.venue().configure(channel_slots(cfg), cfg.itch.utc_offset_minutes);
     router_.set_stream(&stream_);
-    // Live without a re-request server, a hole waits only for the other line (ITCH50.md "The stream").
-    if (live_client != nullptr)
-        for (std::uint32_t ch = 0; ch < cfg.channels.size(); ++ch)
-            if (!live_client->enabled(ch))
-                stream_.set_gap_timeout(ch, std::int64_t{cfg.receiver.arbitration_hold_us} * 1'000);
+    if (live_client != nullptr) hold_only_for_the_other_line(stream_, *live_client, cfg);
     channels_.reserve(channel_slots(cfg));
     for (const ChannelConfig& ch : cfg.channels)
         for (const LineConfig* line : {&ch.a, &ch.b})  // config.cpp has checked the groups

@@ -49,6 +49,15 @@ namespace tickgate::itch50 {
     return s;
 }
 
+// Live, a channel without a re-request server gives a hole up after the
+// A/B hold (receiver.arbitration_hold_us) instead of gap_timeout: it waits
+// only for the other line (ITCH50.md "The stream"). Start-up.
+template <class Stream>
+void hold_only_for_the_other_line(Stream& stream, const moldudp64::RerequestClient& client, const Config& cfg) {
+    for (std::uint32_t ch = 0; ch < cfg.channels.size(); ++ch)
+        if (!client.enabled(ch)) stream.set_gap_timeout(ch, std::int64_t{cfg.receiver.arbitration_hold_us} * 1'000);
+}
+
 // Adds one channel's stream figures to the decoder totals the summary, the
 // metrics and FeedStats read (unknown types are the sequencer's).
 inline void add_stream_counters(DecoderCounters& t, const moldudp64::StreamCounters& c) noexcept {
@@ -73,9 +82,7 @@ public:
           streams_(ids_),
           client_(cfg),
           stream_(stream_config(cfg), static_cast<std::uint32_t>(ids_.size()), moldudp64::ClientRecovery{&client_}) {
-        // Without a re-request server a hole waits only for the other line (ITCH50.md "The stream").
-        for (std::uint32_t ch = 0; ch < ids_.size(); ++ch)
-            if (!client_.enabled(ch)) stream_.set_gap_timeout(ch, std::int64_t{cfg.receiver.arbitration_hold_us} * 1'000);
+        hold_only_for_the_other_line(stream_, client_, cfg);
     }
     // What the constructor allocates (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t bytes_for(const Config& cfg) noexcept {

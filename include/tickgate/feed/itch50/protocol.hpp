@@ -16,6 +16,7 @@
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/front.hpp"
 #include "tickgate/feed/itch50/rules.hpp"
+#include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/moldudp64/wire.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -23,11 +24,12 @@ namespace tickgate::itch50 {
 
 // A channel's MoldUDP64 session as the channel table sees it: sessions are
 // names, not numbers, so a name not seen before replaces the current one
-// and one of the last kRemembered is stale (the stream, which owns the
-// positions, applies the same rule).
+// and one of the last kRemembered is stale: the stream's rule, which owns
+// the positions (two homes of a channel's session until issue 22's one
+// channel table; the bound at least is one).
 class SessionState {
 public:
-    static constexpr std::size_t kRemembered = 16;
+    static constexpr std::size_t kRemembered = moldudp64::Stream<MoldPayload>::kRememberedSessions;
     [[nodiscard]] SessionMark observe(const moldudp64::Key& key) noexcept {
         if (has_ && key.session == current_) return SessionMark::kCurrent;
         for (std::size_t i = 0; i < std::min(n_before_, kRemembered); ++i)
