@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mdp3_builder.hpp"
+#include "tickgate/feed/arbitrated_decoder.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/channels.hpp"
 #include "tickgate/feed/config.hpp"
@@ -210,19 +211,75 @@ TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {
 
 TEST(Mdp3Session, ARestartAtOneOrARewindPastTheWindowIsANewSession) {
     SessionState s;
-    const auto at = [](std::uint64_t seq) {
+    std::int64_t clock = 0;  // SendingTime: every packet is sent after the one before
+    const auto at = [&](std::uint64_t seq) {
         Key k;
         k.seq = seq;
+        k.send_ns = ++clock;
         k.fault = Fault::kNone;
         return k;
     };
     EXPECT_EQ(s.observe(at(5000)), SessionMark::kFirst);
     EXPECT_EQ(s.observe(at(4001)), SessionMark::kCurrent) << "within the arbitration window";
     EXPECT_EQ(s.observe(at(5001)), SessionMark::kCurrent);
-    EXPECT_EQ(s.observe(at(1)), SessionMark::kNewer);
-    EXPECT_EQ(s.observe(at(1)), SessionMark::kCurrent) << "the other line's copy of the restart";
+    const Key restart = at(1);
+    EXPECT_EQ(s.observe(restart), SessionMark::kNewer);
+    EXPECT_EQ(s.observe(restart), SessionMark::kCurrent) << "the other line's copy of the restart";
+    const Key second = at(2);
+    EXPECT_EQ(s.observe(second), SessionMark::kCurrent);
+    EXPECT_EQ(s.observe(restart), SessionMark::kCurrent) << "the other line's copy, after this line's next packet";
     EXPECT_EQ(s.observe(at(3000)), SessionMark::kCurrent);
+    Key lagging = second;  // sent before the newest packet: the other line a whole batch behind
+    lagging.seq = 1500;
+    lagging.send_ns = clock - 1;
+    EXPECT_EQ(s.observe(lagging), SessionMark::kCurrent) << "a rewind sent earlier is no restart";
     EXPECT_EQ(s.observe(at(1999)), SessionMark::kNewer);
+}
+
+// A restart's first packets reach the handler on line A while line B still
+// has the old session's last packets queued (the receiver drains one
+// socket's batch, then the other's). Those are stale by their SendingTime:
+// were they taken as the new session's, they would shadow its packets as
+// duplicates and lose their entries (seen in Mdp3Live's restart scenario).
+TEST(Mdp3Session, TheOtherLinesOldSessionPacketsAfterARestartAreStale) {
+    EXPECT_EQ(SessionState{}.observe([] {
+        Key k;
+        k.seq = 7;
+        return k;
+    }()), SessionMark::kFirst);
+
+    ReceiverConfig rc;  // arbitration on, the default window and hold
+    const std::uint16_t channels[] = {3};
+    ArbitratedDecoder<Protocol> front(rc, channels);
+    struct Sink {
+        std::vector<Event> events;
+        void on_event(const Event& ev) { events.push_back(ev); }
+        void on_packet_end() {}
+    } sink;
+    LineStats stats[2];
+    // Old session: 498 and 499 (RptSeq 98, 99); new session: 1 and 2 (RptSeq 1, 2), sent later.
+    std::vector<Writer> packets;
+    const std::pair<std::uint32_t, std::uint64_t> sent[] = {{498, 4980}, {499, 4990}, {1, 5000}, {2, 5010}};
+    const std::uint32_t rpt[] = {98, 99, 1, 2};
+    for (std::size_t i = 0; i < 4; ++i)
+        packets.push_back(test::packet(sent[i].first, sent[i].second).append(volume37(77, rpt[i])));
+    for (std::uint8_t line = 0; line < 2; ++line)
+        for (const Writer& p : packets) {
+            const std::span<const std::byte> d(p.bytes());
+            const RawDatagram raw{d, 1, 0, 0, 0, 0, line, 3, &stats[line]};
+            front.offer(raw, read_key(d, 3), sink);
+        }
+    std::vector<std::uint64_t> entries;
+    std::size_t sessions = 0, gaps = 0;
+    for (const Event& ev : sink.events) {
+        if (ev.kind == EventKind::kSessionChange) ++sessions;
+        if (ev.kind == kChannelGap) ++gaps;
+        if (ev.kind == kSequencedEntry) entries.push_back(sequenced_seq(ev));
+    }
+    EXPECT_EQ(entries, (std::vector<std::uint64_t>{98, 99, 1, 2})) << "each packet once, B's copies dropped";
+    EXPECT_EQ(sessions, 1u);
+    EXPECT_EQ(gaps, 0u);
+    EXPECT_EQ(front.decoder_counters().stale_session_packets.get(), 2u) << "B's 498 and 499, after A's restart";
 }
 
 // ---- Malformed input: one test per clause; the message before the fault stands.

@@ -61,24 +61,43 @@ struct Key {
 // more than this, or a restart at 1, is a new session.
 inline constexpr std::uint64_t kSessionRewind = 1000;
 
-// A channel's session, inferred from MsgSeqNum (the header carries none).
+// A channel's session, inferred from MsgSeqNum (the header carries none)
+// and SendingTime. A restart is sent after everything before it, so a
+// rewind sent earlier than the newest packet is no new session: it is the
+// other line's lagging copy (a receiver drains one socket's batch, then the
+// other's), or, numbered past the new session's first packet but sent before
+// it, the old session's last packets: stale, never the new session's own
+// (which they would shadow as duplicates, losing their entries).
 class SessionState {
 public:
     [[nodiscard]] SessionMark observe(const Key& key) noexcept {
         if (newest_ == 0) {
-            newest_ = key.seq;
+            take_newest(key);
             return SessionMark::kFirst;
         }
-        if ((key.seq == 1 && newest_ > 1) || key.seq + kSessionRewind < newest_) {
-            newest_ = key.seq;
+        if (replaced_ && key.seq > start_seq_ && key.send_ns < start_ns_) return SessionMark::kStale;
+        const bool rewound = (key.seq == 1 && newest_ > 1) || key.seq + kSessionRewind < newest_;
+        if (rewound && key.send_ns > newest_ns_) {
+            take_newest(key);
+            start_seq_ = key.seq;
+            start_ns_ = key.send_ns;
+            replaced_ = true;
             return SessionMark::kNewer;
         }
-        newest_ = std::max(newest_, key.seq);
+        if (key.seq >= newest_) take_newest(key);
         return SessionMark::kCurrent;
     }
 
 private:
-    std::uint64_t newest_ = 0;  // highest MsgSeqNum of the session; 0 = none yet
+    void take_newest(const Key& key) noexcept {
+        newest_ = key.seq;
+        newest_ns_ = key.send_ns;
+    }
+    std::uint64_t newest_ = 0;     // highest MsgSeqNum of the session; 0 = none yet
+    std::int64_t newest_ns_ = 0;   // its SendingTime
+    std::uint64_t start_seq_ = 0;  // the current session's first packet, once a session was replaced
+    std::int64_t start_ns_ = 0;
+    bool replaced_ = false;
 };
 
 // Upper bound of the events one datagram of `len` bytes can produce: every
