@@ -54,9 +54,8 @@ void add_receive_backend(MemoryEstimate& e, const Config& c) {
 // [fanout] (`run --fanout`): the engine's hand-off cells and id ring, what
 // it last offered per instrument, the publisher thread's sequence numbers
 // and subjects. Counted when the config has the table.
-void add_fanout(MemoryEstimate& e, const Config& c) {
+void add_fanout(MemoryEstimate& e, const Config& c, std::uint32_t n) {  // n: the handler's instrument ids
     if (!c.fanout.configured) return;
-    const std::uint32_t n = c.capacity.max_instruments;
     const std::size_t bytes = fanout::ConflatingRing::bytes_for(n, c.fanout.depth) +
                               fanout::source_bytes_for(n) + std::size_t{n} * fanout::Publisher::kPerInstrumentBytes;
     e.parts.push_back({"fan-out", {"fanout.depth", "capacity.max_instruments"}, bytes, bytes});
@@ -71,11 +70,13 @@ void add_up(MemoryEstimate& e) {
 
 }  // namespace
 
-// ITCH 5.0's own pipeline (replay, and live in itch50::LiveHandler): the
-// order store and levels, the MoldUDP64 held-packet pool (one
-// receive-slot-sized copy per packet), the instrument table and metrics'
-// double buffer, and live the receive batch plus the round LiveHandler
-// copies out of it (a batch per socket) to apply in timestamp order.
+// ITCH 5.0 (replay; live the shared pipelines, or itch50::LiveHandler for
+// a config with GLIMPSE): the order store and levels, the MoldUDP64
+// held-packet pool (one receive-slot-sized copy per packet), the instrument
+// table, the metrics' double buffer and the state log's bitmap, and live
+// the receive batch, the event ring of the two-thread pipeline (not with
+// GLIMPSE: LiveHandler has none, it copies a round out of the batch, a
+// batch per socket, to apply in timestamp order), and the fan-out.
 
 MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
@@ -86,10 +87,16 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
     const MetricsOptions metrics{.instruments = c.metrics.instruments, .channels = c.channels.size()};
     const std::size_t per_instrument =
         InstrumentTable::bytes_for(ids) + MetricsRegistry::bytes_for(ids, lines, c.channels.size(), metrics) +
-        LatencyHistograms::bytes_for(c.channels.size()) +
+        LatencyHistograms::bytes_for(c.channels.size()) + (std::size_t{ids} + 63) / 64 * 8 +
         itch50::Rules::State::bytes_for(ids, c.channels.empty() ? itch50::kMaxUnconfiguredChannels
                                                                 : static_cast<std::uint32_t>(c.channels.size()));
-    const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) + round * (Receiver::kSlotBytes + 32);
+    const bool shared = !c.any_glimpse() && !c.channels.empty();  // live on the shared pipelines
+    const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) +
+                                 (shared ? 0 : round * (Receiver::kSlotBytes + 32)) +
+                                 StateLogOptions{}.ring_capacity * sizeof(StateChange);
+    const std::size_t ring = shared && c.threading.pipeline != PipelineMode::kInline
+                                 ? SpscRing<Event>::bytes_for(c.receiver.ring_size)
+                                 : 0;
     MemoryEstimate e;
     e.parts = {
         // The order table, level arena and level pool are zero pages (ZeroedArray):
@@ -99,6 +106,7 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
         {"held packets", {"moldudp64.max_held_packets"}, held, held},
         {"per-instrument state", {}, per_instrument, per_instrument},
         {"receiver", {"receiver.batch"}, receiver, receiver},
+        {"event ring", {"receiver.ring_size"}, ring, ring},
     };
     // GLIMPSE (live, channels with `glimpse`): the snapshot buffer and the
     // storage a spin is built into, both zero pages until a snapshot loads.
@@ -107,6 +115,7 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
         e.parts.push_back({"snapshot storage", {"itch.max_orders"}, itch50::SnapshotStorage::bytes_for(c.itch.max_orders), 0});
     }
     add_receive_backend(e, c);
+    if (shared) add_fanout(e, c, ids);
     add_up(e);
     return e;
 }
@@ -162,7 +171,7 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         e.parts.push_back({"decoder tables", {"mdp3.max_definitions", "capacity.max_instruments"}, own.decoder,
                            own.decoder_resident});
     add_receive_backend(e, c);
-    add_fanout(e, c);
+    add_fanout(e, c, cap.max_instruments);
     add_up(e);
     return e;
 }

@@ -92,7 +92,9 @@ json::Value receiver_json(const Receiver& r) {
     return out;
 }
 
-json::Value live_json(const FeedStats& h) {
+}  // namespace
+
+void put_live(json::Value& summary, const FeedStats& h) {
     json::Value channels = json::Value::array();
     for (const auto& l : h.lines) {
         if (channels.empty() || channels.back()["id"] != l->channel_id)
@@ -107,10 +109,9 @@ json::Value live_json(const FeedStats& h) {
     json::put_counters(ring, h.publisher, kRingCounterFields);
     json::Value out = {{"channels", std::move(channels)}, {"arbitration", std::move(arbitration)}, {"ring", std::move(ring)}};
     out["receiver"] = receiver_json(h.receiver);
-    return out;
+    summary["live"] = std::move(out);
 }
 
-}  // namespace
 
 void put_capture_fields(json::Value& out, const SummaryContext& ctx) {
     if (const FrameCounters* f = ctx.frames) {
@@ -177,7 +178,7 @@ std::string summary_json(const SummarySource& h, const SummaryContext& ctx, cons
         i["gate"] = to_string(h.gate.check(id, ctx.now_ns).reason);
         records.push_back(std::move(i));
     }
-    if (live) out["live"] = live_json(*live);
+    if (live) put_live(out, *live);
     return json::dump(out);
 }
 

@@ -39,8 +39,8 @@ the summary at exit. Stops cleanly on SIGINT/SIGTERM.
 options:
   --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
                        it makes run allocate, refused above capacity.max_memory_mb)
-  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50; itch50 runs
-                       its own pipeline with the MoldUDP64 re-request client)
+  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50; an itch50
+                       config with GLIMPSE snapshots runs ITCH's own live handler)
   --duration S         stop after S seconds, a decimal number (default: run until a signal)
   --json               print the JSON summary on stdout at exit, with a "live" object: per line
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
@@ -54,7 +54,7 @@ options:
                        over the config's [metrics] table; without it, the endpoint is on when
                        [metrics] enabled = true, at its listen address (default: off)
   --fanout             publish every instrument's book top and gate verdict to NATS JetStream
-                       as the config's [fanout] table says (README "Fan-out"; qfb1, mdp3)
+                       as the config's [fanout] table says (README "Fan-out"; not yet with GLIMPSE)
   -h, --help           this text
 )";
 
@@ -81,7 +81,7 @@ std::string titled_counters(const S& s, const CounterField<S> (&table)[N]) {
 
 // The live view's per-line statistics (a column per titled line counter of
 // counter_fields.hpp), then the titled A/B and ring counters.
-std::string line_table(const FeedStats& h) {
+std::string line_table(const FeedStats& h, bool has_arbiter) {
     std::size_t width = 4;  // "line"; MDP3's "snapshot_a", "definition_b" are wider
     for (const auto& l : h.lines) width = std::max(width, line_name(l->line).size());
     std::string out = fmt::format("{:<4} {:<{}} {:>21}", "ch", "line", width, "group:port");
@@ -95,7 +95,7 @@ std::string line_table(const FeedStats& h) {
             if (!f.title.empty()) out += fmt::format(" {:>10}", f.get(*l));
         out += '\n';
     }
-    out += fmt::format("A/B: {}\n", titled_counters(h.arbiter, kArbiterCounterFields));
+    if (has_arbiter) out += fmt::format("A/B: {}\n", titled_counters(h.arbiter, kArbiterCounterFields));
     if (h.ring)
         out += fmt::format("ring: fill {}  {}\n", h.ring->size_approx(), titled_counters(h.publisher, kRingCounterFields));
     if (const XdpPort* x = h.receiver.af_xdp()) {
@@ -126,20 +126,27 @@ struct RunOptions {
 // and metrics, the engine thread's duty cycle and the summary at the end.
 template <class Handler>
 class LiveRun {
-    static constexpr bool kInline = std::is_same_v<Handler, BasicInlineFeedHandler<typename Handler::Protocol>>;
+    using P = typename Handler::Protocol;
+    static constexpr bool kInline = std::is_same_v<Handler, BasicInlineFeedHandler<P>>;
+    // What a protocol's front adds (ITCH's MoldUDP64 streams): per-channel
+    // stream metrics and the holes given up and filled in the state log.
+    static constexpr bool kStreams = requires(const Handler& h, std::span<MetricsRegistry::StreamSample> out) {
+        h.protocol_decoder().sample_streams(out);
+    };
+    static constexpr bool kArbiter = P::kHolePolicy == HolePolicy::kGiveUpAfterHold;
 
 public:
     LiveRun(const Config& cfg, const RunOptions& o)
         : cfg_(cfg),
           o_(o),
           handler_(cfg),
-          state_log_(cfg.logging, {.max_instruments = cfg.capacity.max_instruments}, &handler_.instruments()),
-          metrics_(handler_.stats(), {.protocol = protocol_bit(Handler::Protocol::kName),
-                                      .instruments = cfg.metrics.instruments,
-                                      .channels = cfg.channels.size()}),
-          latency_(cfg.channel_ids()) {
+          state_log_(cfg.logging, {.max_instruments = handler_.instruments().max_instruments()}, &handler_.instruments()),
+          metrics_(handler_.instruments().max_instruments(), handler_.line_stats().size(),
+                   kStreams ? cfg.channels.size() : 0,
+                   {.protocol = protocol_bit(P::kName), .instruments = cfg.metrics.instruments, .channels = cfg.channels.size()}),
+          latency_(cfg.channel_ids()),
+          streams_(kStreams ? cfg.channels.size() : 0) {
         // What the protocol adds to the metrics (MDP3: channel figures, SecurityIDs, book errors).
-        using P = typename Handler::Protocol;
         if constexpr (requires { P::venue_channels(handler_, std::span<VenueChannelCounts>{}); }) {
             venue_.handler = &handler_;
             venue_.channels = [](const void* h, std::span<VenueChannelCounts> out) noexcept {
@@ -179,6 +186,7 @@ public:
         }
         publish_metrics();
         if (server_) server_->stop();
+        log_front_state();
         state_log_.stop();
         if (fanout_) {
             fanout_->finish();
@@ -210,9 +218,19 @@ private:
     };
 
     void publish_metrics() noexcept {
+        if constexpr (kStreams) handler_.protocol_decoder().sample_streams(std::span(streams_));
         metrics_.publish(handler_.stats(), {.gate = &rejections_,
                                             .venue = venue_.handler ? &venue_ : nullptr,
+                                            .streams = streams_,
                                             .latency = &latency_});
+    }
+    void log_front_state() noexcept {
+        if constexpr (kStreams) handler_.protocol_decoder().log_state(state_log_, realtime_ns());
+    }
+    // The live view's rows at most (0: every instrument).
+    static constexpr std::size_t live_view_rows() noexcept {
+        if constexpr (requires { P::kLiveViewRows; }) return P::kLiveViewRows;
+        return 0;
     }
 
     // The duty cycle, instantiated once per idle strategy (idle.hpp).
@@ -233,14 +251,16 @@ private:
             if (now >= next_publish) {
                 next_publish = now + std::chrono::milliseconds(250);
                 publish_metrics();
+                log_front_state();
                 state_log_.on_line_activity(handler_.line_stats(), realtime_ns());
             }
             if (!o_.quiet && now >= next_view) {
                 next_view = now + (o_.tty ? o_.refresh : std::chrono::milliseconds(1000));
                 const double t = std::chrono::duration<double>(now - t0).count();
                 fmt::print(o_.view, "{}",
-                           live_view(summary(), {.now_ns = realtime_ns(), .symbols = o_.symbols}, cfg_.source, t,
-                                     line_table(handler_.stats()) + (fanout_ ? fanout_->counters_line() + '\n' : ""),
+                           live_view(summary(), {.now_ns = realtime_ns(), .symbols = o_.symbols, .max_rows = live_view_rows()},
+                                     cfg_.source, t,
+                                     line_table(handler_.stats(), kArbiter) + (fanout_ ? fanout_->counters_line() + '\n' : ""),
                                      o_.tty));
                 std::fflush(o_.view);
             }
@@ -260,10 +280,12 @@ private:
         // book_errors); the network thread has stopped.
         const std::optional<VenueSummary> venue = venue_summary_of(handler_);
         if (venue) ctx.venue = &*venue;
-        if (o_.json)
-            fmt::print("{}", summary_json(summary(), ctx, &stats));
+        if (!o_.json)
+            fmt::print("{}\n{}", summary_table(summary(), ctx), line_table(handler_.stats(), kArbiter));
+        else if constexpr (requires { P::summary_json(handler_, cfg_, summary(), ctx, stats); })
+            fmt::print("{}", P::summary_json(handler_, cfg_, summary(), ctx, stats));  // the protocol's own schema
         else
-            fmt::print("{}\n{}", summary_table(summary(), ctx), line_table(handler_.stats()));
+            fmt::print("{}", summary_json(summary(), ctx, &stats));
     }
 
     const Config& cfg_;
@@ -273,6 +295,7 @@ private:
     MetricsRegistry metrics_;
     MetricsRegistry::Venue venue_;
     LatencyHistograms latency_;
+    std::vector<MetricsRegistry::StreamSample> streams_;  // kStreams: per channel slot
     std::optional<MetricsServer> server_;
     GateRejections rejections_;
     std::optional<FanoutRun<Handler>> fanout_;  // --fanout
@@ -310,8 +333,8 @@ int cmd_run(const std::vector<std::string_view>& args) {
     if (const auto list = a.text("--symbols")) o.symbols = parse_symbols("--symbols", *list);
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
-    if (cfg.protocol() == itch50::Protocol::kName) {  // its own pipeline (tools/cmd_run_itch50.cpp)
-        if (o.fanout) throw UsageError{"--fanout: not yet for itch50 (its run is not on the shared pipeline yet)"};
+    if (cfg.any_glimpse()) {  // GLIMPSE snapshots: ITCH's own live handler (tools/cmd_run_itch50.cpp) until issue 22
+        if (o.fanout) throw UsageError{"--fanout: not yet with GLIMPSE snapshots (their live handler is not on the shared pipeline yet)"};
         return run_itch50(cfg, {.duration_s = o.duration,
                                 .refresh = o.refresh,
                                 .json = o.json,

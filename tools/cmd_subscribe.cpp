@@ -134,7 +134,8 @@ int cmd_subscribe(const std::vector<std::string_view>& args) {
                            {"gaps", t.gaps},                {"lost", t.lost},
                            {"stale_session", t.stale_session}, {"session_changes", t.session_changes},
                            {"snapshots", t.snapshots},      {"malformed", t.malformed},
-                           {"resyncs", t.resyncs},          {"slow_consumer", c.slow_consumer},
+                           {"resyncs", t.resyncs},          {"renamed", t.renamed},
+                           {"slow_consumer", c.slow_consumer},
                            {"dropped", c.dropped},          {"reconnects", c.reconnects},
                            {"disconnects", c.disconnects},  {"snapshot_errors", c.snapshot_errors}};
         fmt::print("{}", json::dump(out));

@@ -24,7 +24,7 @@ public:
     // Start-up: allocates the ring and the publisher's tables, connects in
     // the background and starts the publisher thread.
     FanoutRun(const Handler& h, const Config& cfg)
-        : ring_(cfg.capacity.max_instruments, cfg.fanout.depth),
+        : ring_(h.instruments().max_instruments(), cfg.fanout.depth),  // ITCH: 65,536 locates a channel
           source_(h, ring_),
           publisher_(cfg.fanout, Handler::Protocol::kName, ring_) {
         publisher_.start();
@@ -50,10 +50,11 @@ public:
         const auto& p = publisher_.counters();
         const auto& r = ring_.counters();
         return fmt::format("fanout: {}  session {}  offered {}  conflated {}  published {}  dropped {}  resynced {}  "
-                           "connects {}  disconnects {}  stream_errors {}",
+                           "connects {}  disconnects {}  stream_errors {}  renamed {}  purge_errors {}",
                            finished_ ? "closed" : publisher_.connected() ? "connected" : "not connected", publisher_.session(),
                            r.offered.get(), r.conflated.get(), p.published.get(), p.dropped.get(), p.resynced.get(),
-                           p.connects.get(), p.disconnects.get(), p.stream_errors.get());
+                           p.connects.get(), p.disconnects.get(), p.stream_errors.get(), p.renamed.get(),
+                           p.purge_errors.get());
     }
 
 private:

@@ -123,6 +123,9 @@ struct Publisher::Impl {
         r.publish_ns = realtime_ns();
         auto& key = named[id];
         if (subject[id].empty() || key.channel != r.channel || std::memcmp(key.symbol, r.symbol, sizeof key.symbol) != 0) {
+            // Renamed (MDP3: entries before the definition): the old subject's
+            // last value would stay in the stream as a phantom instrument.
+            if (!subject[id].empty()) purge(subject[id]);
             subject[id] = subject_for(cfg.prefix, venue, r.channel, r.symbol_view(), id);
             key.channel = r.channel;
             std::memcpy(key.symbol, r.symbol, sizeof key.symbol);
@@ -135,6 +138,21 @@ struct Publisher::Impl {
         }
         counters.published.add();
         if (resync) counters.resynced.add();
+    }
+
+    // Drops `old`'s retained record from the stream (a request to the
+    // server, once per renamed instrument; counted when it fails).
+    void purge(const std::string& old) {
+        if (js == nullptr || !up.load(std::memory_order_acquire)) {
+            counters.purge_errors.add();
+            return;
+        }
+        jsOptions o;
+        jsOptions_Init(&o);
+        o.Stream.Purge.Subject = old.c_str();
+        jsErrCode jerr = static_cast<jsErrCode>(0);
+        if (js_PurgeStream(js, cfg.stream.c_str(), &o, &jerr) != NATS_OK) counters.purge_errors.add();
+        else counters.renamed.add();
     }
 
     void resync() {

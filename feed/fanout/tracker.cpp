@@ -1,5 +1,7 @@
 #include "tickgate/fanout/tracker.hpp"
 
+#include <algorithm>
+
 namespace tickgate::fanout {
 
 InstrumentView& Tracker::view(std::string_view subject) {
@@ -54,6 +56,7 @@ Applied Tracker::on_live(std::string_view subject, std::span<const std::byte> by
             counters_.lost += r.seq - last.seq - 1;
         }
     }
+    if (first) forget_unnamed(subject, r);
     v.record = r;
     ++v.received;
     ++counters_.records;
@@ -86,10 +89,22 @@ Applied Tracker::on_snapshot(std::string_view subject, std::span<const std::byte
     v.suspect = false;
     if (!newer) return Applied::kDuplicate;
     if (v.received != 0 && r.session > last.session) ++counters_.session_changes;
+    if (v.received == 0) forget_unnamed(subject, r);
     v.record = r;
     ++v.received;
     ++counters_.records;
     return Applied::kTaken;
+}
+
+void Tracker::forget_unnamed(std::string_view subject, const Record& r) {
+    const std::size_t dot = subject.rfind('.');
+    if (r.symbol_view().empty() || dot == std::string_view::npos) return;
+    std::string unnamed(subject.substr(0, dot + 1));
+    unnamed += "%23";  // subject_for's token of an instrument without a symbol
+    unnamed += std::to_string(r.instrument);
+    if (unnamed == subject || views_.erase(unnamed) == 0) return;
+    wanted_.erase(std::remove(wanted_.begin(), wanted_.end(), unnamed), wanted_.end());
+    ++counters_.renamed;
 }
 
 void Tracker::mark_all_suspect() {

@@ -1,6 +1,7 @@
 #include "tickgate/feed/itch50/replay.hpp"
 
 #include "tickgate/feed/itch50/front.hpp"
+#include "tickgate/feed/itch50/summary.hpp"
 
 #include <fmt/format.h>
 
@@ -201,42 +202,39 @@ void Replay::totals(DecoderCounters& t) const {
     }
 }
 
-std::string Replay::summary_json(const SummaryContext& ctx) const {
-    DecoderCounters decoder;
-    totals(decoder);
-    const SequencerCounters& seq = sequencer_totals();
+std::string summary_json(const SummarySource& src, const SummaryParts& parts, const SummaryContext& ctx,
+                         const FeedStats* live) {
     json::Value out = json::Value::object();
-    json::put_counters(out, decoder, kDecoderCounterFields);
-    json::put_counters(out, seq, kSequencerCounterFields);
-    out["unmatched_datagrams"] = unmatched_;
-    out["stale_ms"] = cfg_.gate.stale_ms;
-    out["source_age_ms"] = cfg_.gate.source_age_ms;
+    json::put_counters(out, src.decoder, kDecoderCounterFields);
+    std::uint64_t unknown = 0;
+    for (const SummaryChannel& c : parts.channels) unknown += c.unknown_messages;
+    out["unknown_messages"] = unknown;  // the sequencer's: the streams do not read types
+    json::put_counters(out, src.sequencer, kSequencerCounterFields);
+    out["unmatched_datagrams"] = parts.unmatched_datagrams;
+    out["stale_ms"] = src.gate_config.stale_ms;
+    out["source_age_ms"] = src.gate_config.source_age_ms;
     out["now_ns"] = ctx.now_ns;
     if (!ctx.capture.empty()) out["capture"] = ctx.capture;
     put_capture_fields(out, ctx);
     json::Value& channels = out["channels"] = json::Value::array();
-    for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-        const auto v = stream_.channel(ch);
-        const moldudp64::StreamCounters& c = v.counters;
-        json::Value channel = {
-            {"channel", channels_[ch].name},
-            {"session", v.has_session ? std::string(v.session.data(), v.session.size()) : std::string()},
-            {"next_seq", v.next_seq}};
-        json::put_counters(channel, c, kStreamCounterFields);
-        channel["held_max"] = c.held_max;
-        channel["unknown_messages"] = sequencer_.venue().channel_counters(ch).unknown_messages.get();
-        if (client_ != nullptr && client_->enabled(ch)) {  // live, with a re-request server
-            json::Value& r = channel["rerequest"] = {{"server", cfg_.channels[ch].rerequest}};
-            json::put_counters(r, client_->counters(ch), kRerequestCounterFields);
+    for (const SummaryChannel& c : parts.channels) {
+        json::Value channel = {{"channel", c.name}, {"session", c.session}, {"next_seq", c.next_seq}};
+        json::put_counters(channel, *c.stream, kStreamCounterFields);
+        channel["held_max"] = c.stream->held_max;
+        channel["unknown_messages"] = c.unknown_messages;
+        if (c.rerequest != nullptr) {  // live, with a re-request server
+            json::Value& r = channel["rerequest"] = {{"server", c.rerequest_server}};
+            json::put_counters(r, *c.rerequest, kRerequestCounterFields);
         }
         channels.push_back(std::move(channel));
     }
-    std::vector<std::uint32_t> ids(instruments_.seen_ids().begin(), instruments_.seen_ids().end());
+    const InstrumentTable& instruments = src.instruments;
+    std::vector<std::uint32_t> ids(instruments.seen_ids().begin(), instruments.seen_ids().end());
     std::sort(ids.begin(), ids.end());
     json::Value& records = out["instruments"] = json::Value::array();
     for (const std::uint32_t id : ids) {
-        const InstrumentState& st = instruments_.state(id);
-        const ItchInstrumentCounters& ic = sequencer_.venue().counters(id);
+        const InstrumentState& st = instruments.state(id);
+        const ItchInstrumentCounters& ic = parts.venue.counters(id);
         json::Value i = {{"id", id}, {"locate", locate_of(id)}, {"symbol", std::string(st.symbol)}, {"last_seq", st.last_seq}};
         json::put_counters(i, st.counters, kInstrumentCounterFields);
         i["suspect"] = st.suspect;
@@ -244,18 +242,28 @@ std::string Replay::summary_json(const SummaryContext& ctx) const {
         i["unknown_orders"] = ic.unknown_orders;
         i["over_executions"] = ic.over_executions;
         i["refused_adds"] = ic.refused_adds;
-        i["orders"] = book_.open_orders(id);
+        i["orders"] = parts.book.open_orders(id);
         const auto side = [&](Side s) {
             json::Value levels = json::Value::array();
-            for (const Level l : book_.side(id, s)) levels.push_back(json::Value::array({l.price, l.qty}));
+            for (const Level l : parts.book.side(id, s)) levels.push_back(json::Value::array({l.price, l.qty}));
             return levels;
         };
         i["bids"] = side(Side::kBid);
         i["asks"] = side(Side::kAsk);
-        i["gate"] = to_string(gate_.check(id, ctx.now_ns).reason);
+        i["gate"] = to_string(src.gate.check(id, ctx.now_ns).reason);
         records.push_back(std::move(i));
     }
+    if (live) put_live(out, *live);
     return json::dump(out);
+}
+
+std::string Replay::summary_json(const SummaryContext& ctx) const {
+    std::vector<std::string> names;
+    for (const ChannelInfo& c : channels_) names.push_back(c.name);
+    const std::vector<SummaryChannel> channels = summary_channels(stream_, names, sequencer_.venue(), client_, cfg_);
+    return with_summary_source([&](const SummarySource& src) {
+        return itch50::summary_json(src, {book_, sequencer_.venue(), channels, unmatched_}, ctx);
+    });
 }
 
 std::string Replay::summary_table(const SummaryContext& ctx) const {

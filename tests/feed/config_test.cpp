@@ -22,6 +22,7 @@
 #include "tickgate/book/order_book.hpp"
 #include "tickgate/feed/mdp3/decoder.hpp"
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/spsc_ring.hpp"
 
 namespace {
 
@@ -786,20 +787,35 @@ TEST(Config, MemoryRuleTheMdp3EstimateCountsTheDecoderTables) {
                                                  "m.toml", "mdp3"));
 }
 
-// ITCH's own pipeline: the order store, the held-packet pool, and live the
-// receive round LiveHandler copies out (a batch per line socket).
-TEST(Config, TheItchEstimateCountsTheOrderStoreAndTheLiveReceiveRound) {
+// ITCH: the order store, the held-packet pool, and live on the shared
+// pipelines the event ring (none inline), or with GLIMPSE (itch50::LiveHandler)
+// the receive round it copies out (a batch per line socket) and no ring.
+TEST(Config, TheItchEstimateCountsTheOrderStoreTheRingOrTheLiveReceiveRound) {
     const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/itch-demo.toml");
     const tickgate::MemoryEstimate e = tickgate::estimate_memory(c);
-    ASSERT_EQ(e.parts.size(), 4u);
+    ASSERT_EQ(e.parts.size(), 5u);
     EXPECT_EQ(e.parts[0].what, "order books");
     EXPECT_EQ(e.parts[0].bytes, tickgate::OrderBook::bytes_for(65536, c.itch.max_orders, c.itch.max_levels));
     EXPECT_EQ(e.parts[1].bytes, std::size_t{c.moldudp64.max_held_packets} * (2048 + 32));
     EXPECT_EQ(e.parts[3].what, "receiver");
+    EXPECT_EQ(e.parts[4].what, "event ring");
+    ASSERT_NE(c.threading.pipeline, tickgate::PipelineMode::kInline);
+    EXPECT_EQ(e.parts[4].bytes, tickgate::SpscRing<tickgate::Event>::bytes_for(c.receiver.ring_size));
+    Config inline_cfg = c;
+    inline_cfg.threading.pipeline = tickgate::PipelineMode::kInline;
+    EXPECT_EQ(tickgate::estimate_memory(inline_cfg).parts[4].bytes, 0u);
     Config twice = c;
-    twice.channels.push_back(c.channels[0]);  // two more line sockets, each a batch of slots
-    EXPECT_EQ(tickgate::estimate_memory(twice).parts[3].bytes - e.parts[3].bytes,
-              2 * std::size_t{c.receiver.batch} * (tickgate::Receiver::kSlotBytes + 32));
+    twice.channels.push_back(c.channels[0]);  // two more line sockets: no round copied out
+    EXPECT_EQ(tickgate::estimate_memory(twice).parts[3].bytes, e.parts[3].bytes);
+
+    const Config g = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/itch-glimpse-demo.toml");
+    const tickgate::MemoryEstimate ge = tickgate::estimate_memory(g);
+    EXPECT_EQ(ge.parts[4].what, "event ring");
+    EXPECT_EQ(ge.parts[4].bytes, 0u);
+    Config g_twice = g;
+    g_twice.channels.push_back(g.channels[0]);  // two more line sockets, each a batch of slots
+    EXPECT_EQ(tickgate::estimate_memory(g_twice).parts[3].bytes - ge.parts[3].bytes,
+              2 * std::size_t{g.receiver.batch} * (tickgate::Receiver::kSlotBytes + 32));
 }
 
 // Item 9: what is reserved but untouched costs no resident memory. The

@@ -35,6 +35,8 @@ struct PublisherCounters {
     RelaxedCounter disconnects;
     RelaxedCounter stream_errors;    // the stream could not be declared (said on stderr)
     RelaxedCounter async_errors;     // errors the client reported asynchronously (slow consumer, permissions)
+    RelaxedCounter renamed;          // instruments published unnamed, then under their symbol: old subject purged
+    RelaxedCounter purge_errors;     // such a purge that failed (the old subject's last record stays)
 };
 
 class Publisher {

@@ -51,7 +51,9 @@ public:
     // changed the book, or the gate's answer for the instrument changed, or
     // it is the instrument's first. `now_ns`: the engine's clock reading.
     void on_update(const Update& u, const Event& ev, std::int64_t now_ns) noexcept {
-        if (u.instrument_id >= max_) [[unlikely]] return;
+        // A channel-wide event names no instrument of its own (ITCH: the
+        // channel's locate 0); the gate changes it causes reach sweep().
+        if (u.instrument_id >= max_ || u.verdict == Verdict::kChannelEvent) [[unlikely]] return;
         const GateDecision d = h_.gate().check(u.instrument_id, now_ns);
         const SuspectReason why = suspect_reason(h_.instruments().state(u.instrument_id));
         State& s = last_[u.instrument_id];

@@ -12,6 +12,9 @@
 //    An older session's record is stale: dropped, counted.
 //  - An instrument first met live is suspect until a snapshot unless the
 //    record is its session's first (nothing came before it).
+//  - An instrument published before it had a symbol (subject "...CHANNEL.%23ID")
+//    and then under its symbol is one instrument renamed: its first record
+//    under the symbol removes the unnamed subject's view (counted in renamed).
 //  - mark_all_suspect(): the transport lost messages it cannot attribute
 //    (a slow-consumer drop, a reconnect): every instrument wants a snapshot.
 //
@@ -53,6 +56,7 @@ struct TrackerCounters {
     std::uint64_t malformed = 0;   // records read_record refused (by reason below)
     std::uint64_t malformed_by[7] = {};
     std::uint64_t resyncs = 0;     // mark_all_suspect calls
+    std::uint64_t renamed = 0;     // unnamed subjects dropped once their instrument was named
 };
 
 enum class Applied : std::uint8_t { kTaken, kDuplicate, kStale, kMalformed, kEmpty };
@@ -78,6 +82,7 @@ public:
 private:
     InstrumentView& view(std::string_view subject);
     void want(std::string_view subject, InstrumentView& v);
+    void forget_unnamed(std::string_view subject, const Record& r);
 
     std::map<std::string, InstrumentView, std::less<>> views_;
     std::vector<std::string> wanted_;

@@ -1,6 +1,7 @@
 // The consumer's rules (include/tickgate/fanout/tracker.hpp), one per test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -106,6 +107,42 @@ TEST(FanoutTracker, MalformedRecordsAreCountedByReason) {
     EXPECT_EQ(t.counters().malformed_by[static_cast<int>(ReadError::kBadVersion)], 1u);
     EXPECT_EQ(t.counters().malformed_by[static_cast<int>(ReadError::kShort)], 1u);
     EXPECT_EQ(t.find(kS), nullptr);
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<std::byte> named_rec(std::uint64_t seq, std::uint32_t instrument, std::string_view symbol) {
+    Record r;
+    r.session = 5;
+    r.seq = seq;
+    r.instrument = instrument;
+    r.verdict = GateReason::kOk;
+    std::copy(symbol.begin(), symbol.end(), r.symbol);
+    std::vector<std::byte> out(r.wire_bytes());
+    write_record(r, out);
+    return out;
+}
+
+// An instrument published before it had a symbol (MDP3: entries before the
+// definition), then under its symbol, is one instrument: its first record
+// under the symbol, live or from the stream, drops the unnamed view and its
+// pending snapshot; another instrument's unnamed view stays.
+TEST(FanoutTracker, AnInstrumentNamedLaterReplacesItsUnnamedSubject) {
+    Tracker t;
+    (void)t.on_live("t.mdp3.1.%237", named_rec(1, 7, ""));
+    (void)t.on_live("t.mdp3.1.%238", named_rec(3, 8, ""));  // joined late: wants a snapshot
+    (void)t.on_live("t.mdp3.1.%239", named_rec(1, 9, ""));
+    EXPECT_EQ(t.on_live("t.mdp3.1.SIM007", named_rec(2, 7, "SIM007")), Applied::kTaken);
+    EXPECT_EQ(t.find("t.mdp3.1.%237"), nullptr);
+    ASSERT_NE(t.find("t.mdp3.1.SIM007"), nullptr);
+    EXPECT_EQ(t.on_snapshot("t.mdp3.1.SIM008", named_rec(4, 8, "SIM008")), Applied::kTaken);
+    EXPECT_EQ(t.find("t.mdp3.1.%238"), nullptr);
+    EXPECT_EQ(t.take_wanted(), std::vector<std::string>{"t.mdp3.1.SIM007"}) << "%238's snapshot is no longer wanted";
+    EXPECT_NE(t.find("t.mdp3.1.%239"), nullptr) << "instrument 9 was not renamed";
+    EXPECT_EQ(t.counters().renamed, 2u);
+    EXPECT_EQ(t.instruments().size(), 3u);
 }
 
 }  // namespace

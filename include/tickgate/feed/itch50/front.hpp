@@ -37,6 +37,7 @@
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/receiver.hpp"
+#include "tickgate/feed/state_log.hpp"
 #include "tickgate/protocol.hpp"
 
 namespace tickgate::itch50 {
@@ -88,7 +89,7 @@ public:
     [[nodiscard]] static std::size_t bytes_for(const Config& cfg) noexcept {
         const auto channels = static_cast<std::uint32_t>(cfg.channels.size());
         return ChannelStreams<P>::bytes_for(channels) + Stream::bytes_for(stream_config(cfg), channels) +
-               moldudp64::RerequestClient::bytes_for(cfg) + channels * sizeof(std::uint16_t);
+               moldudp64::RerequestClient::bytes_for(cfg) + channels * (sizeof(std::uint16_t) + sizeof(Logged));
     }
 
     // One received datagram and its key (Receiver::poll_once<P>): its
@@ -150,8 +151,52 @@ public:
     // Its own figures: per channel slot (config order) the stream's view and the re-request client.
     [[nodiscard]] const StreamFront& protocol_decoder() const noexcept { return *this; }
     [[nodiscard]] typename Stream::ChannelView channel(std::uint32_t slot) const noexcept { return stream_.channel(slot); }
+    [[nodiscard]] const Stream& stream() const noexcept { return stream_; }
     [[nodiscard]] const moldudp64::RerequestClient& client() const noexcept { return client_; }
     [[nodiscard]] std::uint64_t untracked_datagrams() const noexcept { return untracked_.get(); }
+    // The configured channel id of slot `slot` (config order).
+    [[nodiscard]] std::uint16_t channel_id(std::uint32_t slot) const noexcept { return ids_[slot]; }
+    [[nodiscard]] std::uint32_t channels() const noexcept { return stream_.channels(); }
+
+    // Pushes to `log` what changed per channel since the last call: holes
+    // given up (messages lost), holes filled by the re-request server
+    // (messages recovered), datagrams dropped as implausible positions and
+    // answer messages dropped as unrequested. Relaxed counters, so any one
+    // thread (the one that owns `log`), every few hundred ms; no allocation.
+    void log_state(StateLog& log, std::int64_t now_ns) const noexcept {
+        for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch) {
+            const moldudp64::StreamCounters& k = stream_.channel(ch).counters;
+            const Logged now{k.lost_messages.get(), k.recovered_messages.get(), k.implausible_positions.get(),
+                             k.unrequested_answer_messages.get()};
+            Logged& before = logged_[ch];
+            StateChange c;
+            c.time_ns = now_ns;
+            c.channel = ids_[ch];
+            const auto report = [&](StateChangeKind kind, std::uint64_t value, std::uint64_t was) {
+                if (value == was) return;
+                c.kind = kind;
+                c.value = value - was;
+                (void)log.push(c);
+            };
+            report(StateChangeKind::kHoleGivenUp, now.lost, before.lost);
+            report(StateChangeKind::kRerequested, now.recovered, before.recovered);
+            report(StateChangeKind::kImplausiblePositions, now.implausible, before.implausible);
+            report(StateChangeKind::kUnrequestedAnswers, now.unrequested, before.unrequested);
+            before = now;
+        }
+    }
+    // Per channel slot, its stream's and re-request client's counters into
+    // out[slot] (MetricsRegistry::StreamSample). Any thread; no allocation.
+    template <class Sample>
+    void sample_streams(std::span<Sample> out) const noexcept {
+        for (std::uint32_t ch = 0; ch < stream_.channels() && ch < out.size(); ++ch) {
+            Sample& s = out[ch];
+            s.channel = ids_[ch];
+            s.stream.load(stream_.channel(ch).counters);
+            s.has_rerequest = client_.enabled(ch);
+            if (s.has_rerequest) s.rerequest.load(client_.counters(ch));
+        }
+    }
 
 private:
     // The sink's events in chunks of at most one datagram's worth.
@@ -182,6 +227,11 @@ private:
     moldudp64::RerequestClient client_;
     Stream stream_;
     RelaxedCounter oversized_, untracked_;
+    // What log_state() has reported, per channel: only its caller's thread touches it.
+    struct Logged {
+        std::uint64_t lost = 0, recovered = 0, implausible = 0, unrequested = 0;
+    };
+    mutable std::vector<Logged> logged_ = std::vector<Logged>(ids_.size());
     const ArbiterCounters no_arbiter_{};
     mutable DecoderCounters totals_;
 };

@@ -16,6 +16,7 @@
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/front.hpp"
 #include "tickgate/feed/itch50/rules.hpp"
+#include "tickgate/feed/itch50/summary.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/moldudp64/wire.hpp"
 #include "tickgate/protocol.hpp"
@@ -105,6 +106,23 @@ struct Protocol {
     // stream holds and re-requests; nothing is buffered per instrument).
     [[nodiscard]] static Capacity capacity(const Config& cfg) noexcept {
         return sequencer_capacity(instrument_ids(cfg.channels.size()), cfg.capacity);
+    }
+
+    // ---- what `tickgate run` shows of a shared handler over this protocol
+    // The live view's rows at most: a day's directory names thousands of
+    // stocks, a refresh shows the most active (run --symbols names others).
+    static constexpr std::size_t kLiveViewRows = 20;
+    // The JSON summary (ITCH50.md's, with "channels" of the streams and
+    // the shared "live" object), once the network thread has stopped.
+    template <class Handler>
+    [[nodiscard]] static std::string summary_json(const Handler& h, const Config& cfg, const SummarySource& src,
+                                                  const SummaryContext& ctx, const FeedStats& live) {
+        const Front& front = h.protocol_decoder();
+        std::vector<std::string> names;
+        for (std::uint32_t ch = 0; ch < front.channels(); ++ch) names.push_back(std::to_string(front.channel_id(ch)));
+        const Rules::State& venue = h.sequencer().venue();
+        const std::vector<SummaryChannel> channels = summary_channels(front.stream(), names, venue, &front.client(), cfg);
+        return itch50::summary_json(src, {h.book(), venue, channels, front.untracked_datagrams()}, ctx, &live);
     }
 };
 
