@@ -12,6 +12,7 @@
 #include "tickgate/text.hpp"
 
 #include "command.hpp"
+#include "fanout_options.hpp"
 
 namespace tickgate::cli {
 
@@ -77,15 +78,7 @@ int cmd_subscribe(const std::vector<std::string_view>& args) {
     }
     if (a.positional().empty()) throw UsageError{"subscribe needs at least one SUBJECT (e.g. tickgate.qfb1.>)"};
     fanout::ConsumerOptions o;
-    if (a.text("--config")) {
-        const Config cfg = config_from(a, true);
-        o.servers = cfg.fanout.servers;
-        o.stream = cfg.fanout.stream;
-        o.credentials_file = cfg.fanout.credentials_file;
-        o.user = cfg.fanout.user;
-        o.password_file = cfg.fanout.password_file;
-        o.reconnect_wait_ms = cfg.fanout.reconnect_wait_ms;
-    }
+    if (a.text("--config")) o = consumer_options(config_from(a, true).fanout);
     if (const auto list = a.text("--servers")) {
         o.servers.clear();
         std::string_view rest = *list;

@@ -6,10 +6,14 @@
 # start. One nats-server with JetStream on 127.0.0.1 (client 14401,
 # monitoring 14421; the ctest runs serially). Every instrument's book at
 # the subscriber (the published depth) and gate verdict must equal the
-# handler's own summary, none still suspect.
-# usage: fanout_venues_test.sh TICKGATE_BINARY   (exit 77: nats-server missing)
+# handler's own summary, none still suspect. On the MDP3 run,
+# `example_engine --fanout` (a host with only the fan-out) trades two of
+# the instruments and one that never exists: it must price off both and
+# find the third undefined.
+# usage: fanout_venues_test.sh TICKGATE_BINARY EXAMPLE_ENGINE_BINARY   (exit 77: nats-server missing)
 set -euo pipefail
 bin=$1
+engine=$2
 command -v nats-server >/dev/null || { echo "nats-server not installed (scripts/setup.sh installs it)"; exit 77; }
 work=$(mktemp -d /tmp/tickgate-fanout-venues.XXXXXX)
 pids=()
@@ -92,11 +96,24 @@ venue() {  # venue PROTOCOL STREAM SIM_ARGS...
     >"$work/$p-sub.json" 2>"$work/$p-sub.err" &
   local sub_pid=$!
   pids+=($sub_pid)
+  local engine_pid=
+  if [[ $p == mdp3 ]]; then
+    "$engine" --fanout "$work/$p.toml" 7 SIM001 SIM002 NOSUCH >"$work/$p-engine.txt" 2>"$work/$p-engine.err" &
+    engine_pid=$!
+    pids+=($engine_pid)
+  fi
   sleep 1
   "$bin" sim --protocol "$p" --config "$work/$p.toml" --seed 27 --loss-a 0.02 --loss-b 0.02 "$@" \
     >"$work/$p-truth.json" 2>"$work/$p-sim.err" || { echo "$p: sim failed"; cat "$work/$p-sim.err"; exit 1; }
   wait "$run_pid" || { echo "$p: handler failed"; cat "$work/$p-run.err"; exit 1; }
   wait "$sub_pid" || { echo "$p: subscriber failed"; cat "$work/$p-sub.err"; exit 1; }
+  if [[ -n $engine_pid ]]; then
+    wait "$engine_pid" || { echo "$p: example_engine --fanout failed"; cat "$work/$p-engine.err"; exit 1; }
+    cat "$work/$p-engine.txt"
+    [[ $(grep -c "defined    orders priced [1-9]" "$work/$p-engine.txt") == 2 ]] &&
+      grep -q "^NOSUCH  *undefined" "$work/$p-engine.txt" ||
+      { echo "FAIL $p: example_engine --fanout did not price off SIM001 and SIM002 only"; exit 1; }
+  fi
   python3 - "$work" "$p" <<'PY'
 import json, sys
 work, p = sys.argv[1], sys.argv[2]
