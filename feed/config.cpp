@@ -526,7 +526,8 @@ constexpr std::string_view kFanoutStorage[] = {"memory", "file"};
 // error rather than a publisher that never logs in; their content is not kept.
 void read_fanout(const Table& root, Config& c) {
     const auto t = root.table("fanout", {"servers", "prefix", "depth", "stream", "replicas", "storage",
-                                         "credentials_file", "user", "password_file", "reconnect_wait_ms"});
+                                         "credentials_file", "user", "password_file", "reconnect_wait_ms",
+                                         "heartbeat_ms"});
     if (!t) return;
     FanoutConfig& f = c.fanout;
     f.configured = true;
@@ -559,6 +560,7 @@ void read_fanout(const Table& root, Config& c) {
         t->expected(user ? user : password, user ? "password_file" : "user",
                     "user and password_file together", "only " + std::string(user ? "user" : "password_file"));
     t->integer("reconnect_wait_ms", f.reconnect_wait_ms, 1, 60'000);
+    t->integer("heartbeat_ms", f.heartbeat_ms, 10, 60'000);
 }
 
 // Each key within its own range can still add up to more memory than the

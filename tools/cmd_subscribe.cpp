@@ -26,7 +26,10 @@ the JetStream stream (the snapshot), then prints each instrument's book top
 and gate verdict as records arrive. Duplicates are dropped, gaps counted and
 repaired by a snapshot (the instrument is suspect meanwhile), a publisher
 restart is a new stream; a consumer that falls behind is told (stderr) and
-reads every instrument again. At exit, the final state of every instrument.
+reads every instrument again. A publisher whose heartbeats (PREFIX.VENUE.heartbeat,
+covered by PREFIX.>) stop for 3 intervals is silent: its instruments are not
+tradeable until it is heard again and they are read again (stderr says both).
+At exit, the final state of every instrument.
 
 options:
   --config FILE        take servers, stream and credentials from its [fanout] table
@@ -58,6 +61,7 @@ json::Value view_json(const std::string& subject, const fanout::InstrumentView& 
             {"gate", std::string(to_string(r.verdict))},
             {"suspect_reason", std::string(to_string(r.suspect_why))},
             {"consumer_suspect", v.suspect},
+            {"publisher_silent", v.publisher_silent},
             {"bids", bids},
             {"asks", asks},
             {"received", v.received},
@@ -128,6 +132,8 @@ int cmd_subscribe(const std::vector<std::string_view>& args) {
                            {"stale_session", t.stale_session}, {"session_changes", t.session_changes},
                            {"snapshots", t.snapshots},      {"malformed", t.malformed},
                            {"resyncs", t.resyncs},          {"renamed", t.renamed},
+                           {"heartbeats", t.heartbeats},    {"publisher_silences", t.publisher_silences},
+                           {"publisher_returns", t.publisher_returns},
                            {"slow_consumer", c.slow_consumer},
                            {"dropped", c.dropped},          {"reconnects", c.reconnects},
                            {"disconnects", c.disconnects},  {"snapshot_errors", c.snapshot_errors}};

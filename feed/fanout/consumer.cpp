@@ -45,6 +45,7 @@ struct Consumer::Impl {
     std::chrono::steady_clock::time_point reread_at = std::chrono::steady_clock::time_point::max();
     UpdateFn on_update;
     NoticeFn on_notice;
+    std::map<std::string, bool, std::less<>> said_silent;  // per publisher, what on_notice said last (poll's thread)
     CallbackFence fence{1};  // the closed callback, then one per subscription
 
     static void on_msg(natsConnection*, natsSubscription*, natsMsg* m, void* self) {
@@ -219,14 +220,28 @@ std::size_t Consumer::poll(int timeout_ms) {
         m.reread_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
         if (m.on_notice) m.on_notice("reconnected: every instrument is read again from the stream");
     }
+    std::vector<std::pair<std::string, bool>> liveness;  // publishers that went silent (false) or came back
     {
         const std::lock_guard lock(m.mu);
+        m.tracker.check_publishers(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now().time_since_epoch())
+                                       .count());
+        for (const auto& [key, p] : m.tracker.publishers()) {
+            bool& said = m.said_silent[key];
+            if (said != p.silent) liveness.emplace_back(key, !p.silent);
+            said = p.silent;
+        }
         if (std::chrono::steady_clock::now() >= m.reread_at) {
             m.reread_at = std::chrono::steady_clock::time_point::max();
             m.tracker.mark_all_suspect();
         }
         wanted = m.tracker.take_wanted();
     }
+    if (m.on_notice)
+        for (const auto& [key, heard] : liveness)
+            m.on_notice(heard ? "publisher " + key + " heard again: its instruments are read again from the stream"
+                              : "publisher " + key + " silent (no heartbeat for 3 intervals): its instruments are "
+                                "not tradeable");
     for (const std::string& subject : wanted)
         if (!m.read_snapshot(subject)) {
             const std::lock_guard lock(m.mu);

@@ -30,6 +30,10 @@ struct Publisher::Impl {
           version(r.max_instruments(), 0),
           subject(r.max_instruments()),
           named(r.max_instruments()) {
+        heartbeat_subject = cfg.prefix + '.';
+        append_subject_token(heartbeat_subject, venue);
+        heartbeat_subject += '.';
+        heartbeat_subject += kHeartbeatToken;
         natsOptions* o = make_nats_options(cfg.servers, {.credentials_file = cfg.credentials_file,
                                                          .user = cfg.user,
                                                          .password_file = cfg.password_file,
@@ -155,6 +159,25 @@ struct Publisher::Impl {
         else counters.renamed.add();
     }
 
+    // Every heartbeat_ms while connected: PREFIX.VENUE.heartbeat, so a
+    // consumer tells a silent publisher (gone, or cut off) from a quiet feed.
+    void heartbeat_if_due(std::chrono::steady_clock::time_point now) {
+        if (now < next_heartbeat) return;
+        next_heartbeat = now + std::chrono::milliseconds(cfg.heartbeat_ms);
+        if (!up.load(std::memory_order_acquire)) return;
+        Record r;
+        r.flags = kFlagHeartbeat;
+        r.verdict = GateReason::kOk;
+        r.session = session;
+        r.seq = ++heartbeats;
+        r.instrument = kNoInstrument;
+        r.source_ns = std::int64_t{cfg.heartbeat_ms} * 1'000'000;
+        r.publish_ns = realtime_ns();
+        const std::size_t n = write_record(r, buf);
+        if (natsConnection_Publish(nc, heartbeat_subject.c_str(), buf.data(), static_cast<int>(n)) == NATS_OK)
+            counters.heartbeats.add();
+    }
+
     void resync() {
         declare_stream();
         Record r;
@@ -173,6 +196,7 @@ struct Publisher::Impl {
                 Record r = rec;
                 publish(r, v, false);
             }, 256);
+            heartbeat_if_due(std::chrono::steady_clock::now());
             idle.idle(static_cast<int>(n));
         }
         while (ring.drain([&](const Record& rec, std::uint64_t v) {
@@ -213,6 +237,9 @@ struct Publisher::Impl {
     std::vector<std::uint64_t> version;  // ring version last published, per instrument
     std::vector<std::string> subject;    // per instrument, from its symbol and channel
     std::vector<Named> named;            // what subject[] was made from
+    std::string heartbeat_subject;       // PREFIX.VENUE.heartbeat
+    std::uint64_t heartbeats = 0;        // sent this session (the heartbeat's seq)
+    std::chrono::steady_clock::time_point next_heartbeat{};
     std::array<std::byte, kMaxRecordBytes> buf{};
     std::atomic<bool> up{false};
     std::atomic<bool> resync_wanted{false};

@@ -6,7 +6,17 @@ namespace tickgate::fanout {
 
 InstrumentView& Tracker::view(std::string_view subject) {
     auto it = views_.find(subject);
-    if (it == views_.end()) it = views_.emplace(std::string(subject), InstrumentView{}).first;
+    if (it == views_.end()) {
+        it = views_.emplace(std::string(subject), InstrumentView{}).first;
+        // Its publisher ("PREFIX.VENUE", the subject without CHANNEL.SYMBOL) may be silent already.
+        const std::size_t symbol_dot = subject.rfind('.');
+        const std::size_t channel_dot = symbol_dot == 0 || symbol_dot == std::string_view::npos
+                                            ? std::string_view::npos
+                                            : subject.rfind('.', symbol_dot - 1);
+        if (channel_dot != std::string_view::npos)
+            if (const auto p = publishers_.find(subject.substr(0, channel_dot)); p != publishers_.end())
+                it->second.publisher_silent = p->second.silent;
+    }
     return it->second;
 }
 
@@ -29,6 +39,7 @@ Applied Tracker::on_live(std::string_view subject, std::span<const std::byte> by
         ++counters_.malformed_by[static_cast<std::size_t>(e)];
         return Applied::kMalformed;
     }
+    if (r.heartbeat()) return on_heartbeat(subject, r);
     InstrumentView& v = view(subject);
     const bool first = v.received == 0;
     const Record& last = v.record;
@@ -68,6 +79,8 @@ Applied Tracker::on_live(std::string_view subject, std::span<const std::byte> by
 }
 
 Applied Tracker::on_snapshot(std::string_view subject, std::span<const std::byte> bytes) {
+    if (Record h; !bytes.empty() && read_record(bytes, h) == ReadError::kNone && h.heartbeat())
+        return on_heartbeat(subject, h);  // the stream keeps the last heartbeat too
     InstrumentView& v = view(subject);
     v.snapshot_wanted = false;
     ++v.snapshots;
@@ -105,6 +118,45 @@ void Tracker::forget_unnamed(std::string_view subject, const Record& r) {
     if (unnamed == subject || views_.erase(unnamed) == 0) return;
     wanted_.erase(std::remove(wanted_.begin(), wanted_.end(), unnamed), wanted_.end());
     ++counters_.renamed;
+}
+
+Applied Tracker::on_heartbeat(std::string_view subject, const Record& r) {
+    const std::size_t dot = subject.rfind('.');
+    if (dot == std::string_view::npos || subject.substr(dot + 1) != kHeartbeatToken || r.source_ns <= 0) {
+        ++counters_.malformed;  // a heartbeat on an instrument's subject, or without its interval
+        ++counters_.malformed_by[static_cast<std::size_t>(ReadError::kBadField)];
+        return Applied::kMalformed;
+    }
+    auto it = publishers_.find(subject.substr(0, dot));
+    if (it == publishers_.end()) it = publishers_.emplace(std::string(subject.substr(0, dot)), PublisherWatch{}).first;
+    PublisherWatch& p = it->second;
+    p.session = std::max(p.session, r.session);
+    p.interval_ns = r.source_ns;
+    p.heard = true;
+    ++counters_.heartbeats;
+    return Applied::kHeartbeat;
+}
+
+void Tracker::check_publishers(std::int64_t now_ns) {
+    for (auto& [key, p] : publishers_) {
+        if (p.heard) {
+            p.heard = false;
+            p.last_heard_ns = now_ns;
+            if (!p.silent) continue;
+            p.silent = false;  // back: what it published meanwhile may be lost to us
+            ++counters_.publisher_returns;
+            each_of_publisher(key, [&](const std::string& subject, InstrumentView& v) {
+                v.publisher_silent = false;
+                want(subject, v);
+            });
+            continue;
+        }
+        if (p.last_heard_ns == 0) p.last_heard_ns = now_ns;  // first heard before any check
+        if (p.silent || now_ns - p.last_heard_ns <= 3 * p.interval_ns) continue;
+        p.silent = true;
+        ++counters_.publisher_silences;
+        each_of_publisher(key, [](const std::string&, InstrumentView& v) { v.publisher_silent = true; });
+    }
 }
 
 void Tracker::mark_all_suspect() {

@@ -9,7 +9,9 @@
 # handler's own summary, none still suspect. On the MDP3 run,
 # `example_engine --fanout` (a host with only the fan-out) trades two of
 # the instruments and one that never exists: it must price off both and
-# find the third undefined.
+# find the third undefined. The subscriber outlives the handler by 2 s: the
+# publisher's heartbeats (every 200 ms) stop with it, so at the end every
+# instrument must be publisher_silent (not tradeable), the silence counted.
 # usage: fanout_venues_test.sh TICKGATE_BINARY EXAMPLE_ENGINE_BINARY   (exit 77: nats-server missing)
 set -euo pipefail
 bin=$1
@@ -44,6 +46,7 @@ prefix = "${1,,}"
 depth = 4
 stream = "$1"
 replicas = 1
+heartbeat_ms = 200
 EOF
 }
 
@@ -139,6 +142,11 @@ for sym, h in handler.items():
         failures.append(f"{sym}: still suspect at the subscriber")
     if h["suspect"]:
         failures.append(f"{sym}: suspect at the handler (the scenario repairs every loss)")
+    if not g["publisher_silent"]:
+        failures.append(f"{sym}: not publisher_silent after the handler stopped")
+c = sub["counters"]
+if c["heartbeats"] < 10 or c["publisher_silences"] != 1:
+    failures.append(f"heartbeats {c['heartbeats']} (want >= 10), publisher silences {c['publisher_silences']} (want 1)")
 if failures:
     print(f"FAIL {p}\n" + "\n".join(failures[:20]))
     sys.exit(1)

@@ -530,6 +530,8 @@ const BadCase kBadCases[] = {
     {"fanout user without password", "[fanout]\nuser = \"md\"\n", "fanout.password_file", 2},
     {"fanout user with a space", "[fanout]\nuser = \"m d\"\n", "fanout.user", 2},
     {"fanout reconnect wait 0", "[fanout]\nreconnect_wait_ms = 0\n", "fanout.reconnect_wait_ms", 2},
+    {"fanout heartbeat below 10 ms", "[fanout]\nheartbeat_ms = 9\n", "fanout.heartbeat_ms", 2},
+    {"fanout heartbeat past a minute", "[fanout]\nheartbeat_ms = 60001\n", "fanout.heartbeat_ms", 2},
     {"unknown fanout key", "[fanout]\nsubject = \"x\"\n", "fanout.subject", 2},
     // TOML syntax.
     {"unterminated table header", "[gate]\nstale_ms = 1\n[capacity\n", "TOML syntax error", 3},
@@ -543,7 +545,7 @@ TEST(Config, FanoutKeysAndDefaults) {
     EXPECT_EQ(none.fanout.servers, std::vector<std::string>{"nats://127.0.0.1:4222"});
     const tickgate::Config c = tickgate::parse_config(
         "[fanout]\nservers = [\"nats://127.0.0.1:14301\", \"nats://127.0.0.2:14302\"]\nprefix = \"md.tick-gate\"\n"
-        "depth = 32\nstream = \"MD_1\"\nreplicas = 3\nstorage = \"file\"\nreconnect_wait_ms = 250\n",
+        "depth = 32\nstream = \"MD_1\"\nreplicas = 3\nstorage = \"file\"\nreconnect_wait_ms = 250\nheartbeat_ms = 500\n",
         "f.toml");
     EXPECT_TRUE(c.fanout.configured);
     EXPECT_EQ(c.fanout.servers.size(), 2u);
@@ -553,6 +555,7 @@ TEST(Config, FanoutKeysAndDefaults) {
     EXPECT_EQ(c.fanout.replicas, 3u);
     EXPECT_FALSE(c.fanout.memory_storage);
     EXPECT_EQ(c.fanout.reconnect_wait_ms, 250u);
+    EXPECT_EQ(c.fanout.heartbeat_ms, 500u);
 }
 
 TEST(Config, FanoutCredentialsAreOneOfTwoWaysAndTheFileMustBeReadable) {

@@ -37,6 +37,7 @@ struct PublisherCounters {
     RelaxedCounter async_errors;     // errors the client reported asynchronously (slow consumer, permissions)
     RelaxedCounter renamed;          // instruments published unnamed, then under their symbol: old subject purged
     RelaxedCounter purge_errors;     // such a purge that failed (the old subject's last record stays)
+    RelaxedCounter heartbeats;       // PREFIX.VENUE.heartbeat records sent ([fanout] heartbeat_ms)
 };
 
 class Publisher {

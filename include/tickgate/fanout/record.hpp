@@ -12,6 +12,9 @@
 //     4   1  version      1; a reader refuses other versions (counted)
 //     5   1  flags        bit 0: resync (republished after a (re)connect, not a change)
 //                         bit 1: book_changed (this update changed the book)
+//                         bit 2: heartbeat (the publisher is alive; no instrument:
+//                                instrument 0xFFFFFFFF, no levels, seq counts the
+//                                session's heartbeats, source_ns = the interval in ns)
 //                         other bits 0
 //     6   1  verdict      GateReason (gate.hpp) at publication: 0 ok, 1 unknown,
 //                         2 stale, 3 stale_at_source, 4 suspect, 5 not_subscribed
@@ -60,6 +63,11 @@ inline constexpr std::size_t kMaxRecordBytes = kHeaderBytes + 2 * kMaxDepth * kL
 
 inline constexpr std::uint8_t kFlagResync = 1;
 inline constexpr std::uint8_t kFlagBookChanged = 2;
+inline constexpr std::uint8_t kFlagHeartbeat = 4;
+// A heartbeat's subject is PREFIX.VENUE.heartbeat: three tokens, an
+// instrument's four (PREFIX.VENUE.CHANNEL.SYMBOL), so none can collide.
+inline constexpr std::string_view kHeartbeatToken = "heartbeat";
+inline constexpr std::uint32_t kNoInstrument = 0xFFFFFFFF;
 
 // A decoded (or to-be-encoded) record. Trivially copyable: the publisher's
 // per-instrument cells hold one.
@@ -84,6 +92,7 @@ struct Record {
     [[nodiscard]] std::string_view symbol_view() const noexcept {
         return {symbol, static_cast<std::size_t>(std::find(symbol, symbol + sizeof symbol, '\0') - symbol)};
     }
+    [[nodiscard]] bool heartbeat() const noexcept { return (flags & kFlagHeartbeat) != 0; }
     [[nodiscard]] std::size_t wire_bytes() const noexcept {
         return kHeaderBytes + kLevelBytes * (std::size_t{n_bids} + n_asks);
     }
@@ -149,7 +158,7 @@ inline std::size_t write_record(const Record& r, std::span<std::byte> out) noexc
     const auto flags = std::to_integer<std::uint8_t>(p[5]);
     const auto verdict = std::to_integer<std::uint8_t>(p[6]);
     const auto why = std::to_integer<std::uint8_t>(p[7]);
-    if ((flags & ~(kFlagResync | kFlagBookChanged)) != 0 ||
+    if ((flags & ~(kFlagResync | kFlagBookChanged | kFlagHeartbeat)) != 0 ||
         verdict > static_cast<std::uint8_t>(GateReason::kNotSubscribed) ||
         why > static_cast<std::uint8_t>(SuspectReason::kIncomplete) || p[31] != std::byte{0} || p[74] != std::byte{0} ||
         p[75] != std::byte{0})

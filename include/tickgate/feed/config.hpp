@@ -227,6 +227,7 @@ struct FanoutConfig {
     std::string user;
     std::string password_file;
     std::uint32_t reconnect_wait_ms = 100;  // between attempts at one server
+    std::uint32_t heartbeat_ms = 1000;      // publisher heartbeat period (consumers: silent after 3 of them)
 };
 
 // The default of capacity.max_memory_mb: half of this machine's physical

@@ -97,7 +97,7 @@ TEST(FanoutRecord, MalformedRecordsAreRefusedWithTheirReason) {
     EXPECT_EQ(read(same, n + 1), ReadError::kBadLength);
     EXPECT_EQ(read([](auto& b) { b[0] = std::byte{'X'}; }, n), ReadError::kBadMagic);
     EXPECT_EQ(read([](auto& b) { b[4] = std::byte{2}; }, n), ReadError::kBadVersion);
-    EXPECT_EQ(read([](auto& b) { b[5] = std::byte{4}; }, n), ReadError::kBadField);
+    EXPECT_EQ(read([](auto& b) { b[5] = std::byte{8}; }, n), ReadError::kBadField);  // bit 3: no such flag
     EXPECT_EQ(read([](auto& b) { b[6] = std::byte{6}; }, n), ReadError::kBadField);
     EXPECT_EQ(read([](auto& b) { b[7] = std::byte{6}; }, n), ReadError::kBadField);
     EXPECT_EQ(read([](auto& b) { b[31] = std::byte{1}; }, n), ReadError::kBadField);

@@ -146,3 +146,67 @@ TEST(FanoutTracker, AnInstrumentNamedLaterReplacesItsUnnamedSubject) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<std::byte> heartbeat(std::uint64_t seq, std::int64_t interval_ns = 100) {
+    Record r;
+    r.flags = kFlagHeartbeat;
+    r.verdict = GateReason::kOk;
+    r.session = 5;
+    r.seq = seq;
+    r.instrument = kNoInstrument;
+    r.source_ns = interval_ns;
+    std::vector<std::byte> out(r.wire_bytes());
+    write_record(r, out);
+    return out;
+}
+
+// A publisher's heartbeat is no instrument; one unheard for 3 intervals is
+// silent and its instruments (only its own) are not tradeable, however
+// clean they were; heard again, each wants a snapshot before it is.
+TEST(FanoutTracker, ASilentPublishersInstrumentsAreNotTradeableUntilHeardAndReadAgain) {
+    Tracker t;
+    EXPECT_EQ(t.on_live("t.q.heartbeat", heartbeat(1)), Applied::kHeartbeat);
+    EXPECT_TRUE(t.instruments().empty()) << "a heartbeat is no instrument";
+    (void)t.on_live("t.q.1.X", rec(5, 1));
+    (void)t.on_live("t.other.1.X", rec(5, 1));  // another publisher, never heard: not watched
+    t.check_publishers(1000);
+    t.check_publishers(1300);
+    EXPECT_TRUE(t.find("t.q.1.X")->tradeable()) << "3 intervals unheard are not yet silence";
+    t.check_publishers(1301);
+    EXPECT_TRUE(t.find("t.q.1.X")->publisher_silent);
+    EXPECT_FALSE(t.find("t.q.1.X")->tradeable());
+    EXPECT_TRUE(t.find("t.other.1.X")->tradeable());
+    EXPECT_EQ(t.counters().publisher_silences, 1u);
+    (void)t.on_snapshot("t.q.1.Y", rec(5, 3));  // a view made while its publisher is silent
+    EXPECT_TRUE(t.find("t.q.1.Y")->publisher_silent);
+    (void)t.take_wanted();
+
+    EXPECT_EQ(t.on_live("t.q.heartbeat", heartbeat(2)), Applied::kHeartbeat);
+    t.check_publishers(1400);
+    EXPECT_FALSE(t.find("t.q.1.X")->publisher_silent);
+    EXPECT_FALSE(t.find("t.q.1.X")->tradeable()) << "what it published meanwhile may be lost";
+    EXPECT_EQ(t.take_wanted(), (std::vector<std::string>{"t.q.1.X", "t.q.1.Y"}));
+    (void)t.on_snapshot("t.q.1.X", rec(5, 1));
+    EXPECT_TRUE(t.find("t.q.1.X")->tradeable());
+    EXPECT_EQ(t.counters().publisher_returns, 1u);
+    EXPECT_EQ(t.counters().heartbeats, 2u);
+}
+
+// The stream's last heartbeat read as a snapshot watches the publisher too
+// (a consumer started after it died learns so); a heartbeat on an
+// instrument's subject, or without its interval, is malformed.
+TEST(FanoutTracker, AStoredHeartbeatWatchesThePublisherAndAMisplacedOneIsMalformed) {
+    Tracker t;
+    EXPECT_EQ(t.on_snapshot("t.q.heartbeat", heartbeat(9)), Applied::kHeartbeat);
+    (void)t.on_snapshot("t.q.1.X", rec(5, 4));
+    t.check_publishers(0 + 1);
+    t.check_publishers(302);
+    EXPECT_FALSE(t.find("t.q.1.X")->tradeable());
+    EXPECT_EQ(t.on_live("t.q.1.heartbeat_not", heartbeat(1)), Applied::kMalformed);
+    EXPECT_EQ(t.on_live("t.q.heartbeat", heartbeat(1, 0)), Applied::kMalformed);
+    EXPECT_EQ(t.counters().malformed, 2u);
+}
+
+}  // namespace
