@@ -70,19 +70,16 @@ void add_up(MemoryEstimate& e) {
 
 }  // namespace
 
-// ITCH 5.0 (replay; live the shared pipelines, or itch50::LiveHandler for
-// a config with GLIMPSE): the order store and levels, the MoldUDP64
-// held-packet pool (one receive-slot-sized copy per packet), the instrument
-// table, the metrics' double buffer and the state log's bitmap, and live
-// the receive batch, the event ring of the two-thread pipeline (not with
-// GLIMPSE: LiveHandler has none, it copies a round out of the batch, a
-// batch per socket, to apply in timestamp order), and the fan-out.
+// ITCH 5.0 (replay, and live the shared pipelines): the order store and
+// levels, the MoldUDP64 held-packet pool (one receive-slot-sized copy per
+// packet), the instrument table, the metrics' double buffer and the state
+// log's bitmap, and live the receive batch, the two-thread pipeline's event
+// ring, the GLIMPSE snapshot buffer and storage, and the fan-out.
 
 MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
     const std::uint32_t ids = itch50::instrument_ids(id_channels);  // 65,536 ids per channel
     const std::size_t lines = 2 * c.channels.size();
-    const std::size_t round = std::size_t{c.receiver.batch} * lines;
     const std::size_t held = std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes;
     const MetricsOptions metrics{.instruments = c.metrics.instruments, .channels = c.channels.size()};
     const std::size_t per_instrument =
@@ -90,11 +87,10 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
         LatencyHistograms::bytes_for(c.channels.size()) + (std::size_t{ids} + 63) / 64 * 8 +
         itch50::Rules::State::bytes_for(ids, c.channels.empty() ? itch50::kMaxUnconfiguredChannels
                                                                 : static_cast<std::uint32_t>(c.channels.size()));
-    const bool shared = !c.any_glimpse() && !c.channels.empty();  // live on the shared pipelines
-    const std::size_t receiver = Receiver::batch_bytes(c.receiver.batch) +
-                                 (shared ? 0 : round * (Receiver::kSlotBytes + 32)) +
-                                 StateLogOptions{}.ring_capacity * sizeof(StateChange);
-    const std::size_t ring = shared && c.threading.pipeline != PipelineMode::kInline
+    const bool live = !c.channels.empty();  // a config a live run can take (a replay allocates less)
+    const std::size_t receiver =
+        Receiver::batch_bytes(c.receiver.batch) + StateLogOptions{}.ring_capacity * sizeof(StateChange);
+    const std::size_t ring = live && c.threading.pipeline != PipelineMode::kInline
                                  ? SpscRing<Event>::bytes_for(c.receiver.ring_size)
                                  : 0;
     MemoryEstimate e;
@@ -115,7 +111,7 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
         e.parts.push_back({"snapshot storage", {"itch.max_orders"}, itch50::SnapshotStorage::bytes_for(c.itch.max_orders), 0});
     }
     add_receive_backend(e, c);
-    if (shared) add_fanout(e, c, ids);
+    if (live) add_fanout(e, c, ids);
     add_up(e);
     return e;
 }

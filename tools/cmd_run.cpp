@@ -39,8 +39,7 @@ the summary at exit. Stops cleanly on SIGINT/SIGTERM.
 options:
   --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
                        it makes run allocate, refused above capacity.max_memory_mb)
-  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50; an itch50
-                       config with GLIMPSE snapshots runs ITCH's own live handler)
+  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50)
   --duration S         stop after S seconds, a decimal number (default: run until a signal)
   --json               print the JSON summary on stdout at exit, with a "live" object: per line
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
@@ -54,7 +53,7 @@ options:
                        over the config's [metrics] table; without it, the endpoint is on when
                        [metrics] enabled = true, at its listen address (default: off)
   --fanout             publish every instrument's book top and gate verdict to NATS JetStream
-                       as the config's [fanout] table says (README "Fan-out"; not yet with GLIMPSE)
+                       as the config's [fanout] table says (README "Fan-out")
   -h, --help           this text
 )";
 
@@ -227,6 +226,13 @@ private:
     void log_front_state() noexcept {
         if constexpr (kStreams) handler_.protocol_decoder().log_state(state_log_, realtime_ns());
     }
+    // What the front adds to the live view (ITCH: its GLIMPSE snapshots' rows).
+    // Its counters and state are relaxed atomics: read here, on the engine thread.
+    [[nodiscard]] std::string front_text() const {
+        if constexpr (requires { handler_.protocol_decoder().snapshots_text(); })
+            return handler_.protocol_decoder().snapshots_text();
+        return {};
+    }
     // The live view's rows at most (0: every instrument).
     static constexpr std::size_t live_view_rows() noexcept {
         if constexpr (requires { P::kLiveViewRows; }) return P::kLiveViewRows;
@@ -260,7 +266,8 @@ private:
                 fmt::print(o_.view, "{}",
                            live_view(summary(), {.now_ns = realtime_ns(), .symbols = o_.symbols, .max_rows = live_view_rows()},
                                      cfg_.source, t,
-                                     line_table(handler_.stats(), kArbiter) + (fanout_ ? fanout_->counters_line() + '\n' : ""),
+                                     line_table(handler_.stats(), kArbiter) + front_text() +
+                                         (fanout_ ? fanout_->counters_line() + '\n' : ""),
                                      o_.tty));
                 std::fflush(o_.view);
             }
@@ -333,16 +340,6 @@ int cmd_run(const std::vector<std::string_view>& args) {
     if (const auto list = a.text("--symbols")) o.symbols = parse_symbols("--symbols", *list);
     o.view = o.json ? stderr : stdout;  // stdout stays machine-readable with --json
     o.tty = ::isatty(::fileno(o.view)) != 0;
-    if (cfg.any_glimpse()) {  // GLIMPSE snapshots: ITCH's own live handler (tools/cmd_run_itch50.cpp) until issue 22
-        if (o.fanout) throw UsageError{"--fanout: not yet with GLIMPSE snapshots (their live handler is not on the shared pipeline yet)"};
-        return run_itch50(cfg, {.duration_s = o.duration,
-                                .refresh = o.refresh,
-                                .json = o.json,
-                                .quiet = o.quiet,
-                                .symbols = o.symbols,
-                                .metrics_listen = o.metrics_listen,
-                                .metrics_option = o.metrics_option});
-    }
     return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
         if (cfg.threading.pipeline == PipelineMode::kInline) return LiveRun<BasicInlineFeedHandler<P>>(cfg, o).run();
         return LiveRun<BasicFeedHandler<P>>(cfg, o).run();

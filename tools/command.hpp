@@ -55,17 +55,6 @@ int cmd_replay(const std::vector<std::string_view>& args);
 int cmd_run(const std::vector<std::string_view>& args);
 int cmd_sim(const std::vector<std::string_view>& args);
 int cmd_sim_itch50(const std::vector<std::string_view>& args);  // sim --protocol itch50
-// `run` on an itch50 config (tools/cmd_run_itch50.cpp): what cmd_run read.
-struct ItchRunOptions {
-    double duration_s = 0;  // 0: until a signal
-    std::chrono::milliseconds refresh{250};
-    bool json = false;
-    bool quiet = false;
-    std::vector<std::string> symbols;  // --symbols: the live view's rows
-    std::optional<MetricsServerOptions> metrics_listen;  // where to serve metrics, if at all
-    std::string metrics_option;                           // --metrics as given, for messages
-};
-int run_itch50(const Config& cfg, const ItchRunOptions& o);
 // Starts `server` serving `metrics` on `listen`, if set (a bad address,
 // which only --metrics can give, is a UsageError quoting `option_text`).
 void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metrics,

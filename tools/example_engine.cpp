@@ -2,8 +2,7 @@
 // handler, resolves the symbols it trades as their definitions arrive, and
 // prices an "order" only off a safe quote (the book's top with the gate's
 // verdict, read together). Works on every protocol the config names (the
-// shared handler; ITCH with GLIMPSE snapshots on ITCH's own live handler),
-// or, with --fanout, on a host that has only the fan-out: no feed, no
+// shared handler), or, with --fanout, on a host that has only the fan-out: no feed, no
 // multicast, the normalized books and verdicts from NATS JetStream.
 // usage: example_engine [--fanout] CONFIG [SECONDS] [SYMBOL ...]
 //   SYMBOLs default to the config's instruments.subscribe, else its [[instrument]]s.
@@ -17,7 +16,6 @@
 #include <vector>
 
 #include "tickgate/fanout/consumer.hpp"
-#include "tickgate/feed/itch50/live.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed_handler.hpp"
 
@@ -76,57 +74,22 @@ void trade(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono
         // (ITCH names its stocks in the day's directory, not by definition
         // updates: while a symbol is unresolved it is looked up after each
         // poll, O(1) a symbol; a new session, a channel event, renumbers them.)
+        // A channel event that changed books (a new session, an ITCH GLIMPSE
+        // snapshot) replaced the channel's books: whatever was derived from
+        // the old ones is void, so every traded quote is read again, not patched.
         if (!all_resolved) resolve();
         feed.poll([&](const tickgate::Update& u, const tickgate::Event&) {
+            const bool channel_wide = u.verdict == tickgate::Verdict::kChannelEvent;
             if (u.verdict == tickgate::Verdict::kDefinition || u.verdict == tickgate::Verdict::kSessionReset ||
-                u.verdict == tickgate::Verdict::kChannelEvent)
+                channel_wide)
                 resolve();
             if (!u.book_changed) return;
             for (Traded& t : traded)
-                if (t.handle && t.handle->id == u.instrument_id)
+                if (t.handle && (channel_wide || t.handle->id == u.instrument_id))
                     price(t, feed.safe_quote(*t.handle, tickgate::realtime_ns()));
         });
     }
     feed.stop();
-}
-
-// With GLIMPSE, ITCH's live handler runs the whole pipeline in poll(); its only
-// per-update callback says that a GLIMPSE snapshot replaced an instrument's
-// book (Verdict::kSnapshotApplied): whatever the engine derived from the old
-// book is void, so it re-reads the quote instead of patching. After each
-// duty cycle that received something, the engine resolves its symbols (O(1)
-// each: the day's directory may have moved them) and prices off every quote
-// whose top changed.
-void trade_itch(const tickgate::Config& cfg, std::vector<Traded>& traded, std::chrono::seconds duration) {
-    tickgate::itch50::LiveHandler feed(cfg);
-    const auto& engine = feed.core();  // find / safe_quote, as on every handler
-    std::vector<std::pair<tickgate::Level, tickgate::Level>> last_top(traded.size());
-    std::vector<bool> replaced(traded.size(), false);
-    std::uint64_t snapshot_updates = 0;
-    const auto end = std::chrono::steady_clock::now() + duration;
-    while (std::chrono::steady_clock::now() < end) {
-        const int n = feed.poll(tickgate::itch50::LiveHandler::kMaxWaitNs, [&](const tickgate::Update& u) {
-            if (u.verdict != tickgate::Verdict::kSnapshotApplied) return;
-            ++snapshot_updates;
-            for (std::size_t i = 0; i < traded.size(); ++i)
-                if (traded[i].handle && traded[i].handle->id == u.instrument_id) replaced[i] = true;
-        });
-        if (n == 0 && snapshot_updates == 0) continue;
-        for (std::size_t i = 0; i < traded.size(); ++i) {
-            Traded& t = traded[i];
-            t.handle = engine.find(t.symbol);
-            if (!t.handle) continue;
-            t.defined = true;
-            const tickgate::SafeQuote q = engine.safe_quote(*t.handle, tickgate::realtime_ns());
-            const bool moved = q.bid.price != last_top[i].first.price || q.bid.qty != last_top[i].first.qty ||
-                               q.ask.price != last_top[i].second.price || q.ask.qty != last_top[i].second.qty;
-            if (!moved && !replaced[i]) continue;  // a replaced book is re-read even if its top looks the same
-            replaced[i] = false;
-            last_top[i] = {q.bid, q.ask};
-            price(t, q);
-        }
-        snapshot_updates = 0;
-    }
 }
 
 // A host with only the fan-out: the consumer reads the stream's last
@@ -172,8 +135,6 @@ int main(int argc, char** argv) {
         const std::chrono::seconds duration(argc > at + 1 ? std::atoi(argv[at + 1]) : 5);
         if (fanout)
             trade_fanout(cfg, traded, duration);
-        else if (cfg.any_glimpse())  // GLIMPSE snapshots: ITCH's own live handler (issue 22)
-            trade_itch(cfg, traded, duration);
         else
             tickgate::with_protocol(cfg.protocol(), [&]<tickgate::VenueProtocol P>() { trade<P>(cfg, traded, duration); });
         std::uint64_t orders = 0, refused = 0;

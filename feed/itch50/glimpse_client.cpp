@@ -1,5 +1,9 @@
 #include "tickgate/feed/itch50/glimpse_client.hpp"
 
+#include <fmt/format.h>
+
+#include "tickgate/feed/itch50/snapshot_course.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -126,6 +130,29 @@ void GlimpseClient::run_one() {
     State expected = State::kRunning;
     (void)state_.compare_exchange_strong(expected, o.failure == SnapshotFailure::kCount ? State::kReady : State::kFailed,
                                          std::memory_order_acq_rel);
+}
+
+}  // namespace tickgate::itch50
+
+namespace tickgate::itch50 {
+
+std::string snapshots_text(const SnapshotCourse& course, std::span<const std::uint16_t> ids) {
+    std::string out;
+    for (std::uint32_t ch = 0; ch < ids.size(); ++ch) {
+        if (!course.enabled(ch)) continue;
+        if (out.empty())
+            out = fmt::format("{:<4} {:<26} {:>9} {:>9} {:>12}  {}\n", "ch", "glimpse snapshot", "requested",
+                              "applied", "last orders", "failures");
+        const SnapshotCounters& k = course.counters(ch);
+        std::string failures;
+        for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
+            if (const std::uint64_t n = k.snapshot_failures[r].get(); n != 0)
+                failures += fmt::format("{}{} {}", failures.empty() ? "" : ", ", kSnapshotFailureNames[r], n);
+        out += fmt::format("{:<4} {:<26} {:>9} {:>9} {:>12}  {}\n", ids[ch],
+                           kSnapshotViewText[static_cast<std::size_t>(course.view(ch))], k.snapshots_requested.get(),
+                           k.snapshots_applied.get(), k.snapshot_orders.get(), failures.empty() ? "none" : failures);
+    }
+    return out;
 }
 
 }  // namespace tickgate::itch50

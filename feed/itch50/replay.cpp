@@ -40,6 +40,13 @@ std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
     return n;
 }
 
+// Per channel slot: whether it has a GLIMPSE service.
+std::vector<bool> glimpse_channels(const Config& cfg) {
+    std::vector<bool> out(channel_slots(cfg));
+    for (std::size_t ch = 0; ch < cfg.channels.size(); ++ch) out[ch] = !cfg.channels[ch].glimpse.empty();
+    return out;
+}
+
 std::string ipv4_text(std::uint32_t ip) {
     return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
 }
@@ -50,11 +57,12 @@ Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::
     : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(instrument_ids(id_channels(cfg, unconfigured_channels))),
       book_(instruments_.max_instruments(), cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits),
       sequencer_(instruments_, book_, sequencer_capacity(instruments_.max_instruments())),
-      router_(sequencer_, cfg, channel_slots(cfg)),
+      router_(glimpse_channels(cfg), cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0),
       stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
+      events_{ApplyToSequencer{sequencer_}},
+      sink_(router_.sink(events_, stream_)),
       gate_(instruments_, cfg.gate), client_(live_client) {
     sequencer_.venue().configure(channel_slots(cfg), cfg.itch.utc_offset_minutes);
-    router_.set_stream(&stream_);
     if (live_client != nullptr) hold_only_for_the_other_line(stream_, *live_client, cfg);
     channels_.reserve(channel_slots(cfg));
     for (const ChannelConfig& ch : cfg.channels)
@@ -100,7 +108,7 @@ std::uint32_t Replay::channels_in(const std::string& path) {
 
 void Replay::on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
                          std::int64_t ts_ns) {
-    stream_.expire(ts_ns, router_);  // before each datagram, whatever its channel
+    stream_.expire(ts_ns, sink_);  // before each datagram, whatever its channel
     deliver(payload, dst_ip, dst_port, ts_ns);
 }
 
@@ -113,7 +121,7 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
     }
     const moldudp64::Key key = moldudp64::read_key(payload, static_cast<std::uint16_t>(slot));
     if (is_multicast(dst_ip)) {
-        stream_.on_datagram(slot, payload, key, recv_ns, router_);
+        stream_.on_datagram(slot, payload, key, recv_ns, sink_);
         return;
     }
     // A unicast datagram is a re-request server's answer to the capturing
@@ -121,54 +129,11 @@ void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, s
     // asked for is not in the capture: every hole it had open it would have
     // asked for, so an answer fills open holes only (ITCH50.md "Offline
     // replay"; README "Captured answers").
-    stream_.on_answer(slot, payload, key, recv_ns, router_,
+    stream_.on_answer(slot, payload, key, recv_ns, sink_,
                       [](std::uint64_t at) { return std::pair<std::uint64_t, std::uint64_t>{at, UINT64_MAX}; });
 }
 
-void Replay::finish() { stream_.finish(router_); }
-
-SnapshotApplied Replay::apply_snapshot(std::uint32_t ch, const SnapshotStorage& s, std::int64_t now_ns) noexcept {
-    SnapshotApplied r;
-    const std::uint64_t n = s.position();
-    r.continue_at = n;
-    r.orders = s.orders().size();
-    const std::uint64_t first = router_.first_buffered();
-    (void)sequencer_.apply(channel_event(kSnapshotReplace, ch, now_ns));
-    // The snapshot's messages stand at the position before N (their
-    // instruments' last_seq), state first: a directory decides what is booked.
-    const std::uint64_t at = n - 1;
-    for (const SnapshotRecord& rec : s.states()) (void)sequencer_.apply(to_event(ch, SnapshotStorage::message(rec, at), now_ns));
-    for (const SnapshotRecord& rec : s.orders()) (void)sequencer_.apply(to_event(ch, SnapshotStorage::message(rec, at), now_ns));
-    std::uint64_t duplicates = 0;
-    bool lost_after = false;
-    router_.take([&](const SnapshotBuffer::Entry& e) {
-        if (e.kind == SnapshotBuffer::Kind::kGaveUp) {
-            if (e.position > n) lost_after = true;  // some lost position may lie at or after N
-            return;
-        }
-        if (e.position < n) ++duplicates;
-        else router_.events().message(ch, e.bytes, e.position, e.recv_ns);
-    });
-    stream_.count_duplicates(ch, duplicates);
-    stream_.resume_at(ch, n, router_);
-    if (n < first) {
-        // Applied to the old book before buffering began, not kept: the new
-        // book misses them (README "ITCH recovery": given up, another snapshot).
-        stream_.give_up_positions(ch, first - n);
-        lost_after = true;
-    }
-    if (lost_after) {
-        stream_.mark_given_up(ch);
-        router_.events().gave_up(ch, 0);
-        router_.want(ch, SnapshotWant::kHoleGivenUp);
-        r.still_suspect = true;
-    } else {
-        router_.clear_wanted(ch);
-        const auto v = stream_.channel(ch);
-        if (v.open_holes == 0) router_.events().alive(ch, now_ns);
-    }
-    return r;
-}
+void Replay::finish() { stream_.finish(sink_); }
 
 ReplayResult Replay::run(const std::string& path, const ReplayOptions& options) {
     CaptureReader reader(path);
@@ -225,6 +190,15 @@ std::string summary_json(const SummarySource& src, const SummaryParts& parts, co
         if (c.rerequest != nullptr) {  // live, with a re-request server
             json::Value& r = channel["rerequest"] = {{"server", c.rerequest_server}};
             json::put_counters(r, *c.rerequest, kRerequestCounterFields);
+        }
+        if (c.snapshot != nullptr) {  // live, with a GLIMPSE service (ITCH50.md "Snapshot recovery")
+            json::Value g = {{"server", c.glimpse_server}};
+            json::put_counters(g, *c.snapshot, kSnapshotCounterFields);
+            json::Value& failures = g["snapshot_failures"] = json::Value::object();
+            for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
+                failures[kSnapshotFailureNames[r]] = c.snapshot->snapshot_failures[r].get();
+            g["snapshot_orders"] = c.snapshot->snapshot_orders.get();
+            channel["glimpse"] = std::move(g);
         }
         channels.push_back(std::move(channel));
     }

@@ -1,8 +1,7 @@
 // ITCH 5.0 through the shared pipelines (BasicFeedHandler and
 // BasicInlineFeedHandler over itch50::Protocol), end to end over loopback:
 // multicast on 127.0.0.1 (TTL 0), requests to the simulator's re-request
-// server on 127.0.0.1. The same scenarios as itch50_live_test.cpp's
-// LiveHandler, on both pipelines: loss on both lines filled by the server
+// server on 127.0.0.1, on both pipelines: loss on both lines filled by the server
 // (books equal the ground truth, clean), a silent server (holes given up
 // as the truth says, suspect), a late join with and without
 // recover_from_start. Each test has its own groups/ports.
@@ -154,8 +153,8 @@ TEST_P(ItchPipelines, SilentServerHolesAreGivenUpAsTheGroundTruthSaysAndInstrume
         EXPECT_GT(ch.counters.holes_given_up.get(), 0u);
         // The first packet read decides a late join. The shared front reads
         // line A's socket before B's in one receive pass (not by kernel
-        // timestamp, as itch50::LiveHandler does): a later packet of A may be
-        // read first and place the session start after B's first packet.
+        // timestamp): a later packet of A may be read first and place the
+        // session start after B's first packet.
         EXPECT_GE(ch.counters.late_join_messages.get(), r.truth.sessions[0].late_join);
         EXPECT_EQ(h.protocol_decoder().client().counters(0).answers.get(), 0u);
         for (const SimStockTruth& st : r.truth.stocks) {
@@ -193,13 +192,6 @@ TEST_P(ItchPipelines, LateJoinWithoutRecoverFromStartIsCountedAndSuspect) {
         EXPECT_EQ(suspect_reason(h.instruments().state(1)), SuspectReason::kLateJoin);
         EXPECT_GT(r.seen.channel_events, 0u);  // the late join reached the engine as a channel event
     });
-}
-
-// A config with a GLIMPSE service is refused by the shared pipelines (itch50::LiveHandler serves it), not ignored.
-TEST(ItchPipelinesConfig, GlimpseIsRefusedNotIgnored) {
-    Config cfg = handler_config({"239.255.34.9", "239.255.34.10", 31709, 31710}, 31799, PipelineMode::kInline);
-    cfg.channels[0].glimpse = "127.0.0.1:31798";
-    EXPECT_THROW(ItchInlineFeedHandler h(cfg), std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Pipelines, ItchPipelines, ::testing::Values(PipelineMode::kTwoThread, PipelineMode::kInline),

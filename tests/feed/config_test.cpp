@@ -4,6 +4,7 @@
 #include "tickgate/fanout/source.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/rules.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 
 #include <gtest/gtest.h>
 
@@ -790,10 +791,10 @@ TEST(Config, MemoryRuleTheMdp3EstimateCountsTheDecoderTables) {
                                                  "m.toml", "mdp3"));
 }
 
-// ITCH: the order store, the held-packet pool, and live on the shared
-// pipelines the event ring (none inline), or with GLIMPSE (itch50::LiveHandler)
-// the receive round it copies out (a batch per line socket) and no ring.
-TEST(Config, TheItchEstimateCountsTheOrderStoreTheRingOrTheLiveReceiveRound) {
+// ITCH: the order store, the held-packet pool, the receive batch, the
+// event ring of the two-thread pipeline (none inline), and with GLIMPSE the
+// snapshot buffer and storage (zero pages until a snapshot loads).
+TEST(Config, TheItchEstimateCountsTheOrderStoreTheRingAndTheSnapshotBuffers) {
     const Config c = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/itch-demo.toml");
     const tickgate::MemoryEstimate e = tickgate::estimate_memory(c);
     ASSERT_EQ(e.parts.size(), 5u);
@@ -807,18 +808,15 @@ TEST(Config, TheItchEstimateCountsTheOrderStoreTheRingOrTheLiveReceiveRound) {
     Config inline_cfg = c;
     inline_cfg.threading.pipeline = tickgate::PipelineMode::kInline;
     EXPECT_EQ(tickgate::estimate_memory(inline_cfg).parts[4].bytes, 0u);
-    Config twice = c;
-    twice.channels.push_back(c.channels[0]);  // two more line sockets: no round copied out
-    EXPECT_EQ(tickgate::estimate_memory(twice).parts[3].bytes, e.parts[3].bytes);
 
     const Config g = tickgate::load_config(TICKGATE_SOURCE_DIR "/configs/itch-glimpse-demo.toml");
     const tickgate::MemoryEstimate ge = tickgate::estimate_memory(g);
-    EXPECT_EQ(ge.parts[4].what, "event ring");
-    EXPECT_EQ(ge.parts[4].bytes, 0u);
-    Config g_twice = g;
-    g_twice.channels.push_back(g.channels[0]);  // two more line sockets, each a batch of slots
-    EXPECT_EQ(tickgate::estimate_memory(g_twice).parts[3].bytes - ge.parts[3].bytes,
-              2 * std::size_t{g.receiver.batch} * (tickgate::Receiver::kSlotBytes + 32));
+    ASSERT_EQ(ge.parts.size(), 7u);
+    EXPECT_EQ(ge.parts[5].what, "snapshot buffer");
+    EXPECT_EQ(ge.parts[5].bytes, std::size_t{g.glimpse.buffer_mb} << 20);
+    EXPECT_EQ(ge.parts[5].resident_bytes, 0u);
+    EXPECT_EQ(ge.parts[6].what, "snapshot storage");
+    EXPECT_EQ(ge.parts[6].bytes, tickgate::itch50::SnapshotStorage::bytes_for(g.itch.max_orders));
 }
 
 // Item 9: what is reserved but untouched costs no resident memory. The

@@ -28,7 +28,7 @@
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
-#include "tickgate/feed/itch50/live.hpp"
+#include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/itch50/snapshot.hpp"
@@ -312,23 +312,6 @@ private:
     tickgate::MulticastSender sender_{"127.0.0.1"};
     std::array<std::byte, 64> request_{};
 };
-
-TEST(HotPath, ItchLiveReceiveRerequestAnswerAllocatesNothing) {
-    using namespace tickgate::itch50;
-    ItchHotFeed feed;
-    LiveHandler handler(feed.config("239.255.34.1", "239.255.34.2", 31701));
-    const std::uint64_t before = g_allocations.load();
-    feed.send(0xEFFF2201, 31701, [&] { handler.poll(0); });
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (handler.core().channel(0).next_seq < 801 && std::chrono::steady_clock::now() < deadline) {
-        handler.poll(0);
-        feed.serve();
-    }
-    const std::uint64_t after = g_allocations.load();
-    EXPECT_EQ(after - before, 0u) << "allocations on the ITCH live path";
-    EXPECT_EQ(handler.core().channel(0).next_seq, 801u);
-    EXPECT_EQ(handler.core().channel(0).counters.recovered_messages.get(), 160u);
-}
 
 // The engine's calls: subscriptions (books skipped, definitions moving the
 // symbol index), find by symbol and the safe-price read with depth.

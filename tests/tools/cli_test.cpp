@@ -1236,19 +1236,15 @@ TEST(Cli, RunCountsGateRejectionsByReason) {
     EXPECT_EQ(run.interrupt(), 0) << run.err();
 }
 
-// The fan-out's commands (issue 27): bad usage is one line and exit 2
-// (run --fanout on a config with GLIMPSE snapshots, whose live handler is
-// not the shared one yet, too); a subscriber that finds no server says so
-// and exits 1.
-TEST(Cli, SubscribeUsageAndRunFanoutWithGlimpse) {
+// The fan-out's commands (issue 27): bad usage is one line and exit 2; a
+// subscriber that finds no server says so and exits 1.
+TEST(Cli, SubscribeUsage) {
     expect_usage_error(run_cli("subscribe --quiet"), {"SUBJECT"});
     expect_usage_error(run_cli("subscribe --pending-limit 0 'tickgate.>'"), {"--pending-limit"});
     TempDir tmp;
     const std::string config = tmp.file("bad.toml");
     write_file(config, "[fanout]\ndepth = 40\n");
     expect_usage_error(run_cli("subscribe --config " + quoted(config) + " 'tickgate.>'"), {config + ":2", "fanout.depth"});
-    expect_usage_error(run_cli("run --fanout --config " + quoted(TICKGATE_SOURCE_DIR "/configs/itch-glimpse-demo.toml")),
-                       {"--fanout", "GLIMPSE"});
     const CliResult r = run_cli("subscribe --servers nats://127.0.0.1:1 --duration 1 'tickgate.>'");
     EXPECT_EQ(r.exit, 1) << r.err;
     EXPECT_NE(r.err.find("fanout: cannot connect"), std::string::npos) << r.err;

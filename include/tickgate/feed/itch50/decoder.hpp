@@ -185,6 +185,14 @@ struct CodeFields {
     char code;
     char type;  // the ITCH message type
 };
+class SnapshotStorage;  // snapshot.hpp
+// kSnapshotReplace: the spin that replaces the channel's books (null: the
+// books are only emptied) and `M`'s position N, the spin's messages
+// standing at N - 1.
+struct SnapshotFields {
+    const SnapshotStorage* spin;
+    std::uint64_t position;
+};
 
 // Every u16 stock locate of a channel is an instrument (ITCH50.md "Locates
 // and order references are a channel's own"): id = 65,536 × the channel's
@@ -290,6 +298,14 @@ struct StreamEvents {
     void late_join(std::uint32_t ch, std::uint64_t) noexcept { emit(ch, channel_event(kLateJoin, ch, 0)); }
     void gave_up(std::uint32_t ch, std::uint64_t) noexcept { emit(ch, channel_event(kGaveUp, ch, 0)); }
     void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { emit(ch, channel_event(kAlive, ch, recv_ns)); }
+    // A GLIMPSE snapshot replaces channel `ch`'s books and orders with `spin`
+    // (the engine reads it when it applies the event, then marks it applied).
+    void snapshot_replace(std::uint32_t ch, const SnapshotStorage* spin, std::uint64_t position,
+                          std::int64_t recv_ns) noexcept {
+        Event ev = channel_event(kSnapshotReplace, ch, recv_ns);
+        set_venue_fields(ev, SnapshotFields{spin, position});
+        emit(ch, ev);
+    }
 
 private:
     void emit(std::uint32_t ch, const Event& normalized) noexcept {

@@ -13,14 +13,19 @@
 // packet. Holes are given up on the sockets' clock (expire), which also
 // reads the re-request answers and sends the requests due.
 //
-// Re-request sockets open at construction (std::runtime_error); GLIMPSE
-// snapshots are not served here (itch50::LiveHandler): a config with a
-// channel `glimpse` is refused (std::invalid_argument). One thread, the
-// receiving one; no allocation after construction; counters readable from
-// any thread.
+// A channel with `glimpse` is repaired by GLIMPSE snapshots
+// (snapshot_course.hpp): its stream output is kept while a spin loads,
+// then the spin replaces its books (one event the engine applies) and the
+// kept output follows from `M`'s position.
+//
+// Re-request sockets open, and the GLIMPSE client's thread starts, at
+// construction (std::runtime_error). One thread, the receiving one; no
+// allocation after construction; counters readable from any thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +39,7 @@
 #include "tickgate/feed/clock.hpp"
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
+#include "tickgate/feed/itch50/snapshot_course.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -78,18 +84,22 @@ public:
     // datagram comes: the re-request answers, their timers, the hole's timeout.
     static constexpr std::int64_t kServiceNs = 1'000'000;
 
-    explicit StreamFront(const Config& cfg)
-        : ids_(refuse_glimpse(cfg).channel_ids()),
+    // `glimpse_silence_ms`: SoupBinTCP's silence timeout (tests shorten it).
+    explicit StreamFront(const Config& cfg, std::int64_t glimpse_silence_ms = soupbintcp::kSilenceTimeoutMs)
+        : ids_(cfg.channel_ids()),
           streams_(ids_),
           client_(cfg),
-          stream_(stream_config(cfg), static_cast<std::uint32_t>(ids_.size()), moldudp64::ClientRecovery{&client_}) {
+          stream_(stream_config(cfg), static_cast<std::uint32_t>(ids_.size()), moldudp64::ClientRecovery{&client_}),
+          snapshots_(cfg, glimpse_silence_ms) {
         hold_only_for_the_other_line(stream_, client_, cfg);
+        for (const ChannelConfig& ch : cfg.channels) glimpse_servers_.push_back(ch.glimpse);
     }
     // What the constructor allocates (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t bytes_for(const Config& cfg) noexcept {
         const auto channels = static_cast<std::uint32_t>(cfg.channels.size());
         return ChannelStreams<P>::bytes_for(channels) + Stream::bytes_for(stream_config(cfg), channels) +
-               moldudp64::RerequestClient::bytes_for(cfg) + channels * (sizeof(std::uint16_t) + sizeof(Logged));
+               moldudp64::RerequestClient::bytes_for(cfg) + channels * (sizeof(std::uint16_t) + sizeof(Logged)) +
+               SnapshotCourse::bytes_for(cfg);
     }
 
     // One received datagram and its key (Receiver::poll_once<P>): its
@@ -104,7 +114,8 @@ public:
         }
         Chunked<Sink> out{sink};
         StreamEvents<Chunked<Sink>&> events{out, ids_};
-        stream_.on_datagram(slot, d.payload, key, d.recv_ns, events);
+        auto routed = snapshots_.sink(events, stream_);
+        stream_.on_datagram(slot, d.payload, key, d.recv_ns, routed);
         sink.on_packet_end();
     }
     // A datagram larger than the receive slot was dropped by the receiver:
@@ -112,19 +123,25 @@ public:
     void oversized() noexcept { oversized_.add(); }
     // Gives up the holes older than their channel's timeout at `now_ns`
     // (Receiver::drained_until()), reads the re-request answers, sends the
-    // requests due (on the monotonic clock).
+    // requests due (on the monotonic clock), and takes the GLIMPSE
+    // snapshots' next step.
     template <PacketEventSink Sink>
     void expire(std::int64_t now_ns, Sink& sink) noexcept {
         Chunked<Sink> out{sink};
         StreamEvents<Chunked<Sink>&> events{out, ids_};
-        stream_.expire(now_ns, events);
-        (void)client_.poll_answers(stream_, events);
-        (void)client_.tick(monotonic_ns(), stream_);
+        auto routed = snapshots_.sink(events, stream_);
+        stream_.expire(now_ns, routed);
+        (void)client_.poll_answers(stream_, routed);
+        const std::int64_t mono = monotonic_ns();
+        (void)client_.tick(mono, stream_);
+        snapshots_.tick(stream_, events, mono, realtime_ns());
         sink.on_packet_end();
     }
-    // While a hole is open: soon (kServiceNs), so that answers and timers are
-    // served without a datagram; INT64_MAX otherwise.
+    // While a hole is open or a snapshot is wanted or loading: soon
+    // (kServiceNs), so that answers, timers and the snapshot are served
+    // without a datagram; INT64_MAX otherwise.
     [[nodiscard]] std::int64_t next_deadline() const noexcept {
+        if (snapshots_.active()) return realtime_ns() + kServiceNs;
         for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch)
             if (stream_.channel(ch).open_holes != 0) return realtime_ns() + kServiceNs;
         return INT64_MAX;
@@ -182,11 +199,14 @@ public:
             report(StateChangeKind::kRerequested, now.recovered, before.recovered);
             report(StateChangeKind::kImplausiblePositions, now.implausible, before.implausible);
             report(StateChangeKind::kUnrequestedAnswers, now.unrequested, before.unrequested);
-            before = now;
+            if (snapshots_.enabled(ch)) log_snapshots(log, c, ch, before);
+            before.lost = now.lost, before.recovered = now.recovered, before.implausible = now.implausible,
+            before.unrequested = now.unrequested;
         }
     }
-    // Per channel slot, its stream's and re-request client's counters into
-    // out[slot] (MetricsRegistry::StreamSample). Any thread; no allocation.
+    // Per channel slot, its stream's, re-request client's and GLIMPSE
+    // snapshots' counters into out[slot] (MetricsRegistry::StreamSample).
+    // Any thread; no allocation.
     template <class Sample>
     void sample_streams(std::span<Sample> out) const noexcept {
         for (std::uint32_t ch = 0; ch < stream_.channels() && ch < out.size(); ++ch) {
@@ -195,8 +215,22 @@ public:
             s.stream.load(stream_.channel(ch).counters);
             s.has_rerequest = client_.enabled(ch);
             if (s.has_rerequest) s.rerequest.load(client_.counters(ch));
+            s.has_glimpse = snapshots_.enabled(ch);
+            if (s.has_glimpse) {
+                const SnapshotCounters& k = snapshots_.counters(ch);
+                s.snapshot.load(k);
+                for (std::size_t r = 0; r < std::size(s.snapshot_failures); ++r) s.snapshot_failures[r] = k.snapshot_failures[r].get();
+                s.snapshot_orders = k.snapshot_orders.get();
+            }
         }
     }
+    // The GLIMPSE snapshots (any thread: their counters and view state).
+    [[nodiscard]] const SnapshotCourse& snapshots() const noexcept { return snapshots_; }
+    // The configured GLIMPSE server of slot `ch` ("" without).
+    [[nodiscard]] const std::string& glimpse_server(std::uint32_t ch) const noexcept { return glimpse_servers_[ch]; }
+    // The live view's rows of the channels with GLIMPSE (empty without any):
+    // each one's snapshot state, requested, applied, the last one's orders, failures by reason.
+    [[nodiscard]] std::string snapshots_text() const { return itch50::snapshots_text(snapshots_, ids_); }
 
 private:
     // The sink's events in chunks of at most one datagram's worth.
@@ -213,24 +247,50 @@ private:
             }
         }
     };
-    static const Config& refuse_glimpse(const Config& cfg) {
-        for (const ChannelConfig& ch : cfg.channels)
-            if (!ch.glimpse.empty())
-                throw std::invalid_argument("channel " + std::to_string(ch.id) +
-                                            ": GLIMPSE snapshots run on itch50::LiveHandler (the shared pipelines "
-                                            "do not serve them yet)");
-        return cfg;
-    }
-
     std::vector<std::uint16_t> ids_;  // slot -> configured channel id
     ChannelStreams<P> streams_;       // the one channel table: slot by channel id, each line's own gaps
     moldudp64::RerequestClient client_;
     Stream stream_;
+    SnapshotCourse snapshots_;
+    std::vector<std::string> glimpse_servers_;  // per slot ("" without)
     RelaxedCounter oversized_, untracked_;
     // What log_state() has reported, per channel: only its caller's thread touches it.
     struct Logged {
         std::uint64_t lost = 0, recovered = 0, implausible = 0, unrequested = 0;
+        std::uint64_t requested = 0, applied = 0;
+        std::uint64_t failures[static_cast<std::size_t>(SnapshotFailure::kCount)] = {};
     };
+    // The snapshots asked for, applied and failed since the last call: one
+    // record each (at most 4 of a kind a call), with the last one's figures.
+    void log_snapshots(StateLog& log, StateChange c, std::uint32_t ch, Logged& before) const noexcept {
+        const SnapshotCounters& k = snapshots_.counters(ch);
+        const auto some = [](std::uint64_t now, std::uint64_t was) { return std::min<std::uint64_t>(now - was, 4); };
+        for (std::uint64_t i = some(k.snapshots_requested.get(), before.requested); i != 0; --i) {
+            c.kind = StateChangeKind::kSnapshotRequested;
+            c.value = snapshots_.last_request(ch) == SnapshotWant::kLateJoin ? 1 : 2;
+            (void)log.push(c);
+        }
+        for (std::uint64_t i = some(k.snapshots_applied.get(), before.applied); i != 0; --i) {
+            c.kind = StateChangeKind::kSnapshotApplied;
+            c.value = k.snapshot_orders.get();
+            const std::uint64_t at = snapshots_.last_position(ch);
+            std::memcpy(c.symbol, &at, sizeof at);
+            (void)log.push(c);
+        }
+        std::memset(c.symbol, 0, sizeof c.symbol);
+        for (std::size_t r = 0; r < std::size(before.failures); ++r) {
+            const std::uint64_t now = k.snapshot_failures[r].get();
+            for (std::uint64_t i = some(now, before.failures[r]); i != 0; --i) {
+                c.kind = StateChangeKind::kSnapshotFailed;
+                c.value = r;
+                c.symbol[0] = r == static_cast<std::size_t>(SnapshotFailure::kLoginRejected) ? snapshots_.last_reject_reason(ch) : 0;
+                (void)log.push(c);
+            }
+            before.failures[r] = now;
+        }
+        before.requested = k.snapshots_requested.get();
+        before.applied = k.snapshots_applied.get();
+    }
     mutable std::vector<Logged> logged_ = std::vector<Logged>(ids_.size());
     const ArbiterCounters no_arbiter_{};
     mutable DecoderCounters totals_;

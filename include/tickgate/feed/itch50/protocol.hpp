@@ -121,7 +121,12 @@ struct Protocol {
         std::vector<std::string> names;
         for (std::uint32_t ch = 0; ch < front.channels(); ++ch) names.push_back(std::to_string(front.channel_id(ch)));
         const Rules::State& venue = h.sequencer().venue();
-        const std::vector<SummaryChannel> channels = summary_channels(front.stream(), names, venue, &front.client(), cfg);
+        std::vector<SummaryChannel> channels = summary_channels(front.stream(), names, venue, &front.client(), cfg);
+        for (std::uint32_t ch = 0; ch < channels.size(); ++ch)
+            if (front.snapshots().enabled(ch)) {
+                channels[ch].snapshot = &front.snapshots().counters(ch);
+                channels[ch].glimpse_server = front.glimpse_server(ch);
+            }
         return itch50::summary_json(src, {h.book(), venue, channels, front.untracked_datagrams()}, ctx, &live);
     }
 };

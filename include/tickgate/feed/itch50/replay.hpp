@@ -7,10 +7,11 @@
 // the end, all. No requests are sent. Start-up allocates; the per-datagram
 // path does not. One thread.
 //
-// The same core runs live (itch50::LiveHandler, live.hpp): given a
-// re-request client it is the stream's Recovery, datagrams come from the
-// sockets through deliver(), and the live handler calls expire() on its
-// own clock.
+// Live, the shared pipelines run the same stream, snapshot router, rules
+// and book (itch50::StreamFront, BasicSequencer<itch50::Rules>); given a
+// re-request client, and fed through deliver() and expire(), this core
+// runs them on one thread, as the unit and hot-path tests of the
+// snapshot's splice and the re-request answers do.
 #pragma once
 
 #include <cstdint>
@@ -36,120 +37,6 @@ inline constexpr std::uint32_t kMaxUnconfiguredChannels = 256;
 // Without a config, instrument ids (65,536 per channel, ~20 MB) for at most
 // this many channels; a later channel's stocks count in out_of_range.
 inline constexpr std::uint32_t kMaxUnconfiguredIdChannels = 16;
-
-// Why a channel wants a snapshot (0: it does not).
-enum class SnapshotWant : std::uint8_t { kNone, kLateJoin, kHoleGivenUp };
-
-// The stream's sink (moldudp64::Stream): what it applies goes to the
-// sequencer, except for the one channel whose snapshot loads, whose
-// messages and given-up holes are kept in the snapshot buffer, in order
-// (ITCH50.md "Snapshot recovery"). A late join or a given-up hole on a
-// channel with a snapshot service marks the channel as wanting one.
-class SnapshotRouter {
-public:
-    using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
-    static constexpr std::uint32_t kNone = UINT32_MAX;
-
-    SnapshotRouter(Sequencer& seq, const Config& cfg, std::uint32_t channels)
-        : seq_(seq), events_{{seq}}, buffer_(cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0), wanted_(channels), glimpse_(channels) {
-        for (std::size_t ch = 0; ch < cfg.channels.size() && ch < channels; ++ch)
-            glimpse_[ch] = !cfg.channels[ch].glimpse.empty();
-    }
-    void set_stream(const Stream* s) noexcept { stream_ = s; }
-
-    // ---- moldudp64::Stream's sink
-    void message(std::uint32_t ch, std::span<const std::byte> m, std::uint64_t position, std::int64_t recv_ns) noexcept {
-        if (ch == buffering_) [[unlikely]] {
-            if (buffer_.push(SnapshotBuffer::Kind::kMessage, position, recv_ns, m)) return;
-            overflow();
-        }
-        events_.message(ch, m, position, recv_ns);
-    }
-    void session_started(std::uint32_t ch, bool replaces_another) noexcept {
-        if (ch == buffering_) {  // a new stream: the snapshot was of the old one
-            flush();
-            cancelled_ = true;
-        }
-        wanted_[ch] = SnapshotWant::kNone;
-        events_.session_started(ch, replaces_another);
-    }
-    void late_join(std::uint32_t ch, std::uint64_t n) noexcept {
-        events_.late_join(ch, n);
-        if (glimpse_[ch]) wanted_[ch] = SnapshotWant::kLateJoin;
-    }
-    void gave_up(std::uint32_t ch, std::uint64_t lost) noexcept {
-        if (ch == buffering_) {
-            if (buffer_.push(SnapshotBuffer::Kind::kGaveUp, stream_->channel(ch).next_seq, 0, {})) return;
-            overflow();
-        }
-        events_.gave_up(ch, lost);
-        if (glimpse_[ch] && wanted_[ch] == SnapshotWant::kNone) wanted_[ch] = SnapshotWant::kHoleGivenUp;
-    }
-    void alive(std::uint32_t ch, std::int64_t recv_ns) noexcept { events_.alive(ch, recv_ns); }
-
-    // ---- the snapshot's course (engine thread)
-    void begin(std::uint32_t ch, std::uint64_t next_seq) noexcept {
-        buffer_.clear();
-        buffering_ = ch;
-        wanted_[ch] = SnapshotWant::kNone;  // being served
-        first_ = next_seq;
-        overflowed_ = cancelled_ = false;
-    }
-    // The snapshot failed: what was kept is applied as it would have been.
-    void flush() noexcept {
-        const std::uint32_t ch = buffering_;
-        buffering_ = kNone;
-        if (ch == kNone) return;
-        buffer_.each([&](const SnapshotBuffer::Entry& e) {
-            if (e.kind == SnapshotBuffer::Kind::kMessage) events_.message(ch, e.bytes, e.position, e.recv_ns);
-            else events_.gave_up(ch, 0);
-        });
-        buffer_.clear();
-    }
-    // Stops buffering and hands the kept entries to `f` (the snapshot was applied).
-    template <class F>
-    void take(F&& f) noexcept {
-        buffering_ = kNone;
-        buffer_.each(f);
-        buffer_.clear();
-    }
-    [[nodiscard]] std::uint32_t buffering() const noexcept { return buffering_; }
-    [[nodiscard]] std::uint64_t first_buffered() const noexcept { return first_; }
-    // The buffer filled (its entries were applied, buffering stopped) / a session change cancelled the snapshot.
-    [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
-    [[nodiscard]] bool cancelled() const noexcept { return cancelled_; }
-    [[nodiscard]] SnapshotWant wanted(std::uint32_t ch) const noexcept { return wanted_[ch]; }
-    void clear_wanted(std::uint32_t ch) noexcept { wanted_[ch] = SnapshotWant::kNone; }
-    void want(std::uint32_t ch, SnapshotWant w) noexcept { wanted_[ch] = w; }
-    [[nodiscard]] bool has_glimpse(std::uint32_t ch) const noexcept { return glimpse_[ch]; }
-    [[nodiscard]] const SnapshotBuffer& buffer() const noexcept { return buffer_; }
-    [[nodiscard]] Sequencer& sequencer() noexcept { return seq_; }
-    // What the stream decided for channel `ch`, as it would reach the sequencer (snapshot application).
-    [[nodiscard]] StreamEvents<ApplyToSequencer>& events() noexcept { return events_; }
-
-private:
-    void overflow() noexcept {
-        flush();
-        overflowed_ = true;
-    }
-
-    Sequencer& seq_;
-    StreamEvents<ApplyToSequencer> events_;  // the stream's decisions as events, applied at once
-    const Stream* stream_ = nullptr;
-    SnapshotBuffer buffer_;
-    std::vector<SnapshotWant> wanted_;
-    std::vector<bool> glimpse_;
-    std::uint32_t buffering_ = kNone;
-    std::uint64_t first_ = 0;  // the stream's next position when buffering began
-    bool overflowed_ = false, cancelled_ = false;
-};
-
-// What applying a snapshot did.
-struct SnapshotApplied {
-    std::uint64_t orders = 0;       // orders loaded from the spin
-    std::uint64_t continue_at = 0;  // N: the first stream position applied after it
-    bool still_suspect = false;     // positions at or after N were lost meanwhile: another snapshot is wanted
-};
 
 // The engine's calls (find, safe_quote, subscribe: feed/engine_api.hpp) read
 // its instruments by the day's directory.
@@ -186,22 +73,25 @@ public:
     // offline timer (live: expire() follows the sockets' clock).
     void deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port, std::int64_t recv_ns);
     // Gives up the holes older than their channel's timeout at `now_ns`.
-    void expire(std::int64_t now_ns) { stream_.expire(now_ns, router_); }
+    void expire(std::int64_t now_ns) { stream_.expire(now_ns, sink_); }
     // The stream and its sink, for the live re-request client's answers.
+    using Sink = SnapshotRouter::Sink<StreamEvents<ApplyToSequencer>, Stream>;
     [[nodiscard]] Stream& stream() noexcept { return stream_; }
-    [[nodiscard]] SnapshotRouter& sink() noexcept { return router_; }
+    [[nodiscard]] Sink& sink() noexcept { return sink_; }
 
-    // ---- GLIMPSE snapshots (live; ITCH50.md "Snapshot recovery")
+    // ---- GLIMPSE snapshots (ITCH50.md "Snapshot recovery"; live the front's SnapshotCourse drives the router)
     // Channel `ch`'s stream output is kept in the snapshot buffer from now on.
     void begin_snapshot(std::uint32_t ch) noexcept { router_.begin(ch, stream_.channel(ch).next_seq); }
     // The snapshot failed: the kept output is applied as it would have been.
-    void abort_snapshot() noexcept { router_.flush(); }
+    void abort_snapshot() noexcept { router_.flush(events_); }
     // The snapshot in `s` (its spin and `M`'s position N) replaces channel
     // `ch`'s books and orders; the kept output at positions >= N follows,
     // those below are duplicates; the stream continues at N (or where it
     // is, if beyond). The instruments are clean unless positions from N on
     // were lost meanwhile. O(spin + kept output).
-    SnapshotApplied apply_snapshot(std::uint32_t ch, const SnapshotStorage& s, std::int64_t now_ns) noexcept;
+    SnapshotApplied apply_snapshot(std::uint32_t ch, const SnapshotStorage& s, std::int64_t now_ns) noexcept {
+        return router_.apply(stream_, events_, ch, s, now_ns);
+    }
     [[nodiscard]] const SnapshotRouter& router() const noexcept { return router_; }
     [[nodiscard]] const Config& cfg() const noexcept { return cfg_; }
     [[nodiscard]] SnapshotRouter& router() noexcept { return router_; }
@@ -262,6 +152,8 @@ private:
     Sequencer sequencer_;
     SnapshotRouter router_;
     Stream stream_;
+    StreamEvents<ApplyToSequencer> events_;  // the stream's decisions as events, applied at once
+    Sink sink_;                              // the stream's sink: router_ in front of events_
     Gate gate_;
     const moldudp64::RerequestClient* client_;
     std::uint64_t unmatched_ = 0;

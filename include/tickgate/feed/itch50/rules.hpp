@@ -23,6 +23,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/sequencer.hpp"
 
 namespace tickgate::itch50 {
@@ -230,7 +231,10 @@ struct Rules {
             case Kind::kGaveUp: make_channel_suspect(seq, c, SuspectReason::kGap); break;
             case Kind::kAlive: alive(seq, c, ev.recv_ns); break;
             case Kind::kSessionStarted: session_started(seq, c, venue_fields<CodeFields>(ev).code != 0); break;
-            case Kind::kSnapshotReplace: replace_channel(seq, c); break;
+            case Kind::kSnapshotReplace:
+                replace_channel(seq, c);
+                apply_spin(seq, ch, ev);
+                break;
             default: break;
         }
         return {ev.instrument_id, Verdict::kChannelEvent, ev.kind == kSessionStarted || ev.kind == kSnapshotReplace,
@@ -338,6 +342,27 @@ private:
             pi.trading_state = 0;
             refresh_suspect(c, pi, seq.state(id));
         }
+    }
+
+    // The spin a kSnapshotReplace carries, applied to the emptied books: its
+    // messages stand at the position before N (their instruments'
+    // last_seq), state first (a directory decides what is booked); then the
+    // spin is marked applied, so its storage may be reused. O(spin).
+    // The spin's events carry the replace event's channel id (the
+    // configured one: the carrying channel binds an instrument).
+    template <class Seq>
+    static void apply_spin(Seq& seq, std::uint32_t ch, const Event& replace) noexcept {
+        const SnapshotFields f = venue_fields<SnapshotFields>(replace);
+        if (f.spin == nullptr) return;
+        const std::uint64_t at = f.position - 1;
+        const auto apply = [&](const SnapshotRecord& r) {
+            Event ev = to_event(ch, SnapshotStorage::message(r, at), replace.recv_ns);
+            ev.channel_id = replace.channel_id;
+            (void)seq.apply(ev);
+        };
+        for (const SnapshotRecord& r : f.spin->states()) apply(r);
+        for (const SnapshotRecord& r : f.spin->orders()) apply(r);
+        f.spin->mark_applied();
     }
 
     template <class Seq>

@@ -13,6 +13,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/itch50/rules.hpp"
+#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 
@@ -32,6 +33,8 @@ struct SummaryChannel {
     std::uint64_t unknown_messages = 0;                        // the sequencer's, per channel
     const moldudp64::RerequestCounters* rerequest = nullptr;  // live, with a re-request server
     std::string rerequest_server;
+    const SnapshotCounters* snapshot = nullptr;  // live, with a GLIMPSE server
+    std::string glimpse_server;
 };
 
 // What the summary is made of beyond the shared SummarySource (whose
