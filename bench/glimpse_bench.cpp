@@ -2,7 +2,9 @@
 // a spin of ORDERS orders over 1,000 stocks, served by the simulator's
 // GlimpseServer on 127.0.0.1, loaded by the GlimpseClient's thread into its
 // fixed storage, then applied on this (the engine's) thread by
-// Replay::apply_snapshot, as the live handler does. Per round:
+// Replay::apply_snapshot: the snapshot router and the rules the live
+// pipelines run (the front's router sends the spin down, the engine's
+// rules book it). Per round:
 //   load rate  = orders / (engine asks -> the client has `M`), orders/s;
 //   M -> clean = the engine seeing `M` -> the books replaced and the first
 //                safe_quote answering ok (the engine thread's stall).

@@ -28,7 +28,7 @@
 #include "tickgate/feed/handler.hpp"
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
-#include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/itch50/glimpse_server.hpp"
 #include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/itch50/replay.hpp"
 #include "tickgate/feed/itch50/snapshot.hpp"
@@ -870,4 +870,75 @@ TEST(HotPath, ItchSharedTwoThreadReceiveRerequestRingPollAllocateNothing) {
 }
 TEST(HotPath, ItchSharedInlineReceiveRerequestCallbackAllocateNothing) {
     itch_shared_allocates_nothing<BasicInlineFeedHandler<tickgate::itch50::Protocol>>(PipelineMode::kInline, 31723);
+}
+
+// GLIMPSE on the inline pipeline (one thread receives, runs the front's
+// snapshot course and the engine): a late join wants a snapshot, the
+// client's thread loads it from a GlimpseServer on 127.0.0.1 while the
+// stream's output is kept, the spin replaces the books (the rules, on the
+// kSnapshotReplace event) and the kept output follows. The polling
+// thread's allocations are counted alone: the client's thread connects
+// through Boost.Asio, the server's is the test's.
+TEST(HotPath, ItchSharedInlineGlimpseSnapshotAppliedAllocatesNothingOnTheEngineThread) {
+    using namespace tickgate::itch50;
+    GlimpseServerOptions go;
+    go.username = "hot";
+    go.password = "hot-pw";
+    // `M` is the next position sent when the client connects (the handler
+    // keeps its stream output from before that): the spin reflects what came before.
+    std::atomic<std::uint64_t> next_sent{101}, spin_at{0};
+    GlimpseServer server(go, [&] {
+        GlimpseSpin spin;
+        for (std::uint16_t locate = 1; locate <= 10; ++locate) spin.messages.push_back(stock_directory(locate, "HOT" + std::to_string(locate)));
+        for (std::uint64_t ref = 1; ref <= 50; ++ref)
+            spin.messages.push_back(add_order(static_cast<std::uint16_t>(1 + ref % 10), ref, 'S', 100, 2000));
+        spin.next_position = next_sent.load();
+        spin_at.store(spin.next_position);
+        return spin;
+    });
+    ::setenv("TICKGATE_HOT_GLIMPSE_PW", "hot-pw", 1);
+    const Config cfg = parse_config(
+        "[itch]\nmax_orders = 65536\nmax_levels = 65536\n[threading]\npipeline = \"inline\"\n"
+        "[glimpse]\nusername = \"hot\"\npassword_env = \"TICKGATE_HOT_GLIMPSE_PW\"\nmin_interval_ms = 10\n"
+        "[[channel]]\nid = 3\nprotocol = \"itch50\"\nglimpse = \"127.0.0.1:" + std::to_string(server.port()) + "\"\n"
+        "a = { group = \"239.255.34.21\", port = 31731 }\nb = { group = \"239.255.34.22\", port = 31732 }\n",
+        "hot.toml");
+    BasicInlineFeedHandler<Protocol> handler(cfg);
+    std::uint64_t replaced = 0;
+    const auto on_update = [&](const Update&, const Event& ev) { replaced += ev.kind == kSnapshotReplace ? 1 : 0; };
+    tickgate::MulticastSender sender("127.0.0.1");
+    std::vector<tickgate::Bytes> packets;  // positions 101.. (a late join), bids on the spin's stocks
+    for (std::uint64_t seq = 101; seq < 901; seq += 4) {
+        std::vector<tickgate::Bytes> m;
+        for (std::uint64_t i = 0; i < 4; ++i)
+            m.push_back(add_order(static_cast<std::uint16_t>(1 + (seq + i) % 10), 1000 + seq + i, 'B', 100, 1000));
+        packets.push_back(mold_packet("SESSION001", seq, m));
+    }
+    const auto& course = handler.protocol_decoder().snapshots();
+    const std::uint64_t before = t_allocations;
+    std::size_t sent = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((course.counters(0).snapshots_applied.get() == 0 || sent < packets.size() || replaced == 0) &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (sent < packets.size()) {
+            const tickgate::Bytes& p = packets[sent++];
+            (void)sender.send(0xEFFF2215, 31731, {p.data(), p.size()});  // 239.255.34.21
+            next_sent.store(101 + 4 * sent);
+        }
+        (void)handler.poll(on_update, 1'000'000);
+    }
+    for (int i = 0; i < 50; ++i) (void)handler.poll(on_update, 1'000'000);
+    const std::uint64_t after = t_allocations;
+    EXPECT_EQ(after - before, 0u) << "allocations on the receiving and engine thread";
+    EXPECT_EQ(course.counters(0).snapshots_requested.get(), 1u);
+    EXPECT_EQ(course.counters(0).snapshots_applied.get(), 1u);
+    EXPECT_EQ(replaced, 1u);
+    EXPECT_EQ(course.counters(0).snapshot_orders.get(), 50u);
+    const auto ch = handler.protocol_decoder().channel(0);
+    EXPECT_EQ(ch.next_seq, 901u);
+    // Locate 1: the spin's 5 orders, then the bids at positions from `M` on (every tenth).
+    std::uint32_t after_m = 0;
+    for (std::uint64_t pos = spin_at.load(); pos < 901; ++pos) after_m += pos % 10 == 0 ? 1 : 0;
+    EXPECT_EQ(handler.book().open_orders(1), 5u + after_m);
+    EXPECT_FALSE(handler.instruments().state(1).suspect);
 }
