@@ -44,13 +44,18 @@ struct Receiver::Socket {
     std::uint32_t last_ovfl = 0;
 };
 
+// Two sets of receive slots: a channel's lines A and B are received into
+// one each, then handed on merged by kernel timestamp.
 struct Receiver::Batch {
+    struct Slots {
+        std::vector<mmsghdr> msgs;
+        std::vector<iovec> iov;
+        std::vector<sockaddr_in> from;
+        std::vector<std::byte> data;
+        std::vector<std::byte> control;
+    };
     std::size_t size = 0;
-    std::vector<mmsghdr> msgs;
-    std::vector<iovec> iov;
-    std::vector<sockaddr_in> from;
-    std::vector<std::byte> data;
-    std::vector<std::byte> control;
+    Slots slots[2];
     asio::io_context io;
 };
 
@@ -59,11 +64,13 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     Batch& b = *batch_;
     b.size = std::min<std::size_t>(std::max<std::uint32_t>(cfg.receiver.batch, 1), kMaxBatch);
     batch_size_ = b.size;
-    b.msgs.resize(b.size);
-    b.iov.resize(b.size);
-    b.from.resize(b.size);
-    b.data.resize(b.size * kSlotBytes);
-    b.control.resize(b.size * kControlBytes);
+    for (Batch::Slots& sl : b.slots) {
+        sl.msgs.resize(b.size);
+        sl.iov.resize(b.size);
+        sl.from.resize(b.size);
+        sl.data.resize(b.size * kSlotBytes);
+        sl.control.resize(b.size * kControlBytes);
+    }
 
     for (const ChannelConfig& ch : cfg.channels) {
         const auto lines = ch.lines();
@@ -126,6 +133,11 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
             }
         }
     }
+    // A line A whose channel's line B comes next: the pair is received together.
+    pairs_with_next_.resize(sockets_.size());
+    for (std::size_t i = 0; i + 1 < sockets_.size(); ++i)
+        pairs_with_next_[i] = sockets_[i]->line == kLineA && sockets_[i + 1]->line == kLineB &&
+                              sockets_[i]->channel_id == sockets_[i + 1]->channel_id;
     pollfds_ = std::make_unique<pollfd[]>(sockets_.size());
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
     if (cfg.receiver.backend == ReceiveBackend::kAfXdp) start_af_xdp(cfg);
@@ -269,7 +281,7 @@ void Receiver::follow_snapshot_wants(std::span<const std::atomic<bool>> wanted) 
 
 std::size_t Receiver::batch_bytes(std::uint32_t batch) noexcept {
     const std::size_t n = std::min<std::size_t>(std::max<std::uint32_t>(batch, 1), kMaxBatch);
-    return n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes);
+    return 2 * n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes);
 }
 
 // Members go in reverse order: the XDP program first (its frames reference
@@ -282,20 +294,21 @@ int Receiver::wait(std::int64_t timeout_ns) noexcept {
     return ::ppoll(pollfds_.get(), sockets_.size(), &ts, nullptr);
 }
 
-int Receiver::receive(std::size_t si) noexcept {
+int Receiver::receive(std::size_t si, int set) noexcept {
     Batch& b = *batch_;
+    Batch::Slots& sl = b.slots[set];
     for (std::size_t i = 0; i < b.size; ++i) {
-        b.iov[i] = {b.data.data() + i * kSlotBytes, kSlotBytes};
-        msghdr& h = b.msgs[i].msg_hdr;
-        h.msg_name = &b.from[i];
+        sl.iov[i] = {sl.data.data() + i * kSlotBytes, kSlotBytes};
+        msghdr& h = sl.msgs[i].msg_hdr;
+        h.msg_name = &sl.from[i];
         h.msg_namelen = sizeof(sockaddr_in);
-        h.msg_iov = &b.iov[i];
+        h.msg_iov = &sl.iov[i];
         h.msg_iovlen = 1;
-        h.msg_control = b.control.data() + i * kControlBytes;
+        h.msg_control = sl.control.data() + i * kControlBytes;
         h.msg_controllen = kControlBytes;
         h.msg_flags = 0;
     }
-    const int n = ::recvmmsg(sockets_[si]->fd, b.msgs.data(), static_cast<unsigned>(b.size), MSG_DONTWAIT, nullptr);
+    const int n = ::recvmmsg(sockets_[si]->fd, sl.msgs.data(), static_cast<unsigned>(b.size), MSG_DONTWAIT, nullptr);
     if (n >= 0) return n;
     // Nothing queued, or a signal: normal. Anything else (a closed or
     // broken socket, ENOMEM, ...) must not pass for a quiet line.
@@ -303,21 +316,28 @@ int Receiver::receive(std::size_t si) noexcept {
     return 0;
 }
 
-const RawDatagram* Receiver::datagram(std::size_t si, int i, bool& oversized) noexcept {
-    Batch& b = *batch_;
+std::int64_t Receiver::kernel_ns(int set, int i) const noexcept {
+    const mmsghdr& m = batch_->slots[set].msgs[static_cast<std::size_t>(i)];
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+        }
+    return 0;
+}
+
+const RawDatagram* Receiver::datagram(std::size_t si, int set, int i, bool& oversized) noexcept {
+    Batch::Slots& b = batch_->slots[set];
     Socket& s = *sockets_[si];
     LineStats& st = *stats_[si];
     const mmsghdr& m = b.msgs[static_cast<std::size_t>(i)];
     const std::uint32_t src = ntohl(b.from[static_cast<std::size_t>(i)].sin_addr.s_addr);
 
-    std::int64_t recv_ns = 0;
+    std::int64_t recv_ns = kernel_ns(set, i);
     for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
         if (c->cmsg_level != SOL_SOCKET) continue;
-        if (c->cmsg_type == SCM_TIMESTAMPNS) {
-            timespec ts;
-            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-            recv_ns = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-        } else if (c->cmsg_type == SO_RXQ_OVFL) {
+        if (c->cmsg_type == SO_RXQ_OVFL) {
             std::uint32_t drops;
             std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
             if (drops != s.last_ovfl) {

@@ -1,7 +1,8 @@
 // Receiver and FeedHandler set-up failures that must not pass silently: a
 // failing recvmmsg is counted per line (not taken for a quiet line), and a
-// CPU the network or engine thread cannot be pinned to fails start-up.
-// Sockets on loopback multicast groups of their own; nothing is sent.
+// CPU the network or engine thread cannot be pinned to fails start-up; and
+// the order a receive pass hands lines A and B on. Sockets on loopback
+// multicast groups of their own (TTL 0, interface 127.0.0.1).
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -10,10 +11,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "tickgate/feed/capture.hpp"
+#include "tickgate/feed/sender.hpp"
 #include "tickgate/feed_handler.hpp"
 
 namespace tickgate {
@@ -63,6 +69,36 @@ TEST(Receiver, FailingReceiveIsCountedOnItsLine) {
     ASSERT_EQ(r.lines().size(), 2u);
     EXPECT_EQ(r.lines()[0]->recv_errors.get(), 0u);
     EXPECT_EQ(r.lines()[1]->recv_errors.get(), 2u);
+}
+
+// Lines A and B of one channel are handed on in kernel-timestamp order, not
+// A's batch and then B's: datagrams sent to B, A, B before one receive pass
+// come out B, A, B. (Read socket by socket, B's copy of an old session's
+// last packet came after A's new session's first and was taken for the
+// current session: the MDP3 restart flake.)
+TEST(Receiver, LinesAAndBOfAChannelAreHandedOnInArrivalOrder) {
+    Receiver r(loopback_config(12, "239.255.95.5", "239.255.95.6", 39561));
+    MulticastSender tx("127.0.0.1");
+    const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
+        const std::byte payload[] = {std::byte{tag}};
+        ASSERT_TRUE(tx.send(group, port, payload));
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    };
+    send(0xEFFF5F06, 39562, 1);  // line B
+    send(0xEFFF5F05, 39561, 2);  // line A
+    send(0xEFFF5F06, 39562, 3);  // line B
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::vector<std::pair<std::uint8_t, std::uint8_t>> got;  // line, tag
+    std::int64_t last_ns = 0;
+    bool ordered = true;
+    EXPECT_EQ(r.poll_once(0, [&](const RawDatagram& d) {
+        got.emplace_back(d.line, std::to_integer<std::uint8_t>(d.payload[0]));
+        ordered = ordered && d.recv_ns >= last_ns;
+        last_ns = d.recv_ns;
+    }), 3);
+    const std::vector<std::pair<std::uint8_t, std::uint8_t>> want{{kLineB, 1}, {kLineA, 2}, {kLineB, 3}};
+    EXPECT_EQ(got, want);
+    EXPECT_TRUE(ordered);
 }
 
 TEST(FeedHandler, CpuBeyondTheMachineFailsStartWithTheCpuNamed) {

@@ -113,12 +113,14 @@ private:
     static const char* set_membership(Socket& s, bool join) noexcept;
     static bool source_allowed(const Socket& s, std::uint32_t src) noexcept;
     int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
-    int receive(std::size_t socket_index) noexcept;          // recvmmsg into the batch
+    int receive(std::size_t socket_index, int set) noexcept;  // recvmmsg into slot set 0 or 1
+    // The kernel receive time of datagram i of slot set `set` (0: none stamped).
+    [[nodiscard]] std::int64_t kernel_ns(int set, int i) const noexcept;
     int xdp_receive() noexcept;                              // the AF_XDP rings' frames into the batch
     void xdp_release() noexcept;                             // ... given back
     // The i-th datagram of the batch, or nullptr: rejected source, or
     // `oversized` (larger than the slot). Counted per line either way.
-    const RawDatagram* datagram(std::size_t socket_index, int i, bool& oversized) noexcept;
+    const RawDatagram* datagram(std::size_t socket_index, int set, int i, bool& oversized) noexcept;
     // The i-th frame of the AF_XDP batch as a datagram of its line, or
     // nullptr (not a whole UDP datagram, no line received, rejected source,
     // oversized: each counted).
@@ -133,6 +135,7 @@ private:
     std::unique_ptr<Batch> batch_;
     std::vector<std::unique_ptr<Socket>> sockets_;
     std::vector<std::array<std::size_t, 2>> snapshot_sockets_;  // per channel with snapshot lines: A's and B's index
+    std::vector<bool> pairs_with_next_;  // socket i is a line A and i + 1 its channel's line B
     std::size_t batch_size_ = 1;
     std::vector<std::unique_ptr<LineStats>> stats_;
     std::unique_ptr<::pollfd[]> pollfds_;
@@ -197,13 +200,29 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
         return handed;
     }
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
-        const int n = receive(s);
+        const int n = receive(s, 0);
         drained &= static_cast<std::size_t>(n) < batch_size_;
-        for (int i = 0; i < n; ++i) {
+        if (!pairs_with_next_[s]) {
+            for (int i = 0; i < n; ++i) {
+                bool oversized = false;
+                const RawDatagram* d = datagram(s, 0, i, oversized);
+                offer(d, oversized);
+            }
+            continue;
+        }
+        // Lines A and B of one channel: handed on in kernel-timestamp order
+        // (equal stamps: A first), not A's batch and then B's. The first
+        // packet read of a session decides a late join or a new session,
+        // and a copy read late would look like an old one.
+        const int m = receive(s + 1, 1);
+        drained &= static_cast<std::size_t>(m) < batch_size_;
+        for (int i = 0, j = 0; i < n || j < m;) {
+            const bool take_a = j == m || (i < n && kernel_ns(0, i) <= kernel_ns(1, j));
             bool oversized = false;
-            const RawDatagram* d = datagram(s, i, oversized);
+            const RawDatagram* d = take_a ? datagram(s, 0, i++, oversized) : datagram(s + 1, 1, j++, oversized);
             offer(d, oversized);
         }
+        ++s;  // line B is done
     }
     drained_until_ = drained ? start : 0;
     return handed;
