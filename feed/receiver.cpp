@@ -334,10 +334,14 @@ const RawDatagram* Receiver::datagram(std::size_t si, int set, int i, bool& over
     const mmsghdr& m = b.msgs[static_cast<std::size_t>(i)];
     const std::uint32_t src = ntohl(b.from[static_cast<std::size_t>(i)].sin_addr.s_addr);
 
-    std::int64_t recv_ns = kernel_ns(set, i);
+    std::int64_t recv_ns = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c)) {
         if (c->cmsg_level != SOL_SOCKET) continue;
-        if (c->cmsg_type == SO_RXQ_OVFL) {
+        if (c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            recv_ns = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+        } else if (c->cmsg_type == SO_RXQ_OVFL) {
             std::uint32_t drops;
             std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
             if (drops != s.last_ovfl) {

@@ -79,8 +79,10 @@ Applied Tracker::on_live(std::string_view subject, std::span<const std::byte> by
 }
 
 Applied Tracker::on_snapshot(std::string_view subject, std::span<const std::byte> bytes) {
-    if (Record h; !bytes.empty() && read_record(bytes, h) == ReadError::kNone && h.heartbeat())
-        return on_heartbeat(subject, h);  // the stream keeps the last heartbeat too
+    Record r;
+    const ReadError e = bytes.empty() ? ReadError::kNone : read_record(bytes, r);
+    if (!bytes.empty() && e == ReadError::kNone && r.heartbeat())
+        return on_heartbeat(subject, r);  // the stream keeps the last heartbeat too
     InstrumentView& v = view(subject);
     v.snapshot_wanted = false;
     ++v.snapshots;
@@ -89,8 +91,7 @@ Applied Tracker::on_snapshot(std::string_view subject, std::span<const std::byte
         if (v.received != 0) v.suspect = false;
         return Applied::kEmpty;
     }
-    Record r;
-    if (const ReadError e = read_record(bytes, r); e != ReadError::kNone) {
+    if (e != ReadError::kNone) {
         ++counters_.malformed;
         ++counters_.malformed_by[static_cast<std::size_t>(e)];
         return Applied::kMalformed;

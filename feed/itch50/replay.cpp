@@ -40,13 +40,6 @@ std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
     return n;
 }
 
-// Per channel slot: whether it has a GLIMPSE service.
-std::vector<bool> glimpse_channels(const Config& cfg) {
-    std::vector<bool> out(channel_slots(cfg));
-    for (std::size_t ch = 0; ch < cfg.channels.size(); ++ch) out[ch] = !cfg.channels[ch].glimpse.empty();
-    return out;
-}
-
 std::string ipv4_text(std::uint32_t ip) {
     return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
 }
@@ -57,7 +50,7 @@ Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::
     : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(instrument_ids(id_channels(cfg, unconfigured_channels))),
       book_(instruments_.max_instruments(), cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits),
       sequencer_(instruments_, book_, sequencer_capacity(instruments_.max_instruments())),
-      router_(glimpse_channels(cfg), cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0),
+      router_(cfg, channel_slots(cfg)),
       stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
       events_{ApplyToSequencer{sequencer_}},
       sink_(router_.sink(events_, stream_)),

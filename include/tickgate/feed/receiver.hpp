@@ -216,10 +216,13 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
         // and a copy read late would look like an old one.
         const int m = receive(s + 1, 1);
         drained &= static_cast<std::size_t>(m) < batch_size_;
+        std::int64_t a_ns = n > 0 ? kernel_ns(0, 0) : 0, b_ns = m > 0 ? kernel_ns(1, 0) : 0;  // the heads' stamps
         for (int i = 0, j = 0; i < n || j < m;) {
-            const bool take_a = j == m || (i < n && kernel_ns(0, i) <= kernel_ns(1, j));
+            const bool take_a = j == m || (i < n && a_ns <= b_ns);
             bool oversized = false;
             const RawDatagram* d = take_a ? datagram(s, 0, i++, oversized) : datagram(s + 1, 1, j++, oversized);
+            if (take_a && i < n) a_ns = kernel_ns(0, i);
+            if (!take_a && j < m) b_ns = kernel_ns(1, j);
             offer(d, oversized);
         }
         ++s;  // line B is done

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tickgate/counter.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/glimpse.hpp"
 #include "tickgate/feed/itch50/wire.hpp"
@@ -231,9 +232,13 @@ class SnapshotRouter {
 public:
     static constexpr std::uint32_t kNone = UINT32_MAX;
 
-    // `glimpse[ch]`: channel slot `ch` has a snapshot service; the buffer holds `buffer_bytes`.
-    SnapshotRouter(std::vector<bool> glimpse, std::size_t buffer_bytes)
-        : buffer_(buffer_bytes), wanted_(glimpse.size()), glimpse_(std::move(glimpse)) {}
+    // `slots` channel slots, those of the config's channels with `glimpse`
+    // served by a snapshot service; the buffer is [glimpse] buffer_mb when
+    // any channel has one, else empty.
+    SnapshotRouter(const Config& cfg, std::uint32_t slots)
+        : buffer_(cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0), wanted_(slots), glimpse_(slots) {
+        for (std::size_t ch = 0; ch < cfg.channels.size() && ch < slots; ++ch) glimpse_[ch] = !cfg.channels[ch].glimpse.empty();
+    }
 
     // The stream's sink: the router in front of `down`.
     template <class Down, class Stream>

@@ -34,7 +34,7 @@ class SnapshotCourse {
 public:
     // `glimpse_silence_ms`: SoupBinTCP's silence timeout (tests shorten it).
     SnapshotCourse(const Config& cfg, std::int64_t glimpse_silence_ms = soupbintcp::kSilenceTimeoutMs)
-        : router_(glimpse_of(cfg), cfg.any_glimpse() ? cfg.glimpse.buffer_bytes : 0),
+        : router_(cfg, static_cast<std::uint32_t>(cfg.channels.size())),
           client_(cfg, glimpse_silence_ms),
           channels_(std::make_unique<Channel[]>(cfg.channels.size())),
           n_channels_(static_cast<std::uint32_t>(cfg.channels.size())),
@@ -186,11 +186,6 @@ private:
         bool applied_once = false;
         SnapshotWant reason = SnapshotWant::kNone;  // of the last request: a failure wants it again
     };
-    static std::vector<bool> glimpse_of(const Config& cfg) {
-        std::vector<bool> out(cfg.channels.size());
-        for (std::size_t ch = 0; ch < cfg.channels.size(); ++ch) out[ch] = !cfg.channels[ch].glimpse.empty();
-        return out;
-    }
     void failed(std::uint32_t ch, SnapshotFailure why, char reject_reason, std::int64_t mono_ns) noexcept {
         Channel& c = channels_[ch];
         c.counters.snapshot_failures[static_cast<std::size_t>(why)].add();
