@@ -89,7 +89,7 @@ MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels) 
                                                                 : static_cast<std::uint32_t>(c.channels.size()));
     const bool live = !c.channels.empty();  // a config a live run can take (a replay allocates less)
     const std::size_t receiver =
-        Receiver::batch_bytes(c.receiver.batch) + StateLogOptions{}.ring_capacity * sizeof(StateChange);
+        Receiver::batch_bytes(c) + StateLogOptions{}.ring_capacity * sizeof(StateChange);
     const std::size_t ring = live && c.threading.pipeline != PipelineMode::kInline
                                  ? SpscRing<Event>::bytes_for(c.receiver.ring_size)
                                  : 0;
@@ -144,7 +144,7 @@ MemoryEstimate estimate_memory(const Config& c, std::string_view protocol) {
         LatencyHistograms::bytes_for(channels) +
         (std::size_t{cap.max_instruments} + 63) / 64 * 8;
     const std::size_t receiver =
-        publisher_bytes + Receiver::batch_bytes(c.receiver.batch) + log_defaults.ring_capacity * sizeof(StateChange);
+        publisher_bytes + Receiver::batch_bytes(c) + log_defaults.ring_capacity * sizeof(StateChange);
     MemoryEstimate e;
     e.parts = {
         {"books", {"capacity.max_instruments", "capacity.book_depth"}, book_bytes, book_bytes},

@@ -44,8 +44,8 @@ struct Receiver::Socket {
     std::uint32_t last_ovfl = 0;
 };
 
-// Two sets of receive slots: a channel's lines A and B are received into
-// one each, then handed on merged by kernel timestamp.
+// One set of receive slots per socket: every socket of a pass is received
+// into its own, then all are handed on merged by kernel timestamp.
 struct Receiver::Batch {
     struct Slots {
         std::vector<mmsghdr> msgs;
@@ -55,7 +55,7 @@ struct Receiver::Batch {
         std::vector<std::byte> control;
     };
     std::size_t size = 0;
-    Slots slots[2];
+    std::vector<Slots> slots;  // per socket
     asio::io_context io;
 };
 
@@ -64,13 +64,6 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     Batch& b = *batch_;
     b.size = std::min<std::size_t>(std::max<std::uint32_t>(cfg.receiver.batch, 1), kMaxBatch);
     batch_size_ = b.size;
-    for (Batch::Slots& sl : b.slots) {
-        sl.msgs.resize(b.size);
-        sl.iov.resize(b.size);
-        sl.from.resize(b.size);
-        sl.data.resize(b.size * kSlotBytes);
-        sl.control.resize(b.size * kControlBytes);
-    }
 
     for (const ChannelConfig& ch : cfg.channels) {
         const auto lines = ch.lines();
@@ -133,11 +126,16 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
             }
         }
     }
-    // A line A whose channel's line B comes next: the pair is received together.
-    pairs_with_next_.resize(sockets_.size());
-    for (std::size_t i = 0; i + 1 < sockets_.size(); ++i)
-        pairs_with_next_[i] = sockets_[i]->line == kLineA && sockets_[i + 1]->line == kLineB &&
-                              sockets_[i]->channel_id == sockets_[i + 1]->channel_id;
+    b.slots.resize(sockets_.size());
+    for (Batch::Slots& sl : b.slots) {
+        sl.msgs.resize(b.size);
+        sl.iov.resize(b.size);
+        sl.from.resize(b.size);
+        sl.data.resize(b.size * kSlotBytes);
+        sl.control.resize(b.size * kControlBytes);
+    }
+    pass_.resize(sockets_.size());
+    pending_.reserve(sockets_.size());
     pollfds_ = std::make_unique<pollfd[]>(sockets_.size());
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
     if (cfg.receiver.backend == ReceiveBackend::kAfXdp) start_af_xdp(cfg);
@@ -279,9 +277,13 @@ void Receiver::follow_snapshot_wants(std::span<const std::atomic<bool>> wanted) 
     }
 }
 
-std::size_t Receiver::batch_bytes(std::uint32_t batch) noexcept {
-    const std::size_t n = std::min<std::size_t>(std::max<std::uint32_t>(batch, 1), kMaxBatch);
-    return 2 * n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes);
+std::size_t Receiver::batch_bytes(const Config& cfg) noexcept {
+    std::size_t sockets = 0;
+    for (const ChannelConfig& ch : cfg.channels)
+        for (const LineConfig* l : ch.lines()) sockets += l != nullptr;
+    const std::size_t n = std::min<std::size_t>(std::max<std::uint32_t>(cfg.receiver.batch, 1), kMaxBatch);
+    return sockets * (n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes) +
+                      sizeof(Pass) + sizeof(std::uint32_t));
 }
 
 // Members go in reverse order: the XDP program first (its frames reference
@@ -294,9 +296,9 @@ int Receiver::wait(std::int64_t timeout_ns) noexcept {
     return ::ppoll(pollfds_.get(), sockets_.size(), &ts, nullptr);
 }
 
-int Receiver::receive(std::size_t si, int set) noexcept {
+int Receiver::receive(std::size_t si) noexcept {
     Batch& b = *batch_;
-    Batch::Slots& sl = b.slots[set];
+    Batch::Slots& sl = b.slots[si];
     for (std::size_t i = 0; i < b.size; ++i) {
         sl.iov[i] = {sl.data.data() + i * kSlotBytes, kSlotBytes};
         msghdr& h = sl.msgs[i].msg_hdr;
@@ -316,8 +318,8 @@ int Receiver::receive(std::size_t si, int set) noexcept {
     return 0;
 }
 
-std::int64_t Receiver::kernel_ns(int set, int i) const noexcept {
-    const mmsghdr& m = batch_->slots[set].msgs[static_cast<std::size_t>(i)];
+std::int64_t Receiver::kernel_ns(std::size_t si, int i) const noexcept {
+    const mmsghdr& m = batch_->slots[si].msgs[static_cast<std::size_t>(i)];
     for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
             timespec ts;
@@ -327,8 +329,8 @@ std::int64_t Receiver::kernel_ns(int set, int i) const noexcept {
     return 0;
 }
 
-const RawDatagram* Receiver::datagram(std::size_t si, int set, int i, bool& oversized) noexcept {
-    Batch::Slots& b = batch_->slots[set];
+const RawDatagram* Receiver::datagram(std::size_t si, int i, bool& oversized) noexcept {
+    Batch::Slots& b = batch_->slots[si];
     Socket& s = *sockets_[si];
     LineStats& st = *stats_[si];
     const mmsghdr& m = b.msgs[static_cast<std::size_t>(i)];

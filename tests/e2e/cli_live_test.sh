@@ -143,9 +143,11 @@ ip netns exec "$ns" "$bin" run --config "$work/two.toml" --json --quiet > "$work
 run_pid=$!
 sleep 1
 # At a fifth of the capture's pace (2.5 s): its two channels' packets are
-# often microseconds apart, and a receiver descheduled that long drains one
-# channel's socket before the other's, which may turn a lagging cross-channel
-# snapshot (stale in capture order) into one ahead of its instrument (foreign).
+# often microseconds apart. A receive pass merges its sockets by kernel
+# timestamp, but a packet reaching a socket the pass has read already waits
+# for the next pass while a later one on a socket read after it goes first;
+# out of order, a lagging cross-channel snapshot (stale in capture order)
+# would be one ahead of its instrument (foreign).
 inns "$bin" send --speed 0.2 "$cert/cert_two_channels.pcap" > /dev/null 2>&1
 stop "$run_pid"
 "$bin" replay --config "$work/two.toml" --json "$cert/cert_two_channels.pcap" > "$work/two-replay.json"

@@ -1,7 +1,7 @@
 // Receiver and FeedHandler set-up failures that must not pass silently: a
 // failing recvmmsg is counted per line (not taken for a quiet line), and a
 // CPU the network or engine thread cannot be pinned to fails start-up; and
-// the order a receive pass hands lines A and B on. Sockets on loopback
+// the order a receive pass hands the lines and channels on. Sockets on loopback
 // multicast groups of their own (TTL 0, interface 127.0.0.1).
 #include <gtest/gtest.h>
 
@@ -71,13 +71,17 @@ TEST(Receiver, FailingReceiveIsCountedOnItsLine) {
     EXPECT_EQ(r.lines()[1]->recv_errors.get(), 2u);
 }
 
-// Lines A and B of one channel are handed on in kernel-timestamp order, not
-// A's batch and then B's: datagrams sent to B, A, B before one receive pass
-// come out B, A, B. (Read socket by socket, B's copy of an old session's
-// last packet came after A's new session's first and was taken for the
-// current session: the MDP3 restart flake.)
-TEST(Receiver, LinesAAndBOfAChannelAreHandedOnInArrivalOrder) {
-    Receiver r(loopback_config(12, "239.255.95.5", "239.255.95.6", 39561));
+// The datagrams of every socket of a receive pass are handed on in
+// kernel-timestamp order, not socket by socket: lines A and B of one
+// channel (read socket by socket, B's copy of an old session's last packet
+// came after A's new session's first and was taken for the current
+// session: the MDP3 restart flake), and two channels (a snapshot sent on
+// one after the other's packet overtook it when the receiver drained one
+// channel's socket first: the cert_two_channels live flake).
+TEST(Receiver, DatagramsOfAllLinesAndChannelsAreHandedOnInArrivalOrder) {
+    Config cfg = loopback_config(12, "239.255.95.5", "239.255.95.6", 39561);
+    cfg.channels.push_back(loopback_config(14, "239.255.95.7", "239.255.95.8", 39563).channels[0]);
+    Receiver r(cfg);
     MulticastSender tx("127.0.0.1");
     const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
         const std::byte payload[] = {std::byte{tag}};
@@ -87,24 +91,32 @@ TEST(Receiver, LinesAAndBOfAChannelAreHandedOnInArrivalOrder) {
     // The kernel may turn receive timestamping on a little after the
     // sockets asked for it (a deferred static key): one datagram a line,
     // drained, before the ones whose order is checked.
-    send(0xEFFF5F05, 39561, 0);
-    send(0xEFFF5F06, 39562, 0);
+    for (std::uint8_t g = 5; g <= 8; ++g) send(0xEFFF5F00 + g, static_cast<std::uint16_t>(39556 + g), 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 2);
-    send(0xEFFF5F06, 39562, 1);  // line B
-    send(0xEFFF5F05, 39561, 2);  // line A
-    send(0xEFFF5F06, 39562, 3);  // line B
+    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 4);
+    send(0xEFFF5F06, 39562, 1);  // channel 12 line B
+    send(0xEFFF5F07, 39563, 2);  // channel 14 line A
+    send(0xEFFF5F05, 39561, 3);  // channel 12 line A
+    send(0xEFFF5F08, 39564, 4);  // channel 14 line B
+    send(0xEFFF5F06, 39562, 5);  // channel 12 line B
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::vector<std::pair<std::uint8_t, std::uint8_t>> got;  // line, tag
+    struct Got {
+        std::uint16_t channel;
+        std::uint8_t line, tag;
+        bool operator==(const Got&) const = default;
+    };
+    std::vector<Got> got;
     std::int64_t last_ns = 0;
     bool ordered = true;
     EXPECT_EQ(r.poll_once(0, [&](const RawDatagram& d) {
-        got.emplace_back(d.line, std::to_integer<std::uint8_t>(d.payload[0]));
+        got.push_back({d.channel_id, d.line, std::to_integer<std::uint8_t>(d.payload[0])});
         ordered = ordered && d.recv_ns >= last_ns;
         last_ns = d.recv_ns;
-    }), 3);
-    const std::vector<std::pair<std::uint8_t, std::uint8_t>> want{{kLineB, 1}, {kLineA, 2}, {kLineB, 3}};
-    EXPECT_EQ(got, want);
+    }), 5);
+    const std::vector<Got> want{{12, kLineB, 1}, {14, kLineA, 2}, {12, kLineA, 3}, {14, kLineB, 4}, {12, kLineB, 5}};
+    std::string order;  // channel/line:tag, as handed on
+    for (const Got& g : got) order += std::to_string(g.channel) + "/" + std::string(line_name(g.line)) + ":" + std::to_string(g.tag) + " ";
+    EXPECT_TRUE(got == want) << order;
     EXPECT_TRUE(ordered);
 }
 

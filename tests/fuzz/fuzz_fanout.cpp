@@ -5,11 +5,14 @@
 // Input: chunks of [u8 control][u8 length][length bytes] (the end of the
 // input may cut the last one short). control bit 0: a snapshot rather than
 // a live record; bits 1-2: the subject; bit 3: mark_all_suspect() first;
-// bit 4: take_wanted() after. Checks: a record the reader accepts writes
-// back byte for byte (every byte is a field or a zero it checked); every
-// live record is counted exactly once (taken, duplicate, stale or
-// malformed); a view's last sequence number never goes down within a
-// session, nor its session; a view taken from a snapshot is never suspect.
+// bit 4: take_wanted() after; bit 5: the publisher's heartbeat subject
+// instead of an instrument's. Checks: a record the reader accepts writes
+// back byte for byte (every byte is a field or a zero it checked); a
+// snapshot leaves a view of its subject unless it holds a heartbeat (which
+// names no instrument and makes no view); every live record is counted
+// exactly once (taken, duplicate, stale or malformed); a view's last
+// sequence number never goes down within a session, nor its session; a
+// view taken from a snapshot is never suspect.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -34,14 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         at += 2 + len;
 
         Record r;
-        if (read_record(bytes, r) == ReadError::kNone) {
+        const bool readable = read_record(bytes, r) == ReadError::kNone;
+        if (readable) {
             std::array<std::byte, kMaxRecordBytes> back{};
             FUZZ_CHECK(r.wire_bytes() == len);
             FUZZ_CHECK(write_record(r, back) == len);
             FUZZ_CHECK(std::memcmp(back.data(), bytes.data(), len) == 0);
         }
 
-        const std::string_view subject = kSubjects[(control >> 1) & 3];
+        const std::string_view subject = (control & 32) ? std::string_view("t.q.heartbeat") : kSubjects[(control >> 1) & 3];
         if (control & 8) t.mark_all_suspect();
         const InstrumentView* before_view = t.find(subject);
         const InstrumentView before = before_view ? *before_view : InstrumentView{};
@@ -49,8 +53,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (control & 1) {
             const Applied a = t.on_snapshot(subject, bytes);
             const InstrumentView* v = t.find(subject);
-            FUZZ_CHECK(v != nullptr);
-            if (a == Applied::kTaken || a == Applied::kDuplicate) FUZZ_CHECK(!v->suspect);
+            if (bytes.empty() || !readable || !r.heartbeat()) {
+                FUZZ_CHECK(v != nullptr);
+                if (a == Applied::kTaken || a == Applied::kDuplicate) FUZZ_CHECK(!v->suspect);
+            } else {
+                FUZZ_CHECK(a == Applied::kHeartbeat || a == Applied::kMalformed);
+                FUZZ_CHECK(v == before_view);  // a heartbeat neither makes nor changes a view
+            }
         } else {
             ++live;
             (void)t.on_live(subject, bytes);

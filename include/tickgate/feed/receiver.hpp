@@ -74,8 +74,8 @@ public:
     ~Receiver();
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
-    // What the receive batch of `batch` datagrams takes (estimate_memory in config.hpp).
-    [[nodiscard]] static std::size_t batch_bytes(std::uint32_t batch) noexcept;
+    // What the receive slots of `cfg` take: one batch per socket (estimate_memory in config.hpp).
+    [[nodiscard]] static std::size_t batch_bytes(const Config& cfg) noexcept;
 
     // Receive slot per datagram: larger datagrams are dropped (oversized).
     static constexpr std::size_t kSlotBytes = 2048;
@@ -85,7 +85,9 @@ public:
     // datagram's header read once — for each accepted datagram (not for a
     // rejected source, a datagram larger than the receive slot, or one of
     // another channel: each is counted per line). Waits up to `timeout_ns`
-    // for data (0 = do not wait: busy-poll). Returns the number handed on.
+    // for data (0 = do not wait: busy-poll). The datagrams of all sockets
+    // are handed on in kernel-timestamp order (equal stamps: config order,
+    // line A before B). Returns the number handed on.
     template <class P = void, class Sink>
     int poll_once(std::int64_t timeout_ns, Sink&& sink);
 
@@ -110,17 +112,24 @@ public:
 private:
     struct Socket;
     struct Batch;
+    // A socket's share of one receive pass: datagrams received, the next to
+    // hand on and its kernel stamp.
+    struct Pass {
+        int received = 0;
+        int next = 0;
+        std::int64_t head_ns = 0;
+    };
     static const char* set_membership(Socket& s, bool join) noexcept;
     static bool source_allowed(const Socket& s, std::uint32_t src) noexcept;
     int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
-    int receive(std::size_t socket_index, int set) noexcept;  // recvmmsg into slot set 0 or 1
-    // The kernel receive time of datagram i of slot set `set` (0: none stamped).
-    [[nodiscard]] std::int64_t kernel_ns(int set, int i) const noexcept;
+    int receive(std::size_t socket_index) noexcept;          // recvmmsg into the socket's slots
+    // The kernel receive time of the socket's datagram i (0: none stamped).
+    [[nodiscard]] std::int64_t kernel_ns(std::size_t socket_index, int i) const noexcept;
     int xdp_receive() noexcept;                              // the AF_XDP rings' frames into the batch
     void xdp_release() noexcept;                             // ... given back
     // The i-th datagram of the batch, or nullptr: rejected source, or
     // `oversized` (larger than the slot). Counted per line either way.
-    const RawDatagram* datagram(std::size_t socket_index, int set, int i, bool& oversized) noexcept;
+    const RawDatagram* datagram(std::size_t socket_index, int i, bool& oversized) noexcept;
     // The i-th frame of the AF_XDP batch as a datagram of its line, or
     // nullptr (not a whole UDP datagram, no line received, rejected source,
     // oversized: each counted).
@@ -135,7 +144,8 @@ private:
     std::unique_ptr<Batch> batch_;
     std::vector<std::unique_ptr<Socket>> sockets_;
     std::vector<std::array<std::size_t, 2>> snapshot_sockets_;  // per channel with snapshot lines: A's and B's index
-    std::vector<bool> pairs_with_next_;  // socket i is a line A and i + 1 its channel's line B
+    std::vector<Pass> pass_;                // per socket, this receive pass
+    std::vector<std::uint32_t> pending_;    // sockets of this pass with datagrams left to hand on
     std::size_t batch_size_ = 1;
     std::vector<std::unique_ptr<LineStats>> stats_;
     std::unique_ptr<::pollfd[]> pollfds_;
@@ -199,33 +209,40 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
         drained_until_ = drained ? start : 0;
         return handed;
     }
+    // Every socket's batch first, then one merge by kernel timestamp: the
+    // first packet read of a session decides a late join or a new session,
+    // a copy on line B read after A's batch would look like an old one, and
+    // a snapshot sent on one channel after another channel's packet must
+    // not overtake it (a receiver descheduled between two sockets' reads
+    // would otherwise hand one channel's whole batch on first).
+    pending_.clear();
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
-        const int n = receive(s, 0);
-        drained &= static_cast<std::size_t>(n) < batch_size_;
-        if (!pairs_with_next_[s]) {
-            for (int i = 0; i < n; ++i) {
-                bool oversized = false;
-                const RawDatagram* d = datagram(s, 0, i, oversized);
-                offer(d, oversized);
-            }
-            continue;
+        Pass& p = pass_[s];
+        p.received = receive(s);
+        p.next = 0;
+        drained &= static_cast<std::size_t>(p.received) < batch_size_;
+        if (p.received == 0) continue;
+        p.head_ns = kernel_ns(s, 0);
+        pending_.push_back(static_cast<std::uint32_t>(s));
+    }
+    while (!pending_.empty()) {
+        std::size_t at = 0;  // the earliest head; equal stamps: the lower socket (config order, A first)
+        for (std::size_t k = 1; k < pending_.size(); ++k) {
+            const Pass& a = pass_[pending_[k]];
+            const Pass& b = pass_[pending_[at]];
+            if (a.head_ns < b.head_ns || (a.head_ns == b.head_ns && pending_[k] < pending_[at])) at = k;
         }
-        // Lines A and B of one channel: handed on in kernel-timestamp order
-        // (equal stamps: A first), not A's batch and then B's. The first
-        // packet read of a session decides a late join or a new session,
-        // and a copy read late would look like an old one.
-        const int m = receive(s + 1, 1);
-        drained &= static_cast<std::size_t>(m) < batch_size_;
-        std::int64_t a_ns = n > 0 ? kernel_ns(0, 0) : 0, b_ns = m > 0 ? kernel_ns(1, 0) : 0;  // the heads' stamps
-        for (int i = 0, j = 0; i < n || j < m;) {
-            const bool take_a = j == m || (i < n && a_ns <= b_ns);
-            bool oversized = false;
-            const RawDatagram* d = take_a ? datagram(s, 0, i++, oversized) : datagram(s + 1, 1, j++, oversized);
-            if (take_a && i < n) a_ns = kernel_ns(0, i);
-            if (!take_a && j < m) b_ns = kernel_ns(1, j);
-            offer(d, oversized);
+        const std::uint32_t s = pending_[at];
+        Pass& p = pass_[s];
+        bool oversized = false;
+        const RawDatagram* d = datagram(s, p.next++, oversized);
+        if (p.next < p.received) {
+            p.head_ns = kernel_ns(s, p.next);
+        } else {
+            pending_[at] = pending_.back();
+            pending_.pop_back();
         }
-        ++s;  // line B is done
+        offer(d, oversized);
     }
     drained_until_ = drained ? start : 0;
     return handed;
