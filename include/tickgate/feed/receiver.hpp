@@ -221,11 +221,11 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
         p.received = receive(s);
         p.next = 0;
         drained &= static_cast<std::size_t>(p.received) < batch_size_;
-        if (p.received == 0) continue;
-        p.head_ns = kernel_ns(s, 0);
-        pending_.push_back(static_cast<std::uint32_t>(s));
+        if (p.received != 0) pending_.push_back(static_cast<std::uint32_t>(s));
     }
-    while (!pending_.empty()) {
+    if (pending_.size() > 1)
+        for (const std::uint32_t s : pending_) pass_[s].head_ns = kernel_ns(s, 0);
+    while (pending_.size() > 1) {
         std::size_t at = 0;  // the earliest head; equal stamps: the lower socket (config order, A first)
         for (std::size_t k = 1; k < pending_.size(); ++k) {
             const Pass& a = pass_[pending_[k]];
@@ -243,6 +243,14 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
             pending_.pop_back();
         }
         offer(d, oversized);
+    }
+    if (!pending_.empty()) {  // the last socket with datagrams left: no other to merge with
+        const std::uint32_t s = pending_[0];
+        for (Pass& p = pass_[s]; p.next < p.received;) {
+            bool oversized = false;
+            const RawDatagram* d = datagram(s, p.next++, oversized);
+            offer(d, oversized);
+        }
     }
     drained_until_ = drained ? start : 0;
     return handed;
