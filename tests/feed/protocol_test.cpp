@@ -3,7 +3,8 @@
 // once. (2) A protocol that is not QFB/1 — here a toy whose channel comes
 // from the line and whose session restarts when its sequence does, as
 // MDP3's does — plugs into the shared handler, channel table, arbiter,
-// sequencer, book and gate without any QFB/1 code.
+// sequencer, book and gate with none of QFB/1's wire or decoder (tests/toy/ runs it through
+// replay and both live pipelines).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/sender.hpp"
 #include "tickgate/feed_handler.hpp"
+#include "../toy/protocol.hpp"
 
 namespace tickgate {
 namespace {
@@ -82,115 +84,17 @@ TEST(ProtocolSeam, TheHeaderOfADatagramIsReadOnceOnTheLivePath) {
 
 // ------------------------------------------------ (2) a protocol of another shape
 
-// "TOY": u32 seq, u16 count, then per message instrument u32, rpt_seq u64,
-// bid i64, ask i64 (28 bytes): each a full quote. No channel and no session
-// in the header: the line says the channel, and a sequence number more than
-// 100 below the highest seen on the channel starts a new session.
-struct Toy {
-    static constexpr std::size_t kHeader = 6, kMessage = 28;
-    struct Key {
-        std::uint64_t seq = 0;
-        std::uint32_t len = 0;
-        std::uint16_t channel = 0;
-        std::uint16_t count = 0;
-        bool ok = false;
-        [[nodiscard]] bool valid() const noexcept { return ok; }
-        [[nodiscard]] std::uint64_t next_seq() const noexcept { return seq + 1; }
-        [[nodiscard]] PacketFingerprint fingerprint() const noexcept { return {0, len}; }
-    };
-    class SessionState {
-    public:
-        [[nodiscard]] SessionMark observe(const Key& k) noexcept {
-            const bool first = !started_, restart = started_ && k.seq + 100 < highest_;
-            started_ = true;
-            if (first || restart || k.seq > highest_) highest_ = k.seq;
-            return first ? SessionMark::kFirst : restart ? SessionMark::kNewer : SessionMark::kCurrent;
-        }
-
-    private:
-        bool started_ = false;
-        std::uint64_t highest_ = 0;
-    };
-    class Decoder {
-    public:
-        template <class Sink>
-        DecodeResult decode(std::span<const std::byte> d, const Key& key, SessionMark mark, std::int64_t recv_ns,
-                            std::uint8_t line, Sink&& sink) noexcept {
-            counters_.packets.add();
-            if (!key.valid() || d.size() != kHeader + kMessage * key.count) {
-                counters_.malformed_packets.add();
-                return {PacketVerdict::kMalformed, Fault::kBadLength, 0};
-            }
-            Event ev{};
-            ev.recv_ns = recv_ns;
-            ev.channel_id = key.channel;
-            ev.line = line;
-            if (mark == SessionMark::kNewer) {
-                counters_.session_changes.add();
-                ev.kind = EventKind::kSessionChange;
-                sink(static_cast<const Event&>(ev));
-            }
-            for (std::uint16_t i = 0; i < key.count; ++i) {
-                const std::byte* m = d.data() + kHeader + kMessage * i;
-                ev.kind = EventKind::kQuote;
-                ev.instrument_id = load_le<std::uint32_t>(m);
-                ev.u.quote = {load_le<std::uint64_t>(m + 4), recv_ns, load_le<std::int64_t>(m + 12),
-                              load_le<std::int64_t>(m + 20), 1, 1};
-                sink(static_cast<const Event&>(ev));
-            }
-            counters_.messages.add(key.count);
-            return {PacketVerdict::kDecoded, Fault::kNone, key.count};
-        }
-        [[nodiscard]] const DecoderCounters& counters() const noexcept { return counters_; }
-        void count_malformed_unread() noexcept { counters_.malformed_packets.add(); }
-
-    private:
-        DecoderCounters counters_;
-    };
-
-    static constexpr std::string_view kName = "toy";
-    static constexpr std::size_t kMaxDatagram = 1400;
-    static constexpr HolePolicy kHolePolicy = HolePolicy::kGiveUpAfterHold;
-    static constexpr bool kHeaderNamesChannel = false;
-    using Rules = qfb1::Rules;  // the reference rules, over its L2 book
-    using Book = Rules::Book;
-
-    [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
-        Key k;
-        k.len = static_cast<std::uint32_t>(d.size());
-        k.channel = line_channel;
-        if (d.size() < kHeader) return k;
-        k.seq = load_le<std::uint32_t>(d.data());
-        k.count = load_le<std::uint16_t>(d.data() + 4);
-        k.ok = true;
-        return k;
-    }
-    [[nodiscard]] static constexpr std::size_t max_events_for(std::size_t len) noexcept { return 1 + len / kMessage; }
-};
-static_assert(VenueProtocol<Toy>);
-
-std::vector<std::byte> toy_packet(std::uint32_t seq, std::uint32_t instrument, std::uint64_t rpt, std::int64_t bid) {
-    std::vector<std::byte> b(Toy::kHeader + Toy::kMessage);
-    store_le<std::uint32_t>(b.data(), seq);
-    store_le<std::uint16_t>(b.data() + 4, 1);
-    store_le<std::uint32_t>(b.data() + 6, instrument);
-    store_le<std::uint64_t>(b.data() + 10, rpt);
-    store_le<std::int64_t>(b.data() + 18, bid);
-    store_le<std::int64_t>(b.data() + 26, bid + 1);
-    return b;
-}
-
 TEST(ProtocolSeam, AProtocolWithoutChannelOrSessionInItsHeaderRunsTheSharedPipeline) {
-    BasicHandler<Toy> h(Capacity{.max_instruments = 16, .book_depth = 4}, GateConfig{});
+    BasicHandler<toy::Protocol> h(Capacity{.max_instruments = 16, .book_depth = 4}, GateConfig{});
     const std::int64_t t = 1'000'000;
-    ChannelStreams<Toy>& streams = h.streams();
+    ChannelStreams<toy::Protocol>& streams = h.streams();
     auto feed = [&](const std::vector<std::byte>& d, std::uint16_t channel, std::int64_t at) {
-        const Toy::Key key = Toy::read_key(d, channel);
+        const toy::Protocol::Key key = toy::Protocol::read_key(d, channel);
         h.on_packet(d, key, streams.observe(key, 0, nullptr).mark, at, 0);
     };
-    feed(toy_packet(500, 5, 1, 100), 9, t);
-    feed(toy_packet(501, 5, 3, 102), 9, t + 1);  // rpt 2 lost: a gap, then a full quote repairs it
-    feed(toy_packet(502, 5, 3, 103), 9, t + 2);  // duplicate rpt
+    feed(toy::packet(500, 5, 1, 100), 9, t);
+    feed(toy::packet(501, 5, 3, 102), 9, t + 1);  // rpt 2 lost: a gap, then a full quote repairs it
+    feed(toy::packet(502, 5, 3, 103), 9, t + 2);  // duplicate rpt
     EXPECT_EQ(h.instruments().state(5).counters.lost, 1u);
     EXPECT_EQ(h.instruments().state(5).counters.duplicates, 1u);
     EXPECT_EQ(h.instruments().state(5).channel_id, 9);  // the line's channel
@@ -198,7 +102,7 @@ TEST(ProtocolSeam, AProtocolWithoutChannelOrSessionInItsHeaderRunsTheSharedPipel
     EXPECT_EQ(h.book().side(5, Side::kBid)[0].price, 102);
     EXPECT_TRUE(h.gate().check(5, t + 3).ok());
 
-    feed(toy_packet(1, 5, 1, 200), 9, t + 4);  // seq far back: a new session resets the channel
+    feed(toy::packet(1, 5, 1, 200), 9, t + 4);  // seq far back: a new session resets the channel
     EXPECT_EQ(h.decoder().counters().session_changes.get(), 1u);
     EXPECT_EQ(h.sequencer().counters().session_resets, 1u);
     EXPECT_EQ(h.instruments().state(5).last_seq, 1u);  // accepted afresh, no loss counted
@@ -206,15 +110,15 @@ TEST(ProtocolSeam, AProtocolWithoutChannelOrSessionInItsHeaderRunsTheSharedPipel
 }
 
 TEST(ProtocolSeam, TheSharedArbiterMergesAnyProtocolsLinesByItsKey) {
-    ChannelStreams<Toy> streams;
-    PacketArbiter<Toy> arb(4, 64, 1'000);
+    ChannelStreams<toy::Protocol> streams;
+    PacketArbiter<toy::Protocol> arb(4, 64, 1'000);
     std::vector<std::uint64_t> delivered;
-    auto deliver = [&](std::span<const std::byte>, const Toy::Key& k, SessionMark, std::int64_t, std::uint8_t) {
+    auto deliver = [&](std::span<const std::byte>, const toy::Protocol::Key& k, SessionMark, std::int64_t, std::uint8_t) {
         delivered.push_back(k.seq);
     };
     auto offer = [&](std::uint32_t seq, std::uint8_t line, std::int64_t at) {
-        const auto d = toy_packet(seq, 1, seq, 100);
-        const Toy::Key k = Toy::read_key(d, 2);
+        const auto d = toy::packet(seq, 1, seq, 100);
+        const toy::Protocol::Key k = toy::Protocol::read_key(d, 2);
         arb.offer(d, k, streams.observe(k, line, nullptr), at, line, deliver);
     };
     offer(1, 0, 0);
