@@ -31,7 +31,7 @@ bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
 std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
     if (!cfg.channels.empty()) return static_cast<std::uint32_t>(cfg.channels.size());
     const std::uint32_t n = std::clamp<std::uint32_t>(unconfigured, 1, kMaxUnconfiguredIdChannels);
-    const std::uint64_t mib = mib_ceil(estimate_itch_memory(cfg, n).total_bytes);
+    const std::uint64_t mib = mib_ceil(itch50::estimate_memory(cfg, n).total_bytes);
     if (mib > cfg.max_memory_mb)
         throw std::invalid_argument(fmt::format(
             "replay: the capture's {} channels need an estimated {} MiB reserved (65,536 instrument ids each), above "

@@ -351,16 +351,16 @@ struct MemoryEstimate {
     std::uint64_t total_bytes = 0;     // reserved
     std::uint64_t resident_bytes = 0;  // resident at start-up
     [[nodiscard]] const MemoryPart& largest() const;
+    void add_up() noexcept;  // total_bytes and resident_bytes from the parts
 };
 // For the config's protocol (its channels', or default_protocol).
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c);
 // For `protocol` (one of kProtocolNames): a channel-less config runs with
 // whatever --protocol says.
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::string_view protocol);
-// ITCH's pipeline with instrument ids for `id_channels` channels (0: one):
-// a replay without channels sizes them from its capture (itch50::Replay
-// checks this estimate before it allocates).
-[[nodiscard]] MemoryEstimate estimate_itch_memory(const Config& c, std::uint32_t id_channels);
+// For a protocol's own estimate (P::estimate_memory): what a live handler
+// of any protocol adds for `instrument_ids` ids (the AF_XDP UMEM, the fan-out).
+void add_live_memory(MemoryEstimate& e, const Config& c, std::uint32_t instrument_ids);
 // Bytes as whole MiB, rounded up (what messages and `config check` print).
 [[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
 

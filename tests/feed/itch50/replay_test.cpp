@@ -11,6 +11,7 @@
 
 #include "../../support/json.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
+#include "tickgate/feed/itch50/protocol.hpp"
 
 namespace tickgate::itch50 {
 namespace {
@@ -249,10 +250,10 @@ TEST(ItchReplayRule, OneChannelHasOneChannelsIds) {
 // channels it will allocate before it allocates: a limit that fits one
 // channel's and not 16 channels' refuses the 16, with the figures.
 TEST(ItchReplayRule, MemoryRuleAChannelLessReplayIsCheckedForTheChannelsOfItsCapture) {
-    const std::uint64_t one = mib_ceil(estimate_itch_memory(small_config(), 1).total_bytes);
-    const std::uint64_t sixteen = mib_ceil(estimate_itch_memory(small_config(), 16).total_bytes);
+    const std::uint64_t one = mib_ceil(itch50::estimate_memory(small_config(), 1).total_bytes);
+    const std::uint64_t sixteen = mib_ceil(itch50::estimate_memory(small_config(), 16).total_bytes);
     ASSERT_GT(sixteen, one + 100);  // the per-instrument arrays and tables, 15 times more
-    EXPECT_EQ(estimate_memory(small_config(), "itch50").total_bytes, estimate_itch_memory(small_config(), 1).total_bytes);
+    EXPECT_EQ(estimate_memory(small_config(), "itch50").total_bytes, itch50::estimate_memory(small_config(), 1).total_bytes);
     const Config cfg = small_config("[capacity]\nmax_memory_mb = " + std::to_string(one + 8) + "\n");
     EXPECT_EQ(Replay(cfg, nullptr, 1).instruments().max_instruments(), 65536u);
     try {

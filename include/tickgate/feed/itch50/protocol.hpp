@@ -82,6 +82,14 @@ private:
 };
 
 
+// The order books and levels, the MoldUDP64 held-packet pool, the
+// instrument table and per-instrument state for `id_channels` channels'
+// locates (0: one), and live (a config with channels) the receive slots, the
+// two-thread pipeline's event ring, GLIMPSE's snapshot buffer and storage
+// and add_live_memory's parts. A replay without channels sizes them from
+// its capture (Replay checks this estimate before it allocates).
+[[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::uint32_t id_channels);
+
 struct Protocol {
     static constexpr std::string_view kName = "itch50";
     static constexpr std::string_view kTitle = "ITCH 5.0";  // in messages
@@ -106,6 +114,10 @@ struct Protocol {
     // stream holds and re-requests; nothing is buffered per instrument).
     [[nodiscard]] static Capacity capacity(const Config& cfg) noexcept {
         return sequencer_capacity(instrument_ids(cfg.channels.size()), cfg.capacity);
+    }
+    // config.hpp's estimate_memory for this protocol: its own parts, not the shared pipelines'.
+    [[nodiscard]] static MemoryEstimate estimate_memory(const Config& cfg) {
+        return itch50::estimate_memory(cfg, static_cast<std::uint32_t>(cfg.channels.size()));
     }
 
     // ---- what `tickgate run` shows of a shared handler over this protocol

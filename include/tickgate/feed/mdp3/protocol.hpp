@@ -44,9 +44,10 @@ struct Protocol {
     // max_definitions) and the subscribed symbols, whose definitions take a
     // slot before they trade (instruments.subscribe).
     // What configure() makes the decoder reserve, and what of it is
-    // resident at start-up (the memory estimate's "decoder tables").
-    [[nodiscard]] static std::pair<std::size_t, std::size_t> decoder_bytes(const Config& cfg) noexcept {
-        return {PacketDecoder::bytes_for(cfg.capacity.max_instruments, cfg.mdp3.max_definitions),
+    // resident at start-up: the memory estimate's part (config.hpp).
+    [[nodiscard]] static MemoryPart decoder_memory(const Config& cfg) {
+        return {"decoder tables", {"mdp3.max_definitions", "capacity.max_instruments"},
+                PacketDecoder::bytes_for(cfg.capacity.max_instruments, cfg.mdp3.max_definitions),
                 PacketDecoder::resident_bytes_for(cfg.capacity.max_instruments)};
     }
     static void configure(PacketDecoder& dec, const Config& cfg) {
