@@ -368,9 +368,9 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
             w.family("tickgate_snapshot_failures_total", C, "GLIMPSE snapshots that failed, by reason.");
             for (std::size_t i = 0; i < s.stream_count; ++i) {
                 if (!s.streams[i].has_glimpse) continue;
-                for (std::size_t r = 0; r < std::size(itch50::kSnapshotFailureNames); ++r)
+                for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
                     w.sample("tickgate_snapshot_failures_total",
-                             fmt::format("channel=\"{}\",reason=\"{}\"", s.streams[i].channel, itch50::kSnapshotFailureNames[r]),
+                             fmt::format("channel=\"{}\",reason=\"{}\"", s.streams[i].channel, kSnapshotFailureNames[r]),
                              s.streams[i].snapshot_failures[r]);
             }
             w.family("tickgate_snapshot_orders", G, "Orders loaded by the channel's last GLIMPSE snapshot.");

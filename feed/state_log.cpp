@@ -12,7 +12,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
-#include "tickgate/feed/itch50/snapshot.hpp"
+#include "tickgate/feed/snapshot_service.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/idle.hpp"
 #include "tickgate/text.hpp"
@@ -172,7 +172,7 @@ std::string describe(const StateChange& c) {
             return fmt::format("{}: {}: {} orders, continuing at {}", kind, who, grouped(c.value), grouped(at));
         }
         case StateChangeKind::kSnapshotFailed: {
-            const auto& text = itch50::kSnapshotFailureText;
+            const auto& text = kSnapshotFailureText;
             const char* why = c.value < std::size(text) ? text[c.value] : "unknown";
             if (c.value == 1 && c.symbol[0] != 0)
                 return fmt::format("{}: {}: {} ({}), not retried", kind, who, why, c.symbol[0]);

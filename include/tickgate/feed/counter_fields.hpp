@@ -20,13 +20,13 @@
 #include "tickgate/counter.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/instruments.hpp"
-#include "tickgate/feed/itch50/snapshot.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
+#include "tickgate/feed/snapshot_service.hpp"
 #include "tickgate/protocol.hpp"
 
 namespace tickgate {
@@ -246,13 +246,13 @@ inline constexpr CounterField<moldudp64::StreamCounters> kStreamCounterFields[] 
      "Re-request answer messages at positions not requested or no longer missing, dropped."},
 };
 
-// ---------------------------------------------------------------- GLIMPSE snapshots, per channel (live ITCH)
+// ---------------------------------------------------------------- snapshot service, per channel (live ITCH: GLIMPSE)
 // snapshot_failures (by reason) and snapshot_orders (a gauge) are written
-// beside these rows: metrics.cpp and live.cpp.
-inline constexpr CounterField<itch50::SnapshotCounters> kSnapshotCounterFields[] = {
-    {&itch50::SnapshotCounters::snapshots_requested, "snapshots_requested", "tickgate_snapshots_requested_total",
+// beside these rows: metrics.cpp and the venue's summary (itch50/summary.hpp).
+inline constexpr CounterField<SnapshotCounters> kSnapshotCounterFields[] = {
+    {&SnapshotCounters::snapshots_requested, "snapshots_requested", "tickgate_snapshots_requested_total",
      "GLIMPSE snapshot sessions started (late join, given-up hole, retries)."},
-    {&itch50::SnapshotCounters::snapshots_applied, "snapshots_applied", "tickgate_snapshots_applied_total",
+    {&SnapshotCounters::snapshots_applied, "snapshots_applied", "tickgate_snapshots_applied_total",
      "GLIMPSE snapshots that replaced the channel's books."},
 };
 

@@ -83,7 +83,7 @@ public:
         CounterValues<kRerequestCounterFields> rerequest;
         bool has_glimpse = false;  // a GLIMPSE snapshot service
         CounterValues<kSnapshotCounterFields> snapshot;
-        std::uint64_t snapshot_failures[static_cast<std::size_t>(itch50::SnapshotFailure::kCount)] = {};
+        std::uint64_t snapshot_failures[static_cast<std::size_t>(SnapshotFailure::kCount)] = {};
         std::uint64_t snapshot_orders = 0;
     };
     struct HistogramSample {

@@ -58,7 +58,7 @@ enum class StateChangeKind : std::uint8_t {
     kUnrequestedAnswers,    // channel (MoldUDP64): answer messages not asked for dropped; value: how many
     // ITCH GLIMPSE (channel): a snapshot asked for (value: 1 late join, 2 a
     // given-up hole), applied (value: orders; symbol: the u64 position it
-    // continues at), failed (value: itch50::SnapshotFailure; symbol[0]: a
+    // continues at), failed (value: SnapshotFailure; symbol[0]: a
     // rejected login's reason code).
     kSnapshotRequested,
     kSnapshotApplied,

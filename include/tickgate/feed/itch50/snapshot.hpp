@@ -19,39 +19,10 @@
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/glimpse.hpp"
 #include "tickgate/feed/itch50/wire.hpp"
+#include "tickgate/feed/snapshot_service.hpp"
 #include "tickgate/zeroed_array.hpp"
 
 namespace tickgate::itch50 {
-
-// Why a snapshot failed (the summary's snapshot_failures keys).
-enum class SnapshotFailure : std::uint8_t {
-    kConnectFailed,
-    kLoginRejected,
-    kDropped,       // the connection closed before `M`
-    kSilent,        // the server went silent (SoupBinTCP's timeout)
-    kTimeout,       // no `M` within [glimpse] timeout_ms
-    kMalformed,     // a packet or message the protocol does not allow
-    kEndOfSession,  // End of Session before `M`
-    kBufferFull,    // the snapshot buffer ([glimpse] buffer_mb) filled before `M`
-    kStorageFull,   // the spin holds more orders than the order store
-    kCount,
-};
-inline constexpr const char* kSnapshotFailureNames[] = {"connect_failed", "login_rejected", "dropped",
-                                                         "silent",         "timeout",        "malformed",
-                                                         "end_of_session", "buffer_full",    "storage_full"};
-static_assert(std::size(kSnapshotFailureNames) == static_cast<std::size_t>(SnapshotFailure::kCount));
-// The state log's words for it.
-inline constexpr const char* kSnapshotFailureText[] = {"connect failed", "login rejected", "connection dropped",
-                                                        "server silent",  "timeout",        "malformed packet",
-                                                        "end of session", "buffer full",    "storage full"};
-
-// Per channel with `glimpse`, cumulative (the summary's "glimpse" object, metrics).
-struct SnapshotCounters {
-    RelaxedCounter snapshots_requested;
-    RelaxedCounter snapshots_applied;
-    RelaxedCounter snapshot_failures[static_cast<std::size_t>(SnapshotFailure::kCount)];  // by reason
-    RelaxedCounter snapshot_orders;  // orders loaded by the last snapshot applied
-};
 
 // One message of a spin, as the book needs it (32 bytes). R keeps its
 // symbol in `ref`'s bytes; S and H their code in `side`.
