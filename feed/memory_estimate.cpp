@@ -39,21 +39,22 @@ const MemoryPart& MemoryEstimate::largest() const {
 }
 
 // AF_XDP's UMEM (receiver.backend = "af_xdp"): pinned and written by the
-// kernel as frames come, so reserved and resident alike. [fanout] (`run
-// --fanout`): the engine's hand-off cells and id ring, what it last offered
-// per instrument, the publisher thread's sequence numbers and subjects;
-// counted when the config has the table.
-void add_live_memory(MemoryEstimate& e, const Config& c, std::uint32_t instrument_ids) {
-    if (c.receiver.backend == ReceiveBackend::kAfXdp) {
-        const std::size_t umem = XdpPort::umem_bytes(c.receiver.af_xdp);
-        e.parts.push_back({"AF_XDP UMEM", {"receiver.af_xdp.frames", "receiver.af_xdp.queues"}, umem, umem});
-    }
-    if (c.fanout.configured) {
-        const std::size_t bytes = fanout::ConflatingRing::bytes_for(instrument_ids, c.fanout.depth) +
-                                  fanout::source_bytes_for(instrument_ids) +
-                                  std::size_t{instrument_ids} * fanout::Publisher::kPerInstrumentBytes;
-        e.parts.push_back({"fan-out", {"fanout.depth", "capacity.max_instruments"}, bytes, bytes});
-    }
+// kernel as frames come, so reserved and resident alike.
+void add_af_xdp_memory(MemoryEstimate& e, const Config& c) {
+    if (c.receiver.backend != ReceiveBackend::kAfXdp) return;
+    const std::size_t umem = XdpPort::umem_bytes(c.receiver.af_xdp);
+    e.parts.push_back({"AF_XDP UMEM", {"receiver.af_xdp.frames", "receiver.af_xdp.queues"}, umem, umem});
+}
+
+// [fanout] (`run --fanout`): the engine's hand-off cells and id ring, what
+// it last offered per instrument, the publisher thread's sequence numbers
+// and subjects. Counted when the config has the table.
+void add_fanout_memory(MemoryEstimate& e, const Config& c, std::uint32_t instrument_ids) {
+    if (!c.fanout.configured) return;
+    const std::size_t bytes = fanout::ConflatingRing::bytes_for(instrument_ids, c.fanout.depth) +
+                              fanout::source_bytes_for(instrument_ids) +
+                              std::size_t{instrument_ids} * fanout::Publisher::kPerInstrumentBytes;
+    e.parts.push_back({"fan-out", {"fanout.depth", "capacity.max_instruments"}, bytes, bytes});
 }
 
 void MemoryEstimate::add_up() noexcept {
@@ -107,7 +108,8 @@ MemoryEstimate shared_estimate(const Config& c) {
     };
     // A decoder with tables of its own (MDP3: instrument slots, stored definitions, channel table).
     if constexpr (requires { P::decoder_memory(c); }) e.parts.push_back(P::decoder_memory(c));
-    add_live_memory(e, c, cap.max_instruments);
+    add_af_xdp_memory(e, c);
+    add_fanout_memory(e, c, cap.max_instruments);
     e.add_up();
     return e;
 }

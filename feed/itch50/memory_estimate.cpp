@@ -52,7 +52,8 @@ MemoryEstimate estimate_memory(const Config& c, std::uint32_t id_channels) {
         e.parts.push_back({"snapshot buffer", {"glimpse.buffer_mb"}, std::size_t{c.glimpse.buffer_mb} << 20, 0});
         e.parts.push_back({"snapshot storage", {"itch.max_orders"}, SnapshotStorage::bytes_for(c.itch.max_orders), 0});
     }
-    if (live) add_live_memory(e, c, ids);  // a replay opens no AF_XDP port and publishes nothing
+    add_af_xdp_memory(e, c);
+    if (live) add_fanout_memory(e, c, ids);  // a replay publishes nothing
     e.add_up();
     return e;
 }

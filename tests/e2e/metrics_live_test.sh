@@ -99,7 +99,7 @@ not_triggered = {
     "tickgate_channel_duplicate_packets_total": "arbitration drops the copies before the decoder",
     "tickgate_channel_resets_total": "the simulator's restart sends no ChannelReset",
     "tickgate_stale_session_packets_total": "only a packet of before a restart arriving after it",
-    "tickgate_instrument_stale_snapshots_total": "the simulator's snapshot loop is current and the receiver hands every line on in arrival order",
+    "tickgate_instrument_stale_snapshots_total": "the simulator's snapshot loop is current and a receive pass hands its lines on in arrival order",
   },
   "itch50": {
     "tickgate_stream_lost_messages_total": "the re-request server fills every hole",

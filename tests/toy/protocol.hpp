@@ -1,8 +1,8 @@
 // "toy": the test-only fourth protocol (issue 22 item 5), a folder of its
 // own like feed/NAME/: its wire, key, session rule, decoder, and its choice
 // of rules and book. It runs through the shared replay and both live
-// pipelines (tests/toy/toy_test.cpp) with nothing outside this folder
-// naming it; it is not in KnownProtocols (no config or CLI can pick it).
+// pipelines (tests/toy/toy_test.cpp) with no production file naming it
+// (tests/feed/protocol_test.cpp uses it too); it is not in KnownProtocols (no config or CLI can pick it).
 //
 // Wire (little-endian): u32 seq, u16 count, then `count` messages of 28
 // bytes: instrument u32, rpt_seq u64, bid i64, ask i64, each a full quote.

@@ -358,9 +358,11 @@ struct MemoryEstimate {
 // For `protocol` (one of kProtocolNames): a channel-less config runs with
 // whatever --protocol says.
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::string_view protocol);
-// For a protocol's own estimate (P::estimate_memory): what a live handler
-// of any protocol adds for `instrument_ids` ids (the AF_XDP UMEM, the fan-out).
-void add_live_memory(MemoryEstimate& e, const Config& c, std::uint32_t instrument_ids);
+// For a protocol's own estimate (P::estimate_memory), the parts any
+// protocol's live handler may add: the AF_XDP UMEM (receiver.backend =
+// "af_xdp"), the fan-out for `instrument_ids` ids ([fanout]).
+void add_af_xdp_memory(MemoryEstimate& e, const Config& c);
+void add_fanout_memory(MemoryEstimate& e, const Config& c, std::uint32_t instrument_ids);
 // Bytes as whole MiB, rounded up (what messages and `config check` print).
 [[nodiscard]] constexpr std::uint64_t mib_ceil(std::uint64_t bytes) noexcept { return (bytes + (1u << 20) - 1) >> 20; }
 

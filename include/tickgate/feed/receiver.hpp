@@ -85,9 +85,11 @@ public:
     // datagram's header read once — for each accepted datagram (not for a
     // rejected source, a datagram larger than the receive slot, or one of
     // another channel: each is counted per line). Waits up to `timeout_ns`
-    // for data (0 = do not wait: busy-poll). The datagrams of all sockets
-    // are handed on in kernel-timestamp order (equal stamps: config order,
-    // line A before B). Returns the number handed on.
+    // for data (0 = do not wait: busy-poll). Sockets backend: the datagrams
+    // one pass read from all sockets are handed on in kernel-timestamp order
+    // (equal stamps: config order, line A before B); one that reached a
+    // socket after the pass read it waits for the next pass. AF_XDP: ring
+    // order. Returns the number handed on.
     template <class P = void, class Sink>
     int poll_once(std::int64_t timeout_ns, Sink&& sink);
 

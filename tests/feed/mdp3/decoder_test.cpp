@@ -237,8 +237,8 @@ TEST(Mdp3Session, ARestartAtOneOrARewindPastTheWindowIsANewSession) {
 }
 
 // A restart's first packets reach the handler on line A while line B still
-// has the old session's last packets queued (the receiver drains one
-// socket's batch, then the other's). Those are stale by their SendingTime:
+// has the old session's last packets queued (a line may lag the other by
+// more than one receive pass). Those are stale by their SendingTime:
 // were they taken as the new session's, they would shadow its packets as
 // duplicates and lose their entries (seen in Mdp3Live's restart scenario).
 TEST(Mdp3Session, TheOtherLinesOldSessionPacketsAfterARestartAreStale) {

@@ -84,10 +84,11 @@ private:
 
 // The order books and levels, the MoldUDP64 held-packet pool, the
 // instrument table and per-instrument state for `id_channels` channels'
-// locates (0: one), and live (a config with channels) the receive slots, the
-// two-thread pipeline's event ring, GLIMPSE's snapshot buffer and storage
-// and add_live_memory's parts. A replay without channels sizes them from
-// its capture (Replay checks this estimate before it allocates).
+// locates (0: one), the receive slots of the configured lines, the AF_XDP
+// UMEM, and live (a config with channels) the two-thread pipeline's event
+// ring, GLIMPSE's snapshot buffer and storage and the fan-out. A replay
+// without channels sizes them from its capture (Replay checks this
+// estimate before it allocates).
 [[nodiscard]] MemoryEstimate estimate_memory(const Config& c, std::uint32_t id_channels);
 
 struct Protocol {

@@ -64,8 +64,8 @@ inline constexpr std::uint64_t kSessionRewind = 1000;
 // A channel's session, inferred from MsgSeqNum (the header carries none)
 // and SendingTime. A restart is sent after everything before it, so a
 // rewind sent earlier than the newest packet is no new session: it is the
-// other line's lagging copy (a receiver drains one socket's batch, then the
-// other's), or, numbered past the new session's first packet but sent before
+// other line's lagging copy (a line may lag the other; a receive pass
+// merges only what its sockets held when read), or, numbered past the new session's first packet but sent before
 // it, the old session's last packets: stale, never the new session's own
 // (which they would shadow as duplicates, losing their entries).
 class SessionState {
