@@ -12,12 +12,6 @@
 
 namespace tickgate::itch50 {
 
-// ITCH 5.0 (replay, and live the shared pipelines): the order store and
-// levels, the MoldUDP64 held-packet pool (one receive-slot-sized copy per
-// packet), the instrument table, the metrics' double buffer and the state
-// log's bitmap, and live the receive batch, the two-thread pipeline's event
-// ring, the GLIMPSE snapshot buffer and storage, and the fan-out.
-
 MemoryEstimate estimate_memory(const Config& c, std::uint32_t id_channels) {
     constexpr std::size_t kHeldSlotBytes = 2048 + 32;  // a receive slot and its bookkeeping
     const std::uint32_t ids = instrument_ids(id_channels);  // 65,536 ids per channel

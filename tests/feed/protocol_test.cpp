@@ -3,8 +3,8 @@
 // once. (2) A protocol that is not QFB/1 — here a toy whose channel comes
 // from the line and whose session restarts when its sequence does, as
 // MDP3's does — plugs into the shared handler, channel table, arbiter,
-// sequencer, book and gate with none of QFB/1's wire or decoder (tests/toy/ runs it through
-// replay and both live pipelines).
+// sequencer, book and gate with none of QFB/1's wire or decoder
+// (tests/toy/ runs it through replay and both live pipelines).
 #include <gtest/gtest.h>
 
 #include <atomic>

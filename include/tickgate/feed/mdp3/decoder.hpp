@@ -65,9 +65,10 @@ inline constexpr std::uint64_t kSessionRewind = 1000;
 // and SendingTime. A restart is sent after everything before it, so a
 // rewind sent earlier than the newest packet is no new session: it is the
 // other line's lagging copy (a line may lag the other; a receive pass
-// merges only what its sockets held when read), or, numbered past the new session's first packet but sent before
-// it, the old session's last packets: stale, never the new session's own
-// (which they would shadow as duplicates, losing their entries).
+// merges only what its sockets held when read), or, numbered past the new
+// session's first packet but sent before it, the old session's last
+// packets: stale, never the new session's own (which they would shadow as
+// duplicates, losing their entries).
 class SessionState {
 public:
     [[nodiscard]] SessionMark observe(const Key& key) noexcept {
