@@ -82,8 +82,7 @@ MemoryEstimate shared_estimate(const Config& c) {
         c.threading.pipeline == PipelineMode::kInline ? 0 : SpscRing<Event>::bytes_for(c.receiver.ring_size);
     const std::size_t per_instrument =
         InstrumentTable::bytes_for(cap.max_instruments) + 2 * sizeof(std::uint32_t) * std::size_t{cap.max_instruments} +
-        MetricsRegistry::bytes_for(cap.max_instruments, lines, 0,
-                                   {.instruments = c.metrics.instruments, .channels = channels}) +
+        MetricsRegistry::bytes_for(cap.max_instruments, lines, metrics_options<P>(c)) +
         LatencyHistograms::bytes_for(channels) +
         (std::size_t{cap.max_instruments} + 63) / 64 * 8;
     const std::size_t receiver =

@@ -26,12 +26,12 @@ namespace tickgate {
 namespace {
 
 void size_snapshot(MetricsRegistry::Snapshot& s, std::uint32_t max_instruments, std::size_t max_lines,
-                   std::size_t max_streams, const MetricsOptions& o) {
-    s.protocol = o.protocol;
+                   const MetricsOptions& o) {
+    s.features = o.features;
     s.instruments.resize(o.instruments == MetricsInstruments::kNone ? 0 : max_instruments);
     s.lines.resize(max_lines);
-    s.streams.resize(max_streams);
-    s.venue_channels.resize(o.channels);
+    s.channel_groups = o.channel_groups;
+    s.channel_counters.resize(o.channel_groups.empty() ? 0 : o.channels);
     s.histograms.resize(o.channels);
 }
 
@@ -61,14 +61,13 @@ private:
 
 }  // namespace
 
-MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams,
-                                 const MetricsOptions& o)
+MetricsRegistry::MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, const MetricsOptions& o)
     : options_(o) {
-    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines, max_streams, o);
+    for (auto& b : buffers_) size_snapshot(b, max_instruments, max_lines, o);
 }
 
 MetricsRegistry::MetricsRegistry(const FeedStats& h, const MetricsOptions& o)
-    : MetricsRegistry(h.instruments.max_instruments(), h.lines.size(), 0, o) {}
+    : MetricsRegistry(h.instruments.max_instruments(), h.lines.size(), o) {}
 
 void MetricsRegistry::publish(const FeedStats& h, const Sources& src) noexcept {
     const std::uint32_t back = front_.load(std::memory_order_relaxed) ^ 1u;  // only this thread writes front_
@@ -131,11 +130,8 @@ void MetricsRegistry::publish(const FeedStats& h, const Sources& src) noexcept {
     }
     s.line_count = l;
 
-    s.stream_count = std::min(src.streams.size(), s.streams.size());
-    std::copy_n(src.streams.begin(), s.stream_count, s.streams.begin());
-
-    s.venue_channel_count =
-        venue && venue->channels ? venue->channels(venue->handler, {s.venue_channels.data(), s.venue_channels.size()}) : 0;
+    s.channel_counter_count = std::min(src.channel_counters.size(), s.channel_counters.size());
+    std::copy_n(src.channel_counters.begin(), s.channel_counter_count, s.channel_counters.begin());
 
     std::size_t c = 0;
     if (src.latency)
@@ -162,7 +158,7 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     };
     out.generation = s.generation;
     out.published_ns = s.published_ns;
-    out.protocol = s.protocol;
+    out.features = s.features;
     out.decoder = s.decoder;
     out.sequencer = s.sequencer;
     out.arbiter = s.arbiter;
@@ -181,10 +177,9 @@ MetricsRegistry::Snapshot MetricsRegistry::snapshot() const {
     out.instruments = valid(s.instruments, s.instrument_count);
     out.line_count = s.line_count;
     out.lines = valid(s.lines, s.line_count);
-    out.stream_count = s.stream_count;
-    out.streams = valid(s.streams, s.stream_count);
-    out.venue_channel_count = s.venue_channel_count;
-    out.venue_channels = valid(s.venue_channels, s.venue_channel_count);
+    out.channel_groups = s.channel_groups;
+    out.channel_counter_count = s.channel_counter_count;
+    out.channel_counters = valid(s.channel_counters, s.channel_counter_count);
     out.histogram_count = s.histogram_count;
     out.histograms = valid(s.histograms, s.histogram_count);
     return out;
@@ -250,8 +245,7 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
     Writer w(out);
     constexpr std::string_view C = "counter", G = "gauge";
     // A family is exported only for the protocols it can move for (counter_fields.hpp).
-    const auto exported = [&](const auto& f) { return !f.metric.empty() && (f.protocols & s.protocol) != 0; };
-    const bool shared_pipeline = (s.protocol & kSharedPipeline) != 0;
+    const auto exported = [&](const auto& f) { return f.exported_for(s.features); };
 
     // Every counter with a metric name in a table of counter_fields.hpp: one
     // family each, unlabelled for the global ones.
@@ -289,7 +283,7 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
                            [](const I& x) { return x.book_errors; });
         per_instrument("tickgate_instrument_suspect", G, "1 while the instrument's book is suspect (gap not repaired).",
                        [](const I& x) { return x.suspect ? 1u : 0u; });
-        if (shared_pipeline)
+        if ((s.features & kInstrumentSequencing) != 0)
             per_instrument("tickgate_instrument_last_seq", G, "Last accepted instrument sequence number.",
                            [](const I& x) { return x.last_seq; });
     }
@@ -312,72 +306,27 @@ std::string render_prometheus(const MetricsRegistry::Snapshot& s) {
         }
     }
 
-    // The venue's channels (MDP3: MsgSeqNum gaps, unknown templates, resets).
-    if (s.venue_channel_count != 0) {
-        using V = VenueChannelCounts;
-        const struct {
-            std::string_view name, help;
-            std::uint64_t V::*member;
-        } kVenue[] = {
-            {"tickgate_channel_packets_total",
-             "Datagrams decoded for the channel (after A/B arbitration; its snapshot and definition lines too).",
-             &V::packets},
-            {"tickgate_channel_duplicate_packets_total", "Packets at a MsgSeqNum already taken, not parsed.",
-             &V::duplicate_packets},
-            {"tickgate_channel_seq_gaps_total", "Channel sequence gaps (MsgSeqNum jumps after A/B arbitration).", &V::gaps},
-            {"tickgate_channel_lost_packets_total", "MsgSeqNums the channel's gaps skipped.", &V::lost_packets},
-            {"tickgate_channel_resets_total", "ChannelReset messages.", &V::resets},
-            {"tickgate_channel_unknown_templates_total", "Messages of an unknown template, skipped.",
-             &V::unknown_templates},
-        };
-        for (const auto& f : kVenue) {
-            w.family(f.name, C, f.help);
-            for (std::size_t i = 0; i < s.venue_channel_count; ++i)
-                w.sample(f.name, fmt::format("channel=\"{}\"", s.venue_channels[i].channel), s.venue_channels[i].*f.member);
-        }
-    }
-
-    // A/B arbitration and the ring between the network and engine threads:
-    // the shared pipeline's (ITCH's stream merges its lines; the inline pipeline has no ring).
-    if (shared_pipeline) singles(kArbiterCounterFields, s.arbiter);
+    // A/B arbitration and the ring between the network and engine threads
+    // (a stream that holds and re-requests merges its lines by position; the inline pipeline has no ring).
+    if ((s.features & kPacketArbitration) != 0) singles(kArbiterCounterFields, s.arbiter);
     if (s.ring_capacity != 0) singles(kRingCounterFields, s.ring);
 
-    // MoldUDP64 streams and their re-request clients, per channel (ITCH).
-    if (s.stream_count != 0) {
-        auto per_stream = [&](const auto& table, auto values_of, auto has) {
-            bool any = false;
-            for (std::size_t i = 0; i < s.stream_count; ++i) any = any || has(s.streams[i]);
-            if (!any) return;
-            for (std::size_t row = 0; row < std::size(table); ++row) {
-                if (!exported(table[row])) continue;
-                w.family(table[row].metric, C, table[row].help);
-                for (std::size_t i = 0; i < s.stream_count; ++i)
-                    if (has(s.streams[i]))
-                        w.sample(table[row].metric, fmt::format("channel=\"{}\"", s.streams[i].channel),
-                                 values_of(s.streams[i])[row]);
+    // The protocol's own counters, per channel: each group for the channels that have it.
+    for (std::size_t g = 0, at = 0; g < s.channel_groups.size(); at += s.channel_groups[g].size(), ++g) {
+        const ChannelCounterGroup rows = s.channel_groups[g];
+        const auto has = [&](const ChannelCounterSample& x) { return (x.groups >> g & 1u) != 0; };
+        if (std::none_of(s.channel_counters.begin(), s.channel_counters.begin() + static_cast<std::ptrdiff_t>(s.channel_counter_count), has))
+            continue;
+        for (std::size_t row = 0; row < rows.size(); ++row) {
+            const ChannelCounterRow& r = rows[row];
+            if (row == 0 || rows[row - 1].metric != r.metric) w.family(r.metric, r.gauge ? G : C, r.help);
+            for (std::size_t i = 0; i < s.channel_counter_count; ++i) {
+                const ChannelCounterSample& x = s.channel_counters[i];
+                if (!has(x)) continue;
+                const std::string labels = r.label.empty() ? fmt::format("channel=\"{}\"", x.channel)
+                                                           : fmt::format("channel=\"{}\",{}=\"{}\"", x.channel, r.label, r.label_value);
+                w.sample(r.metric, labels, x.values[at + row]);
             }
-        };
-        using S = MetricsRegistry::StreamSample;
-        per_stream(kStreamCounterFields, [](const S& x) { return x.stream; }, [](const S&) { return true; });
-        per_stream(kRerequestCounterFields, [](const S& x) { return x.rerequest; },
-                   [](const S& x) { return x.has_rerequest; });
-        per_stream(kSnapshotCounterFields, [](const S& x) { return x.snapshot; }, [](const S& x) { return x.has_glimpse; });
-        bool any = false;
-        for (std::size_t i = 0; i < s.stream_count; ++i) any = any || s.streams[i].has_glimpse;
-        if (any) {
-            w.family("tickgate_snapshot_failures_total", C, "GLIMPSE snapshots that failed, by reason.");
-            for (std::size_t i = 0; i < s.stream_count; ++i) {
-                if (!s.streams[i].has_glimpse) continue;
-                for (std::size_t r = 0; r < std::size(kSnapshotFailureNames); ++r)
-                    w.sample("tickgate_snapshot_failures_total",
-                             fmt::format("channel=\"{}\",reason=\"{}\"", s.streams[i].channel, kSnapshotFailureNames[r]),
-                             s.streams[i].snapshot_failures[r]);
-            }
-            w.family("tickgate_snapshot_orders", G, "Orders loaded by the channel's last GLIMPSE snapshot.");
-            for (std::size_t i = 0; i < s.stream_count; ++i)
-                if (s.streams[i].has_glimpse)
-                    w.sample("tickgate_snapshot_orders", fmt::format("channel=\"{}\"", s.streams[i].channel),
-                             s.streams[i].snapshot_orders);
         }
     }
     if (s.ring_capacity != 0) {

@@ -127,10 +127,9 @@ template <class Handler>
 class LiveRun {
     using P = typename Handler::Protocol;
     static constexpr bool kInline = std::is_same_v<Handler, BasicInlineFeedHandler<P>>;
-    // What a protocol's front adds (ITCH's MoldUDP64 streams): per-channel
-    // stream metrics and the holes given up and filled in the state log.
-    static constexpr bool kStreams = requires(const Handler& h, std::span<MetricsRegistry::StreamSample> out) {
-        h.protocol_decoder().sample_streams(out);
+    // What a protocol counts per channel of its own (metrics.hpp MetricsOptions::channel_groups).
+    static constexpr bool kChannelCounters = requires(const Handler& h, std::span<ChannelCounterSample> out) {
+        P::sample_channel_counters(h, out);
     };
     static constexpr bool kArbiter = P::kHolePolicy == HolePolicy::kGiveUpAfterHold;
 
@@ -140,17 +139,14 @@ public:
           o_(o),
           handler_(cfg),
           state_log_(cfg.logging, {.max_instruments = handler_.instruments().max_instruments()}, &handler_.instruments()),
-          metrics_(handler_.instruments().max_instruments(), handler_.line_stats().size(),
-                   kStreams ? cfg.channels.size() : 0,
-                   {.protocol = protocol_bit(P::kName), .instruments = cfg.metrics.instruments, .channels = cfg.channels.size()}),
+          metrics_(handler_.instruments().max_instruments(), handler_.line_stats().size(), metrics_options<P>(cfg)),
           latency_(cfg.channel_ids()),
-          streams_(kStreams ? cfg.channels.size() : 0) {
-        // What the protocol adds to the metrics (MDP3: channel figures, SecurityIDs, book errors).
-        if constexpr (requires { P::venue_channels(handler_, std::span<VenueChannelCounts>{}); }) {
+          channel_counters_(kChannelCounters ? cfg.channels.size() : 0) {
+        // What the protocol adds to the metrics per instrument (MDP3: SecurityIDs, book errors).
+        if constexpr (requires(MetricsRegistry::InstrumentSample& out) {
+                          P::venue_instrument(handler_, out.id, out.venue_id, out.book_errors);
+                      }) {
             venue_.handler = &handler_;
-            venue_.channels = [](const void* h, std::span<VenueChannelCounts> out) noexcept {
-                return P::venue_channels(*static_cast<const Handler*>(h), out);
-            };
             venue_.instrument = [](const void* h, MetricsRegistry::InstrumentSample& out) noexcept {
                 P::venue_instrument(*static_cast<const Handler*>(h), out.id, out.venue_id, out.book_errors);
             };
@@ -217,14 +213,16 @@ private:
     };
 
     void publish_metrics() noexcept {
-        if constexpr (kStreams) handler_.protocol_decoder().sample_streams(std::span(streams_));
+        std::size_t channels = 0;
+        if constexpr (kChannelCounters) channels = P::sample_channel_counters(handler_, std::span(channel_counters_));
         metrics_.publish(handler_.stats(), {.gate = &rejections_,
                                             .venue = venue_.handler ? &venue_ : nullptr,
-                                            .streams = streams_,
+                                            .channel_counters = std::span(channel_counters_).first(channels),
                                             .latency = &latency_});
     }
     void log_front_state() noexcept {
-        if constexpr (kStreams) handler_.protocol_decoder().log_state(state_log_, realtime_ns());
+        if constexpr (requires { handler_.protocol_decoder().log_state(state_log_, realtime_ns()); })
+            handler_.protocol_decoder().log_state(state_log_, realtime_ns());
     }
     // What the front adds to the live view (ITCH: its GLIMPSE snapshots' rows).
     // Its counters and state are relaxed atomics: read here, on the engine thread.
@@ -302,7 +300,7 @@ private:
     MetricsRegistry metrics_;
     MetricsRegistry::Venue venue_;
     LatencyHistograms latency_;
-    std::vector<MetricsRegistry::StreamSample> streams_;  // kStreams: per channel slot
+    std::vector<ChannelCounterSample> channel_counters_;  // kChannelCounters: per channel slot
     std::optional<MetricsServer> server_;
     GateRejections rejections_;
     std::optional<FanoutRun<Handler>> fanout_;  // --fanout

@@ -17,9 +17,9 @@ MemoryEstimate estimate_memory(const Config& c, std::uint32_t id_channels) {
     const std::uint32_t ids = instrument_ids(id_channels);  // 65,536 ids per channel
     const std::size_t lines = 2 * c.channels.size();
     const std::size_t held = std::size_t{c.moldudp64.max_held_packets} * kHeldSlotBytes;
-    const MetricsOptions metrics{.instruments = c.metrics.instruments, .channels = c.channels.size()};
+    const MetricsOptions metrics = metrics_options<Protocol>(c);
     const std::size_t per_instrument =
-        InstrumentTable::bytes_for(ids) + MetricsRegistry::bytes_for(ids, lines, c.channels.size(), metrics) +
+        InstrumentTable::bytes_for(ids) + MetricsRegistry::bytes_for(ids, lines, metrics) +
         LatencyHistograms::bytes_for(c.channels.size()) + (std::size_t{ids} + 63) / 64 * 8 +
         Rules::State::bytes_for(ids, c.channels.empty() ? kMaxUnconfiguredChannels
                                                                 : static_cast<std::uint32_t>(c.channels.size()));

@@ -1,6 +1,7 @@
 #include "tickgate/feed/itch50/replay.hpp"
 
 #include "tickgate/feed/itch50/front.hpp"
+#include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/itch50/summary.hpp"
 
 #include <fmt/format.h>
@@ -12,7 +13,7 @@
 #include "../json_writer.hpp"
 #include "../summary_fields.hpp"
 #include "tickgate/feed/capture.hpp"
-#include "tickgate/feed/counter_fields.hpp"
+#include "tickgate/feed/moldudp64/counter_fields.hpp"
 
 namespace tickgate::itch50 {
 
@@ -177,12 +178,12 @@ std::string summary_json(const SummarySource& src, const SummaryParts& parts, co
     json::Value& channels = out["channels"] = json::Value::array();
     for (const SummaryChannel& c : parts.channels) {
         json::Value channel = {{"channel", c.name}, {"session", c.session}, {"next_seq", c.next_seq}};
-        json::put_counters(channel, *c.stream, kStreamCounterFields);
+        json::put_counters(channel, *c.stream, moldudp64::kStreamCounterFields);
         channel["held_max"] = c.stream->held_max;
         channel["unknown_messages"] = c.unknown_messages;
         if (c.rerequest != nullptr) {  // live, with a re-request server
             json::Value& r = channel["rerequest"] = {{"server", c.rerequest_server}};
-            json::put_counters(r, *c.rerequest, kRerequestCounterFields);
+            json::put_counters(r, *c.rerequest, moldudp64::kRerequestCounterFields);
         }
         if (c.snapshot != nullptr) {  // live, with a GLIMPSE service (ITCH50.md "Snapshot recovery")
             json::Value g = {{"server", c.glimpse_server}};

@@ -27,7 +27,7 @@
 #include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/instruments.hpp"
-#include "tickgate/feed/qfb1/protocol.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
@@ -210,7 +210,7 @@ private:
     std::thread thread_;
 };
 
-// The QFB/1 feed handler.
-using FeedHandler = BasicFeedHandler<qfb1::Protocol>;
+// The reference venue's feed handler (protocols.hpp: QFB/1).
+using FeedHandler = BasicFeedHandler<ReferenceProtocol>;
 
 }  // namespace tickgate

@@ -34,7 +34,7 @@
 #include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/feed_stats.hpp"
 #include "tickgate/feed/instruments.hpp"
-#include "tickgate/feed/qfb1/protocol.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/sequencer.hpp"
 #include "tickgate/feed/recovery.hpp"
@@ -179,7 +179,7 @@ private:
     const PublisherCounters no_ring_{};  // FeedStats' ring counters: nothing overflows without a ring
 };
 
-// The QFB/1 inline feed handler.
-using InlineFeedHandler = BasicInlineFeedHandler<qfb1::Protocol>;
+// The reference venue's inline feed handler (protocols.hpp: QFB/1).
+using InlineFeedHandler = BasicInlineFeedHandler<ReferenceProtocol>;
 
 }  // namespace tickgate

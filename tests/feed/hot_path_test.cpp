@@ -510,16 +510,17 @@ TEST(HotPath, MetricsLatencyRecordAndPublishAllocateNothing) {
     const std::vector<std::uint16_t> ids = cfg.channel_ids();
     LatencyHistograms latency(ids);
     GateRejections rejections;
-    MetricsRegistry registry(handler.stats(), {.channels = ids.size()});
+    static constexpr ChannelCounterRow kRows[] = {{"tickgate_test_channel_total", "A protocol's own channel counter."}};
+    static constexpr ChannelCounterGroup kGroups[] = {kRows};
+    MetricsRegistry registry(handler.stats(), {.channels = ids.size(), .channel_groups = kGroups});
     struct Venue {
-        static std::size_t channels(const void*, std::span<VenueChannelCounts> out) noexcept {
-            if (!out.empty()) out[0].gaps = 1;
-            return out.empty() ? 0 : 1;
-        }
         static void instrument(const void*, MetricsRegistry::InstrumentSample& out) noexcept { out.venue_id = out.id; }
     };
-    const MetricsRegistry::Venue venue{&handler, &Venue::channels, &Venue::instrument};
-    const MetricsRegistry::Sources sources{.gate = &rejections, .venue = &venue, .latency = &latency};
+    const MetricsRegistry::Venue venue{&handler, &Venue::instrument};
+    std::array<ChannelCounterSample, 1> channel_counters{};
+    channel_counters[0] = {.channel = ch.id, .groups = 1u, .values = {1}};
+    const MetricsRegistry::Sources sources{
+        .gate = &rejections, .venue = &venue, .channel_counters = channel_counters, .latency = &latency};
     std::uint64_t timed = 0;
     auto apply = [&](const Update& u, const Event& ev) {
         if (!u.book_changed) return;

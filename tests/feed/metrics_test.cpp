@@ -28,6 +28,7 @@
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed_handler.hpp"
 #include "tickgate/feed/metrics.hpp"
+#include "tickgate/feed/protocols.hpp"
 
 namespace tickgate {
 namespace {
@@ -38,6 +39,14 @@ using test::connect_loopback;
 using test::has_line;
 using test::http_get;
 using test::HttpResponse;
+
+// Where family `metric` of group `g` is in a ChannelCounterSample's values.
+std::size_t channel_row(std::span<const ChannelCounterGroup> groups, std::size_t g, std::string_view metric) {
+    for (std::size_t i = 0; i < groups[g].size(); ++i)
+        if (groups[g][i].metric == metric) return channel_group_offset(groups, g) + i;
+    ADD_FAILURE() << "no " << metric << " in group " << g;
+    return 0;
+}
 
 Config loopback_config(std::uint16_t channel, const std::string& ga, std::uint16_t pa, const std::string& gb,
                        std::uint16_t pb) {
@@ -349,14 +358,14 @@ TEST(Metrics, SyntheticSnapshotWithOddSymbolsPassesPromtool) {
     s.histograms[0].buckets[LatencyHistograms::kBuckets - 1] = 1;
     s.histograms[0].sum_ns = 2'000'001'000;
     // ITCH: two MoldUDP64 channels, the second without a re-request server.
-    s.stream_count = 2;
-    s.streams.resize(2);
-    s.streams[0].channel = 30;
-    s.streams[0].stream.at("recovered_messages") = 744;
-    s.streams[0].has_rerequest = true;
-    s.streams[0].rerequest.at("requests_sent") = 51;
-    s.streams[1].channel = 31;
-    s.streams[1].stream.at("lost_messages") = 7;
+    s.channel_groups = itch50::kChannelCounterGroups;
+    s.channel_counter_count = 2;
+    s.channel_counters.resize(2);
+    s.channel_counters[0] = {.channel = 30, .groups = 0b011};
+    s.channel_counters[0].values[channel_row(s.channel_groups, 0, "tickgate_stream_recovered_messages_total")] = 744;
+    s.channel_counters[0].values[channel_row(s.channel_groups, 1, "tickgate_rerequest_requests_sent_total")] = 51;
+    s.channel_counters[1] = {.channel = 31, .groups = 0b001};
+    s.channel_counters[1].values[channel_row(s.channel_groups, 0, "tickgate_stream_lost_messages_total")] = 7;
     const std::string text = render_prometheus(s);
     EXPECT_TRUE(has_line(text, R"(tickgate_stream_recovered_messages_total{channel="30"} 744)")) << text;
     EXPECT_TRUE(has_line(text, R"(tickgate_stream_lost_messages_total{channel="31"} 7)")) << text;
@@ -391,10 +400,14 @@ TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
     s.lines.resize(2);
     s.lines[1].line = kSnapshotLineA;  // the snapshot-line families
     s.ring_capacity = 1;               // a ring: its families
-    s.stream_count = 1;
-    s.streams.resize(1);
-    s.streams[0].has_rerequest = true;
-    const std::string text = render_prometheus(s);  // protocol kEveryProtocol: every family
+    // Every protocol's own channel counter groups, one channel having them all.
+    static constexpr ChannelCounterGroup kEveryGroup[] = {itch50::kChannelCounterGroups[0], itch50::kChannelCounterGroups[1],
+                                                          itch50::kChannelCounterGroups[2], mdp3::kChannelCounterGroups[0]};
+    static_assert(fits_channel_sample(kEveryGroup));
+    s.channel_groups = kEveryGroup;
+    s.channel_counter_count = 1;
+    s.channel_counters = {{.channel = 1, .groups = 0b1111}};
+    const std::string text = render_prometheus(s);  // features kEveryFeature: every family
     std::size_t rows = 0;
     auto check = [&](const auto& table) {
         for (const auto& f : table) {
@@ -411,9 +424,11 @@ TEST(Metrics, EveryCounterFieldWithAMetricNameIsRendered) {
     check(kLineCounterFields);
     check(kArbiterCounterFields);
     check(kRingCounterFields);
-    check(kStreamCounterFields);
-    check(kRerequestCounterFields);
-    EXPECT_EQ(rows, 62u);  // every table row with a metric: a row added without a test shows here
+    check(moldudp64::kStreamCounterFields);
+    check(moldudp64::kRerequestCounterFields);
+    check(kSnapshotCounterFields);
+    check(mdp3::kChannelCounterFields);
+    EXPECT_EQ(rows, 70u);  // every table row with a metric: a row added without a test shows here
 }
 
 // Issue 26 item 8: a family that is always 0 for a protocol is not
@@ -429,19 +444,19 @@ TEST(Metrics, FamiliesAreExportedOnlyForTheProtocolsTheyCanMoveFor) {
     s.lines[0].line = kLineA;
     s.lines[1].line = kLineB;
     s.lines[2].line = kSnapshotLineA;
-    const auto render_for = [&](ProtocolMask p) {
-        s.protocol = p;
-        s.has_gate = (p & kSharedPipeline) != 0;  // what run gives each pipeline
-        s.ring_capacity = (p & kSharedPipeline) != 0 ? 64 : 0;
+    const auto render_for = [&](PipelineFeatures f) {
+        s.features = f;
+        s.has_gate = true;  // what run gives every pipeline
+        s.ring_capacity = (f & kPacketArbitration) != 0 ? 64 : 0;
         return render_prometheus(s);
     };
     const auto has_family = [](const std::string& text, const std::string& name) {
         return text.find("# TYPE " + name + " ") != std::string::npos;
     };
-    const std::string itch = render_for(kItch50);
+    const std::string itch = render_for(features_of<itch50::Protocol>());
     for (const char* gone : {"tickgate_ab_duplicate_packets_total", "tickgate_ab_lost_both_total",
                              "tickgate_ring_overflow_packets_total", "tickgate_ring_fill", "tickgate_ring_capacity",
-                             "tickgate_gate_rejections_total", "tickgate_line_foreign_channel_packets_total",
+                             "tickgate_line_foreign_channel_packets_total",
                              "tickgate_line_snapshot_joins_total", "tickgate_instrument_lost_messages_total",
                              "tickgate_instrument_heartbeats_total", "tickgate_instrument_snapshots_applied_total",
                              "tickgate_instrument_last_seq"})
@@ -451,12 +466,12 @@ TEST(Metrics, FamiliesAreExportedOnlyForTheProtocolsTheyCanMoveFor) {
         EXPECT_TRUE(has_family(itch, kept)) << kept;
     EXPECT_TRUE(has_line(itch, R"(tickgate_line_seq_gaps_total{channel="0",line="B"} 0)")) << itch;
 
-    const std::string qfb1 = render_for(kQfb1);
+    const std::string qfb1 = render_for(features_of<qfb1::Protocol>());
     EXPECT_TRUE(has_family(qfb1, "tickgate_line_foreign_channel_packets_total"));
     EXPECT_TRUE(has_family(qfb1, "tickgate_ab_duplicate_packets_total"));
     EXPECT_FALSE(has_family(qfb1, "tickgate_line_snapshot_joins_total"));
 
-    const std::string mdp3 = render_for(kMdp3);
+    const std::string mdp3 = render_for(features_of<mdp3::Protocol>());
     EXPECT_FALSE(has_family(mdp3, "tickgate_line_foreign_channel_packets_total"));
     EXPECT_TRUE(has_line(mdp3, R"(tickgate_line_snapshot_joins_total{channel="0",line="snapshot_a"} 0)")) << mdp3;
     EXPECT_EQ(mdp3.find(R"(tickgate_line_snapshot_joins_total{channel="0",line="A"})"), std::string::npos);
@@ -471,7 +486,7 @@ TEST(Metrics, FamiliesAreExportedOnlyForTheProtocolsTheyCanMoveFor) {
 // spelling (config.hpp line_name) is the config keys', for every consumer.
 TEST(Metrics, LineLabelsAreTheLineNamesWithoutSpaces) {
     MetricsRegistry::Snapshot s;
-    s.protocol = kMdp3;
+    s.features = features_of<mdp3::Protocol>();
     s.line_count = 6;
     s.lines.resize(6);
     for (std::uint8_t l = 0; l < 6; ++l) {
@@ -503,7 +518,7 @@ TEST(Metrics, LatencyHistogramPutsEachObservationInItsBucketAndRendersCumulative
     EXPECT_EQ(c[0].sum_ns.get(), 2'001u);
     EXPECT_EQ(c[1].buckets[LatencyHistograms::kBuckets - 1].get(), 1u);
 
-    MetricsRegistry registry(4, 0, 0, {.channels = 2});
+    MetricsRegistry registry(4, 0, {.channels = 2});
     const auto storage = registry.storage();
     registry.publish(FeedHandler(loopback_config(1, "239.255.90.9", 39509, "239.255.90.10", 39510)).stats(),
                      {.latency = &h});
@@ -544,18 +559,21 @@ TEST(Metrics, InstrumentSelectionAndVenueIdsAndChannelFigures) {
     EXPECT_TRUE(has_line(n, "tickgate_instruments_seen 2")) << n;
 
     struct FakeVenue {
-        static std::size_t channels(const void*, std::span<VenueChannelCounts> out) noexcept {
-            out[0] = {.channel = 7, .packets = 5, .gaps = 2, .lost_packets = 3, .unknown_templates = 4};
-            return 1;
-        }
         static void instrument(const void*, MetricsRegistry::InstrumentSample& out) noexcept {
             out.venue_id = 100'000 + out.id;
             out.book_errors = out.id;
         }
     };
-    const MetricsRegistry::Venue venue{&h, &FakeVenue::channels, &FakeVenue::instrument};
-    MetricsRegistry subscribed(h.stats(), {.instruments = MetricsInstruments::kSubscribed, .channels = 1});
-    subscribed.publish(h.stats(), {.venue = &venue});
+    const MetricsRegistry::Venue venue{&h, &FakeVenue::instrument};
+    // MDP3's channel figures (its channel counter group).
+    std::array<ChannelCounterSample, 1> channels{};
+    channels[0] = {.channel = 7, .groups = 1u};
+    mdp3::ChannelRows::load(VenueChannelCounts{.channel = 7, .packets = 5, .gaps = 2, .lost_packets = 3, .unknown_templates = 4},
+                            channels[0].values);
+    MetricsRegistry subscribed(h.stats(), {.instruments = MetricsInstruments::kSubscribed,
+                                           .channels = 1,
+                                           .channel_groups = mdp3::kChannelCounterGroups});
+    subscribed.publish(h.stats(), {.venue = &venue, .channel_counters = channels});
     h.stop();
     const std::string m = subscribed.render();
     EXPECT_TRUE(has_line(m, R"(tickgate_instrument_accepted_total{instrument="100007",symbol="ESZ5"} 1)")) << m;

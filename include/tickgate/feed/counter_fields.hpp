@@ -10,9 +10,11 @@
 // reads them through member pointers. Standard library only.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,9 +22,7 @@
 #include "tickgate/counter.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/instruments.hpp"
-#include "tickgate/feed/moldudp64/rerequest_client.hpp"
-#include "tickgate/feed/moldudp64/stream.hpp"
-#include "tickgate/feed/protocols.hpp"
+#include "tickgate/feed/channels.hpp"
 #include "tickgate/feed/receiver.hpp"
 #include "tickgate/feed/ring_publisher.hpp"
 #include "tickgate/feed/sequencer.hpp"
@@ -34,23 +34,35 @@ namespace tickgate {
 [[nodiscard]] inline std::uint64_t counter_value(const RelaxedCounter& c) noexcept { return c.get(); }
 [[nodiscard]] constexpr std::uint64_t counter_value(std::uint64_t v) noexcept { return v; }
 
-// Which protocols a metric family is exported for: a bit per entry of
-// kProtocolNames (protocols.hpp). A counter that is always 0 for a protocol
-// (its rule, or its stage, does not exist there) is not exported for it.
-using ProtocolMask = std::uint8_t;
-[[nodiscard]] constexpr ProtocolMask protocol_bit(std::string_view name) noexcept {
-    for (std::size_t i = 0; i < kProtocolNames.size(); ++i)
-        if (kProtocolNames[i] == name) return static_cast<ProtocolMask>(1u << i);
-    return 0;
+// What a protocol's pipeline has that a metric family moves with: a family
+// is exported for a protocol only if the protocol has every feature its row
+// needs (a counter that is always 0 there, its rule or stage absent, is
+// left out). Read from the protocol's traits (features_of), never its name.
+using PipelineFeatures = std::uint8_t;
+inline constexpr PipelineFeatures kNoFeature = 0;
+// Lines A/B merged packet by packet (HolePolicy::kGiveUpAfterHold); a
+// stream that holds and re-requests merges its lines by position instead.
+inline constexpr PipelineFeatures kPacketArbitration = 1u << 0;
+// Sequence numbers per instrument (duplicates, losses, heartbeats and
+// snapshots per instrument): what give-up-after-hold protocols' rules keep;
+// a stream that holds and re-requests sequences the channel by position.
+inline constexpr PipelineFeatures kInstrumentSequencing = 1u << 1;
+// The header names its channel (P::kHeaderNamesChannel): a line can carry
+// another channel's datagrams.
+inline constexpr PipelineFeatures kChannelInHeader = 1u << 2;
+// Lines outside arbitration (HasUnarbitratedLines): snapshot feeds a
+// channel joins while it needs them.
+inline constexpr PipelineFeatures kSnapshotFeeds = 1u << 3;
+inline constexpr PipelineFeatures kEveryFeature = 0xFF;
+
+template <VenueProtocol P>
+[[nodiscard]] constexpr PipelineFeatures features_of() noexcept {
+    PipelineFeatures f = kNoFeature;
+    if (P::kHolePolicy == HolePolicy::kGiveUpAfterHold) f |= kPacketArbitration | kInstrumentSequencing;
+    if (P::kHeaderNamesChannel) f |= kChannelInHeader;
+    if (HasUnarbitratedLines<P>) f |= kSnapshotFeeds;
+    return f;
 }
-static_assert(kProtocolNames.size() <= 8, "ProtocolMask has a bit per protocol");
-inline constexpr ProtocolMask kEveryProtocol = 0xFF;
-inline constexpr ProtocolMask kQfb1 = protocol_bit(qfb1::Protocol::kName);
-inline constexpr ProtocolMask kMdp3 = protocol_bit(mdp3::Protocol::kName);
-inline constexpr ProtocolMask kItch50 = protocol_bit(itch50::Protocol::kName);
-// The shared pipeline's stages (A/B arbiter, event ring, per-instrument
-// sequencing rules): what ITCH's own pipeline does not have.
-inline constexpr ProtocolMask kSharedPipeline = kQfb1 | kMdp3;
 
 // Which of a channel's lines a per-line family is exported for (config.hpp
 // line numbers): a seq gap is counted on A/B only, a snapshot join on a snapshot line only.
@@ -68,10 +80,13 @@ struct CounterField {
     std::string_view metric;  // Prometheus counter family; empty: not exported
     std::string_view help;    // the family's # HELP text
     std::string_view title = {};  // label in `run`'s line table; empty: not shown there
-    ProtocolMask protocols = kEveryProtocol;  // the metric's protocols (the JSON keeps every key)
-    LineMask lines = kAnyLine;                // per-line tables: the lines the metric is exported for
+    PipelineFeatures needs = kNoFeature;  // what the metric needs of a protocol (the JSON keeps every key)
+    LineMask lines = kAnyLine;            // per-line tables: the lines the metric is exported for
 
     [[nodiscard]] std::uint64_t get(const S& s) const noexcept { return counter_value(s.*member); }
+    [[nodiscard]] constexpr bool exported_for(PipelineFeatures has) const noexcept {
+        return !metric.empty() && (needs & ~has) == 0;
+    }
 };
 
 // The values of one table's counters, by row, copied at one moment (what
@@ -121,31 +136,31 @@ inline constexpr CounterField<SequencerCounters, std::uint64_t> kSequencerCounte
 // Metric families are labelled {instrument, symbol}.
 inline constexpr CounterField<InstrumentCounters, std::uint64_t> kInstrumentCounterFields[] = {
     {&InstrumentCounters::accepted, "accepted", "tickgate_instrument_accepted_total", "Sequenced messages accepted."},
-    // ITCH sequences by channel position (the MoldUDP64 stream), not by
-    // instrument: only `accepted` is counted per instrument there.
+    // A stream that holds and re-requests sequences by channel position,
+    // not by instrument: only `accepted` is counted per instrument there.
     {&InstrumentCounters::duplicates, "duplicates", "tickgate_instrument_duplicates_total",
-     "Messages with seq <= last seq, dropped.", {}, kSharedPipeline},
+     "Messages with seq <= last seq, dropped.", {}, kInstrumentSequencing},
     {&InstrumentCounters::lost, "lost", "tickgate_instrument_lost_messages_total",
-     "Messages known missing (sequence gaps).", {}, kSharedPipeline},
+     "Messages known missing (sequence gaps).", {}, kInstrumentSequencing},
     {&InstrumentCounters::heartbeats, "heartbeats", "tickgate_instrument_heartbeats_total", "Heartbeats received.", {},
-     kSharedPipeline},
+     kInstrumentSequencing},
     {&InstrumentCounters::snapshots_applied, "snapshots_applied", "tickgate_instrument_snapshots_applied_total",
-     "Snapshots applied to the book.", {}, kSharedPipeline},
+     "Snapshots applied to the book.", {}, kInstrumentSequencing},
     {&InstrumentCounters::stale_snapshots, "stale_snapshots", "tickgate_instrument_stale_snapshots_total",
-     "Snapshots older than the book, ignored.", {}, kSharedPipeline},
+     "Snapshots older than the book, ignored.", {}, kInstrumentSequencing},
     {&InstrumentCounters::gap_events, "gap_events", "tickgate_instrument_gap_events_total",
-     "Times a sequence gap was opened.", {}, kSharedPipeline},
+     "Times a sequence gap was opened.", {}, kInstrumentSequencing},
     {&InstrumentCounters::implausible_seq, "implausible_seq", "tickgate_instrument_implausible_seq_total",
-     "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped.", {}, kSharedPipeline},
+     "Messages whose seq was implausibly far ahead (QFB1.md rule 6), dropped.", {}, kInstrumentSequencing},
     {&InstrumentCounters::foreign_channel, "foreign_channel_messages",
      "tickgate_instrument_foreign_channel_messages_total",
-     "Messages for the instrument on another channel than its own (rule 7), dropped.", {}, kSharedPipeline},
+     "Messages for the instrument on another channel than its own (rule 7), dropped.", {}, kInstrumentSequencing},
     {&InstrumentCounters::recovered, "", "tickgate_instrument_recoveries_total", "Suspect to clean transitions.", {},
-     kSharedPipeline},
+     kInstrumentSequencing},
     {&InstrumentCounters::unbuffered_deltas, "", "tickgate_instrument_unbuffered_deltas_total",
-     "Deltas not kept for replay while suspect (recovery pool empty or full).", {}, kSharedPipeline},
+     "Deltas not kept for replay while suspect (recovery pool empty or full).", {}, kInstrumentSequencing},
     {&InstrumentCounters::book_overflows, "", "tickgate_instrument_book_overflows_total",
-     "Price levels dropped beyond the book depth.", {}, kSharedPipeline},
+     "Price levels dropped beyond the book depth.", {}, kInstrumentSequencing},
 };
 
 // ---------------------------------------------------------------- per line (live)
@@ -156,28 +171,28 @@ inline constexpr CounterField<LineStats> kLineCounterFields[] = {
     {&LineStats::bytes, "bytes", "tickgate_line_bytes_total", "Payload bytes received on the line."},
     {&LineStats::seq_gaps, "seq_gaps", "tickgate_line_seq_gaps_total",
      "Sequence positions the line skipped (QFB/1 packet_seq, MDP3 MsgSeqNum: packets; MoldUDP64: messages).", "gaps",
-     kEveryProtocol, kIncrementalLines},
+     kNoFeature, kIncrementalLines},
     {&LineStats::kernel_drops, "kernel_drops", "tickgate_line_kernel_drops_total",
      "Datagrams dropped by the socket receive buffer (SO_RXQ_OVFL).", "k-drops"},
     {&LineStats::rejected_source, "rejected_source", "tickgate_line_rejected_source_total",
      "Datagrams from a source address not allowed for the channel.", "rejected"},
     // Only a protocol whose header names its channel can see another's on a line.
     {&LineStats::foreign_channel_packets, "foreign_channel_packets", "tickgate_line_foreign_channel_packets_total",
-     "Datagrams whose header named another channel than the line's (rule 7), dropped.", "foreign", kQfb1},
+     "Datagrams whose header named another channel than the line's (rule 7), dropped.", "foreign", kChannelInHeader},
     {&LineStats::oversized, "oversized", "tickgate_line_oversized_total",
      "Datagrams larger than the receive slot (malformed), dropped whole.", "oversized"},
     {&LineStats::recv_errors, "recv_errors", "tickgate_line_recv_errors_total",
      "Receive calls on the line's socket that failed (not EAGAIN/EINTR).", "rcv-errors"},
     // MDP3's snapshot lines (MDP3.md "Snapshot"); 0 on every other line.
     {&LineStats::snapshot_joins, "snapshot_joins", "tickgate_line_snapshot_joins_total",
-     "Joins of an MDP3 snapshot line's group (some instrument of the channel suspect or unconfirmed).", {}, kMdp3,
+     "Joins of an MDP3 snapshot line's group (some instrument of the channel suspect or unconfirmed).", {}, kSnapshotFeeds,
      kSnapshotLines},
     {&LineStats::snapshot_leaves, "snapshot_leaves", "tickgate_line_snapshot_leaves_total",
-     "Leaves of an MDP3 snapshot line's group (every instrument of the channel clean).", {}, kMdp3, kSnapshotLines},
+     "Leaves of an MDP3 snapshot line's group (every instrument of the channel clean).", {}, kSnapshotFeeds, kSnapshotLines},
     {&LineStats::snapshot_recoveries, "snapshot_recoveries", "tickgate_line_snapshot_recoveries_total",
-     "Suspect or unconfirmed instruments made clean by a snapshot from the line.", {}, kMdp3, kSnapshotLines},
+     "Suspect or unconfirmed instruments made clean by a snapshot from the line.", {}, kSnapshotFeeds, kSnapshotLines},
     {&LineStats::membership_errors, "membership_errors", "tickgate_line_membership_errors_total",
-     "Failed joins or leaves of the line's group (retried).", {}, kMdp3, kSnapshotLines},
+     "Failed joins or leaves of the line's group (retried).", {}, kSnapshotFeeds, kSnapshotLines},
 };
 
 // ---------------------------------------------------------------- A/B arbitration (live)
@@ -210,68 +225,103 @@ inline constexpr CounterField<PublisherCounters> kRingCounterFields[] = {
      "DataLost marks delivered after ring overflows."},
 };
 
-// ---------------------------------------------------------------- MoldUDP64 stream, per channel (ITCH)
-// The summary's per-channel fields (ITCH50.md) and the metric families,
-// labelled {channel}. held_max is a maximum, not a counter: the summary
-// adds it beside these.
-inline constexpr CounterField<moldudp64::StreamCounters> kStreamCounterFields[] = {
-    {&moldudp64::StreamCounters::packets, "packets", "tickgate_stream_packets_total",
-     "Datagrams of the channel, stale and malformed included."},
-    {&moldudp64::StreamCounters::messages, "", "tickgate_stream_messages_total", "Messages received, every copy."},
-    {&moldudp64::StreamCounters::duplicate_messages, "duplicate_messages", "tickgate_stream_duplicate_messages_total",
-     "Messages at a position already applied (other line, retransmission), dropped."},
-    {&moldudp64::StreamCounters::holes_filled, "holes_filled", "tickgate_stream_holes_filled_total",
-     "Holes whose last position arrived (either line or the re-request server)."},
-    {&moldudp64::StreamCounters::lost_messages, "lost_messages", "tickgate_stream_lost_messages_total",
-     "Positions of holes given up."},
-    {&moldudp64::StreamCounters::holes_given_up, "holes_given_up", "tickgate_stream_holes_given_up_total",
-     "Holes given up (timeout, pool full) or open at a session change."},
-    {&moldudp64::StreamCounters::recovered_messages, "recovered_messages", "tickgate_stream_recovered_messages_total",
-     "Positions applied from the re-request server's answers."},
-    {&moldudp64::StreamCounters::late_join_messages, "late_join_messages", "tickgate_stream_late_join_messages_total",
-     "Positions before the first packet seen of a session (never ours)."},
-    {&moldudp64::StreamCounters::malformed_packets, "malformed_packets", "tickgate_stream_malformed_packets_total",
-     "Malformed MoldUDP64 packets (what came before the fault stands)."},
-    {&moldudp64::StreamCounters::stale_session_packets, "stale_session_packets",
-     "tickgate_stream_stale_session_packets_total", "Packets of a session the channel has had before, discarded."},
-    {&moldudp64::StreamCounters::request_packets, "", "tickgate_stream_request_packets_total",
-     "Captured re-request datagrams, skipped."},
-    {&moldudp64::StreamCounters::session_changes, "", "tickgate_stream_session_changes_total",
-     "New sessions on the channel."},
-    {&moldudp64::StreamCounters::implausible_positions, "implausible_positions",
-     "tickgate_stream_implausible_positions_total",
-     "Datagrams of the current session more than 1e9 positions beyond the highest seen, dropped whole."},
-    {&moldudp64::StreamCounters::unrequested_answer_messages, "unrequested_answer_messages",
-     "tickgate_stream_unrequested_answer_messages_total",
-     "Re-request answer messages at positions not requested or no longer missing, dropped."},
-};
-
-// ---------------------------------------------------------------- snapshot service, per channel (live ITCH: GLIMPSE)
+// ---------------------------------------------------------------- snapshot service, per channel (snapshot_service.hpp)
 // snapshot_failures (by reason) and snapshot_orders (a gauge) are written
-// beside these rows: metrics.cpp and the venue's summary (itch50/summary.hpp).
+// beside these rows: kSnapshotServiceRows below and the venue's summary.
 inline constexpr CounterField<SnapshotCounters> kSnapshotCounterFields[] = {
     {&SnapshotCounters::snapshots_requested, "snapshots_requested", "tickgate_snapshots_requested_total",
-     "GLIMPSE snapshot sessions started (late join, given-up hole, retries)."},
+     "Snapshot sessions started (late join, given-up hole, retries)."},
     {&SnapshotCounters::snapshots_applied, "snapshots_applied", "tickgate_snapshots_applied_total",
-     "GLIMPSE snapshots that replaced the channel's books."},
+     "Snapshots that replaced the channel's books."},
 };
 
-// ---------------------------------------------------------------- MoldUDP64 re-request client, per channel (live ITCH)
-inline constexpr CounterField<moldudp64::RerequestCounters> kRerequestCounterFields[] = {
-    {&moldudp64::RerequestCounters::requests_sent, "requests_sent", "tickgate_rerequest_requests_sent_total",
-     "Re-request datagrams sent, re-sends included."},
-    {&moldudp64::RerequestCounters::send_errors, "send_errors", "tickgate_rerequest_send_errors_total",
-     "Requests the kernel refused (retried on timeout)."},
-    {&moldudp64::RerequestCounters::rate_limited, "rate_limited", "tickgate_rerequest_rate_limited_total",
-     "Times a due request waited for max_requests_per_s."},
-    {&moldudp64::RerequestCounters::requests_exhausted, "requests_exhausted",
-     "tickgate_rerequest_requests_exhausted_total", "Holes still open after max_requests sends."},
-    {&moldudp64::RerequestCounters::answers, "answers", "tickgate_rerequest_answers_total",
-     "Answer datagrams from the server handed to the stream."},
-    {&moldudp64::RerequestCounters::foreign_answers, "foreign_answers", "tickgate_rerequest_foreign_answers_total",
-     "Datagrams on the request socket from another address, dropped."},
-    {&moldudp64::RerequestCounters::stale_answers, "stale_answers", "tickgate_rerequest_stale_answers_total",
-     "Answers for another session than the channel's, dropped."},
+
+// ---------------------------------------------------------------- a protocol's own, per channel
+// What a protocol counts per channel beyond the shared tables (a stream and
+// its re-request client, a snapshot service, its decoder's channel
+// figures), as the metrics export it: the rows of its own tables that have
+// a metric name, erased to their names, in groups a channel has or has not
+// (a re-request client only where a server is configured). The protocol
+// lists its groups (P::kChannelCounterGroups, static storage) and fills
+// one ChannelCounterSample per channel (P::sample_channel_counters).
+struct ChannelCounterRow {
+    std::string_view metric;  // consecutive rows of one family share it: one # HELP, a sample each
+    std::string_view help;
+    std::string_view label = {};        // a label beside `channel` (e.g. reason); empty: none
+    std::string_view label_value = {};
+    bool gauge = false;
 };
+using ChannelCounterGroup = std::span<const ChannelCounterRow>;
+inline constexpr std::size_t kMaxChannelCounterRows = 48;
+inline constexpr std::size_t kMaxChannelCounterGroups = 8;
+struct ChannelCounterSample {
+    std::uint16_t channel = 0;  // the configured channel id (the `channel` label)
+    std::uint8_t groups = 0;    // bit g: the channel has group g
+    std::uint64_t values[kMaxChannelCounterRows] = {};  // every group's rows, in order, one group after another
+};
+// Where group `g` of `groups` starts in ChannelCounterSample::values.
+[[nodiscard]] constexpr std::size_t channel_group_offset(std::span<const ChannelCounterGroup> groups,
+                                                         std::size_t g) noexcept {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < g; ++i) at += groups[i].size();
+    return at;
+}
+// The groups fit a sample (a protocol's static_assert).
+[[nodiscard]] constexpr bool fits_channel_sample(std::span<const ChannelCounterGroup> groups) noexcept {
+    return groups.size() <= kMaxChannelCounterGroups &&
+           channel_group_offset(groups, groups.size()) <= kMaxChannelCounterRows;
+}
+
+// Protocol P's channel counter groups (none for a protocol without).
+template <VenueProtocol P>
+[[nodiscard]] constexpr std::span<const ChannelCounterGroup> channel_counter_groups() noexcept {
+    if constexpr (requires { P::kChannelCounterGroups; }) return P::kChannelCounterGroups;
+    else return {};
+}
+
+// The rows of `Table` that have a metric name, as ChannelCounterRows, and
+// their values read from a counter struct.
+template <const auto& Table>
+struct MetricRows {
+    static constexpr std::size_t kSize = [] {
+        std::size_t n = 0;
+        for (const auto& f : Table) n += f.metric.empty() ? 0 : 1;
+        return n;
+    }();
+    static constexpr std::array<ChannelCounterRow, kSize> rows = [] {
+        std::array<ChannelCounterRow, kSize> out{};
+        std::size_t n = 0;
+        for (const auto& f : Table)
+            if (!f.metric.empty()) out[n++] = {f.metric, f.help};
+        return out;
+    }();
+    // The rows' values from `s` into out[0, kSize).
+    template <class S>
+    static void load(const S& s, std::uint64_t* out) noexcept {
+        for (const auto& f : Table)
+            if (!f.metric.empty()) *out++ = f.get(s);
+    }
+};
+
+// A snapshot service's group: its counters, its failures by reason, the
+// last snapshot's orders (a gauge).
+inline constexpr std::size_t kSnapshotServiceRowCount =
+    MetricRows<kSnapshotCounterFields>::kSize + std::size(kSnapshotFailureNames) + 1;
+inline constexpr std::array<ChannelCounterRow, kSnapshotServiceRowCount> kSnapshotServiceRows = [] {
+    std::array<ChannelCounterRow, kSnapshotServiceRowCount> out{};
+    std::size_t n = 0;
+    for (const ChannelCounterRow& r : MetricRows<kSnapshotCounterFields>::rows) out[n++] = r;
+    for (const std::string_view reason : kSnapshotFailureNames)
+        out[n++] = {"tickgate_snapshot_failures_total", "Snapshots that failed, by reason.", "reason", reason};
+    out[n++] = {"tickgate_snapshot_orders", "Orders loaded by the channel's last snapshot.", {}, {}, true};
+    return out;
+}();
+// The service's values in kSnapshotServiceRows' order into out[0, kSnapshotServiceRowCount).
+inline void load_snapshot_service(const SnapshotCounters& k, std::uint64_t* out) noexcept {
+    MetricRows<kSnapshotCounterFields>::load(k, out);
+    out += MetricRows<kSnapshotCounterFields>::kSize;
+    for (const RelaxedCounter& f : k.snapshot_failures) *out++ = f.get();
+    *out = k.snapshot_orders.get();
+}
 
 }  // namespace tickgate

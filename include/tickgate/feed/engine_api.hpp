@@ -1,6 +1,6 @@
 // The engine's calls on a handler, the same for every protocol and handler
 // type (BasicFeedHandler, BasicInlineFeedHandler, the offline BasicHandler,
-// itch50::Replay): instruments by symbol, the one safe-price read,
+// and a protocol's own offline replay): instruments by symbol, the one safe-price read,
 // subscriptions. A CRTP base: the handler has members instruments_, gate_,
 // book_, sequencer_ (with apply_subscriptions()) and befriends it.
 // Engine thread only, like everything that reads the books.

@@ -10,7 +10,7 @@
 #include "tickgate/feed/channels.hpp"
 #include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/instruments.hpp"
-#include "tickgate/feed/qfb1/protocol.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/sequencer.hpp"
 #include "tickgate/protocol.hpp"
 
@@ -89,7 +89,7 @@ private:
     GateConfig gate_config_;
 };
 
-// The QFB/1 handler.
-using Handler = BasicHandler<qfb1::Protocol>;
+// The reference venue's handler (protocols.hpp: QFB/1).
+using Handler = BasicHandler<ReferenceProtocol>;
 
 }  // namespace tickgate

@@ -27,10 +27,10 @@
 #include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/feed_stats.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/latency_histogram.hpp"
 #include "tickgate/feed/sequencer.hpp"
-#include "tickgate/feed/venue_summary.hpp"
 
 namespace tickgate {
 
@@ -53,10 +53,22 @@ struct GateRejections {
 
 // What one configuration makes a metrics snapshot hold (MetricsRegistry's sizes).
 struct MetricsOptions {
-    ProtocolMask protocol = kEveryProtocol;  // the families exported (counter_fields.hpp)
+    PipelineFeatures features = kEveryFeature;  // the families exported: the protocol's (counter_fields.hpp)
     MetricsInstruments instruments = MetricsInstruments::kAll;
-    std::size_t channels = 0;  // venue channel figures and latency histograms (the config's channels)
+    std::size_t channels = 0;  // latency histograms and the protocol's channel counters (the config's channels)
+    // The protocol's own per-channel counter groups (P::kChannelCounterGroups, static storage); none: empty.
+    std::span<const ChannelCounterGroup> channel_groups = {};
 };
+
+// What protocol P's metrics export under `cfg`: its features and channel
+// counter groups, for the config's channels and metrics.instruments.
+template <VenueProtocol P>
+[[nodiscard]] MetricsOptions metrics_options(const Config& cfg) noexcept {
+    return {.features = features_of<P>(),
+            .instruments = cfg.metrics.instruments,
+            .channels = cfg.channels.size(),
+            .channel_groups = channel_counter_groups<P>()};
+}
 
 class MetricsRegistry {
 public:
@@ -74,18 +86,6 @@ public:
         std::uint8_t line = 0;  // 0 = A, 1 = B
         CounterValues<kLineCounterFields> counters;  // by row of kLineCounterFields
     };
-    // A MoldUDP64 channel's stream (ITCH) and, when it has a server, its
-    // re-request client; filled by the handler that owns them.
-    struct StreamSample {
-        std::uint16_t channel = 0;
-        CounterValues<kStreamCounterFields> stream;
-        bool has_rerequest = false;
-        CounterValues<kRerequestCounterFields> rerequest;
-        bool has_glimpse = false;  // a GLIMPSE snapshot service
-        CounterValues<kSnapshotCounterFields> snapshot;
-        std::uint64_t snapshot_failures[static_cast<std::size_t>(SnapshotFailure::kCount)] = {};
-        std::uint64_t snapshot_orders = 0;
-    };
     struct HistogramSample {
         std::uint16_t channel = 0;
         std::uint64_t buckets[LatencyHistograms::kBuckets] = {};  // as LatencyHistograms: not cumulative
@@ -94,8 +94,8 @@ public:
     struct Snapshot {
         std::uint64_t generation = 0;  // 0: nothing published yet
         std::int64_t published_ns = 0; // realtime of the publish
-        // The families exported: those of this protocol (counter_fields.hpp).
-        ProtocolMask protocol = kEveryProtocol;
+        // The families exported: those of this protocol's features (counter_fields.hpp).
+        PipelineFeatures features = kEveryFeature;
         // Each by row of its table in counter_fields.hpp.
         CounterValues<kDecoderCounterFields> decoder;
         CounterValues<kSequencerCounterFields> sequencer;
@@ -115,21 +115,18 @@ public:
         std::vector<InstrumentSample> instruments;
         std::size_t line_count = 0;
         std::vector<LineSample> lines;
-        std::size_t stream_count = 0;
-        std::vector<StreamSample> streams;
-        std::size_t venue_channel_count = 0;  // MDP3's per-channel packet figures
-        std::vector<VenueChannelCounts> venue_channels;
+        std::span<const ChannelCounterGroup> channel_groups;  // what channel_counters hold (MetricsOptions)
+        std::size_t channel_counter_count = 0;
+        std::vector<ChannelCounterSample> channel_counters;
         std::size_t histogram_count = 0;
         std::vector<HistogramSample> histograms;
     };
 
-    // What a protocol adds beyond FeedStats (MDP3: its channels' packet
-    // figures, SecurityIDs and book errors), read by publish() on the engine
-    // thread: function pointers to the handler's protocol, no allocation.
+    // What a protocol adds per instrument beyond FeedStats (MDP3: its
+    // SecurityIDs and book errors), read by publish() on the engine thread:
+    // a function pointer to the handler's protocol, no allocation.
     struct Venue {
         const void* handler = nullptr;
-        // Writes the channels' figures into `out`, returns how many (<= out.size()).
-        std::size_t (*channels)(const void* handler, std::span<VenueChannelCounts> out) noexcept = nullptr;
         // Sets out.venue_id and out.book_errors of instrument out.id.
         void (*instrument)(const void* handler, InstrumentSample& out) noexcept = nullptr;
     };
@@ -137,7 +134,8 @@ public:
     struct Sources {
         const GateRejections* gate = nullptr;
         const Venue* venue = nullptr;
-        std::span<const StreamSample> streams = {};  // MoldUDP64 channels (ITCH's live handler)
+        // The protocol's channel counters (MetricsOptions::channel_groups), one per channel.
+        std::span<const ChannelCounterSample> channel_counters = {};
         const LatencyHistograms* latency = nullptr;
     };
 
@@ -145,20 +143,19 @@ public:
     // metrics.instruments = "none") and its lines.
     explicit MetricsRegistry(const FeedStats& h, const MetricsOptions& o = {});
     // Sized explicitly (instruments beyond `max_instruments` seen, lines
-    // beyond `max_lines` or streams beyond `max_streams` are left out of the snapshot).
-    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, std::size_t max_streams = 0,
-                    const MetricsOptions& o = {});
+    // beyond `max_lines` or channels beyond o.channels are left out of the snapshot).
+    MetricsRegistry(std::uint32_t max_instruments, std::size_t max_lines, const MetricsOptions& o = {});
     MetricsRegistry(const MetricsRegistry&) = delete;
     MetricsRegistry& operator=(const MetricsRegistry&) = delete;
 
     // What the registry allocates for these sizes (both buffers; the memory estimate).
     // Inline: the memory estimate links without the metrics server.
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::size_t max_lines,
-                                               std::size_t max_streams, const MetricsOptions& o) noexcept {
+                                               const MetricsOptions& o) noexcept {
         const std::size_t instruments = o.instruments == MetricsInstruments::kNone ? 0 : max_instruments;
+        const std::size_t channel_counters = o.channel_groups.empty() ? 0 : o.channels;
         return 2 * (instruments * sizeof(InstrumentSample) + max_lines * sizeof(LineSample) +
-                    max_streams * sizeof(StreamSample) +
-                    o.channels * (sizeof(VenueChannelCounts) + sizeof(HistogramSample)));
+                    channel_counters * sizeof(ChannelCounterSample) + o.channels * sizeof(HistogramSample));
     }
 
     // Engine thread (the one that polls `h`). Copies counters and the state

@@ -23,11 +23,17 @@ namespace tickgate {
 
 template <VenueProtocol... P>
 struct ProtocolList {
+    using First = std::tuple_element_t<0, std::tuple<P...>>;
     static constexpr std::array<std::string_view, sizeof...(P)> names = {P::kName...};
     static constexpr std::array<std::string_view, sizeof...(P)> titles = {P::kTitle...};
 };
 
 using KnownProtocols = ProtocolList<qfb1::Protocol, mdp3::Protocol, itch50::Protocol>;
+// The reference venue, whose rules the others' follow: the first listed. It
+// is what a config channel naming no protocol speaks, what `tickgate sim`
+// simulates without --protocol, and the protocol of the embedding API's
+// short names (Handler, FeedHandler, InlineFeedHandler).
+using ReferenceProtocol = KnownProtocols::First;
 
 // Every name configs and --protocol take, and how messages name each.
 inline constexpr auto kProtocolNames = KnownProtocols::names;
@@ -49,7 +55,7 @@ inline constexpr auto kProtocolTitles = KnownProtocols::titles;
 namespace detail {
 template <class F, VenueProtocol... P>
 decltype(auto) dispatch(std::string_view name, F& f, ProtocolList<P...>) {
-    using R = decltype(f.template operator()<qfb1::Protocol>());
+    using R = decltype(f.template operator()<typename ProtocolList<P...>::First>());
     if constexpr (std::is_void_v<R>) {
         const bool found = ((name == P::kName ? (f.template operator()<P>(), true) : false) || ...);
         if (!found) throw std::invalid_argument("unknown protocol \"" + std::string(name) + "\" (known: " + protocol_list() + ")");

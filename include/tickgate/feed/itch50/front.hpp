@@ -40,6 +40,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/snapshot_course.hpp"
+#include "tickgate/feed/moldudp64/counter_fields.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
 #include "tickgate/feed/receiver.hpp"
@@ -74,6 +75,15 @@ inline void add_stream_counters(DecoderCounters& t, const moldudp64::StreamCount
     t.stale_session_packets.add(c.stale_session_packets.get());
     t.session_changes.add(c.session_changes.get());
 }
+
+using StreamRows = MetricRows<moldudp64::kStreamCounterFields>;
+using RerequestRows = MetricRows<moldudp64::kRerequestCounterFields>;
+// The channel counters a live channel exports (metrics, labelled
+// {channel}): its stream's, its re-request client's where it has a server,
+// its GLIMPSE snapshots' where it has a service.
+inline constexpr ChannelCounterGroup kChannelCounterGroups[] = {StreamRows::rows, RerequestRows::rows,
+                                                                kSnapshotServiceRows};
+static_assert(fits_channel_sample(kChannelCounterGroups));
 
 template <class P>
 class StreamFront {
@@ -205,24 +215,27 @@ public:
         }
     }
     // Per channel slot, its stream's, re-request client's and GLIMPSE
-    // snapshots' counters into out[slot] (MetricsRegistry::StreamSample).
-    // Any thread; no allocation.
-    template <class Sample>
-    void sample_streams(std::span<Sample> out) const noexcept {
-        for (std::uint32_t ch = 0; ch < stream_.channels() && ch < out.size(); ++ch) {
-            Sample& s = out[ch];
+    // snapshots' counters (kChannelCounterGroups) into out[slot]; returns
+    // how many slots were written. Any thread; no allocation.
+    std::size_t sample_channel_counters(std::span<ChannelCounterSample> out) const noexcept {
+        constexpr std::size_t kRerequestAt = channel_group_offset(kChannelCounterGroups, 1);
+        constexpr std::size_t kSnapshotAt = channel_group_offset(kChannelCounterGroups, 2);
+        const std::size_t n = std::min<std::size_t>(stream_.channels(), out.size());
+        for (std::uint32_t ch = 0; ch < n; ++ch) {
+            ChannelCounterSample& s = out[ch];
             s.channel = ids_[ch];
-            s.stream.load(stream_.channel(ch).counters);
-            s.has_rerequest = client_.enabled(ch);
-            if (s.has_rerequest) s.rerequest.load(client_.counters(ch));
-            s.has_glimpse = snapshots_.enabled(ch);
-            if (s.has_glimpse) {
-                const SnapshotCounters& k = snapshots_.counters(ch);
-                s.snapshot.load(k);
-                for (std::size_t r = 0; r < std::size(s.snapshot_failures); ++r) s.snapshot_failures[r] = k.snapshot_failures[r].get();
-                s.snapshot_orders = k.snapshot_orders.get();
+            s.groups = 1u;
+            StreamRows::load(stream_.channel(ch).counters, s.values);
+            if (client_.enabled(ch)) {
+                s.groups |= 2u;
+                RerequestRows::load(client_.counters(ch), s.values + kRerequestAt);
+            }
+            if (snapshots_.enabled(ch)) {
+                s.groups |= 4u;
+                load_snapshot_service(snapshots_.counters(ch), s.values + kSnapshotAt);
             }
         }
+        return n;
     }
     // The GLIMPSE snapshots (any thread: their counters and view state).
     [[nodiscard]] const SnapshotCourse& snapshots() const noexcept { return snapshots_; }

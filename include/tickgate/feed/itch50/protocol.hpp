@@ -122,6 +122,12 @@ struct Protocol {
     }
 
     // ---- what `tickgate run` shows of a shared handler over this protocol
+    // The metrics' per-channel families: the stream, re-request and GLIMPSE counters (front.hpp).
+    static constexpr std::span<const ChannelCounterGroup> kChannelCounterGroups = itch50::kChannelCounterGroups;
+    template <class Handler>
+    static std::size_t sample_channel_counters(const Handler& h, std::span<ChannelCounterSample> out) noexcept {
+        return h.protocol_decoder().sample_channel_counters(out);
+    }
     // The live view's rows at most: a day's directory names thousands of
     // stocks, a refresh shows the most active (run --symbols names others).
     static constexpr std::size_t kLiveViewRows = 20;

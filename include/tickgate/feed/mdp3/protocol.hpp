@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/mdp3/decoder.hpp"
 #include "tickgate/feed/mdp3/rules.hpp"
 #include "tickgate/feed/mdp3/snapshot_feed.hpp"
@@ -18,6 +19,23 @@
 #include "tickgate/protocol.hpp"
 
 namespace tickgate::mdp3 {
+
+// A channel's packet figures as the metrics export them, labelled {channel}.
+inline constexpr CounterField<VenueChannelCounts, std::uint64_t> kChannelCounterFields[] = {
+    {&VenueChannelCounts::packets, "", "tickgate_channel_packets_total",
+     "Datagrams decoded for the channel (after A/B arbitration; its snapshot and definition lines too)."},
+    {&VenueChannelCounts::duplicate_packets, "", "tickgate_channel_duplicate_packets_total",
+     "Packets at a MsgSeqNum already taken, not parsed."},
+    {&VenueChannelCounts::gaps, "", "tickgate_channel_seq_gaps_total",
+     "Channel sequence gaps (MsgSeqNum jumps after A/B arbitration)."},
+    {&VenueChannelCounts::lost_packets, "", "tickgate_channel_lost_packets_total",
+     "MsgSeqNums the channel's gaps skipped."},
+    {&VenueChannelCounts::resets, "", "tickgate_channel_resets_total", "ChannelReset messages."},
+    {&VenueChannelCounts::unknown_templates, "", "tickgate_channel_unknown_templates_total",
+     "Messages of an unknown template, skipped."},
+};
+using ChannelRows = MetricRows<kChannelCounterFields>;
+inline constexpr ChannelCounterGroup kChannelCounterGroups[] = {ChannelRows::rows};
 
 struct Protocol {
     static constexpr std::string_view kName = "mdp3";
@@ -94,16 +112,22 @@ struct Protocol {
         return v;
     }
 
-    // The metrics' MDP3 part (metrics.hpp MetricsRegistry::Venue), on the
-    // engine thread every publish, no allocation: the channels' figures
-    // (the decoder's thread writes them; relaxed counters), and for an
-    // instrument the engine has seen its SecurityID (its slot was written
-    // before its first event crossed the ring) and book errors.
+    // The metrics' MDP3 part, on the engine thread every publish, no
+    // allocation: the channels' figures (kChannelCounterFields; the
+    // decoder's thread writes them, relaxed counters), and for an
+    // instrument the engine has seen (MetricsRegistry::Venue) its SecurityID
+    // (its slot was written before its first event crossed the ring) and book errors.
+    static constexpr std::span<const ChannelCounterGroup> kChannelCounterGroups = mdp3::kChannelCounterGroups;
     template <class Handler>
-    [[nodiscard]] static std::size_t venue_channels(const Handler& h, std::span<VenueChannelCounts> out) noexcept {
+    static std::size_t sample_channel_counters(const Handler& h, std::span<ChannelCounterSample> out) noexcept {
         const PacketDecoder& dec = h.protocol_decoder();
         const std::size_t n = std::min<std::size_t>(dec.channel_count(), out.size());
-        for (std::uint32_t slot = 0; slot < n; ++slot) out[slot] = channel_counts(dec, slot);
+        for (std::uint32_t slot = 0; slot < n; ++slot) {
+            const VenueChannelCounts c = channel_counts(dec, slot);
+            out[slot].channel = c.channel;
+            out[slot].groups = 1u;
+            ChannelRows::load(c, out[slot].values);
+        }
         return n;
     }
     template <class Handler>
