@@ -16,8 +16,32 @@
 // copyCorrectedForCoordinatedOmission does) use the expected interval between
 // datagrams (batch / rate).
 //
-//   latency_bench [--rate N | --rates A,B,C] [--seconds S] [--warmup S]
-//                 [--mode blocking|busy_poll|both] [--batch N] [--lines a|ab]
+// --protocol (default qfb1, as above): what the sender publishes and which
+// handlers receive it, BasicFeedHandler<P> / BasicInlineFeedHandler<P>; the
+// same schedule, sockets, modes and rows. A "workload" per protocol (below)
+// is all that differs: the config keys, datagrams sent once before the
+// schedule, the schedule's datagrams, where the send time is patched, which
+// updates are timed.
+//   mdp3:   one MDIncrementalRefreshBook46 of --batch MBP entries per packet,
+//           64 SecurityIDs learnt from the entries (no definition or
+//           snapshot feed; 10 levels a side, New/Change/Delete); send time in
+//           the packet header's SendingTime (ns since epoch, Event::send_ns),
+//           schedule in TransactTime; timed: every applied book entry.
+//   itch50: a MoldUDP64 session; system events and a stock directory (R)
+//           for locates 1..64 first (untimed), then --batch order messages
+//           (A/E/X/D/U) per packet; send time in every message's timestamp
+//           (ns since midnight, [itch] utc_offset_minutes = 0 so venue time is
+//           UTC; the reader takes the day from its book time: exact while a
+//           message is younger than 12 h), schedule from the message's stream
+//           position (--batch consecutive positions per packet); timed:
+//           every applied order message.
+// So each protocol's tick-to-book row is sender CLOCK_REALTIME at sendto ->
+// book, carried in the protocol's own fields. --stages is QFB/1's only.
+//
+//   latency_bench [--protocol qfb1|mdp3|itch50]
+//                 [--rate N | --rates A,B,C] [--seconds S] [--warmup S]
+//                 [--mode blocking|busy_poll|inline|both|all|A,B] [--stages]
+//                 [--batch N] [--lines a|ab]
 //                 [--json FILE] [--hist-out PREFIX]
 //                 [--max-rate [--start-rate N] [--confirm-seconds S] [--tolerance F]]
 //                 [--sender-cpu N] [--engine-cpu N] [--net-cpu N]
