@@ -112,6 +112,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -733,6 +734,10 @@ struct Itch50Workload {
         cfg.itch.utc_offset_minutes = 0;
     }
     [[nodiscard]] static std::int64_t time_of_day(std::int64_t rt) noexcept { return rt % kNsPerDay; }
+    // The preamble is 'O', a directory per locate 1..n, 'S', 'Q': the schedule starts at position n + 4.
+    [[nodiscard]] static constexpr std::uint64_t first_timed_position(std::uint32_t n) noexcept {
+        return std::uint64_t{n} + 4;
+    }
     class Sender {
     public:
         explicit Sender(const Options& o) : n_(o.instruments), batch_(o.batch), rng_(7), stocks_(o.instruments + 1) {}
@@ -753,6 +758,7 @@ struct Itch50Workload {
                 out.push_back(it::mold_packet(kSession, pos_, std::span(msgs).subspan(at, k)));
                 pos_ += k;
             }
+            if (pos_ != first_timed_position(n_)) throw std::logic_error("latency_bench: ITCH preamble length");
             return out;
         }
         std::span<const std::byte> next(std::int64_t) {
@@ -828,10 +834,10 @@ struct Itch50Workload {
     };
     struct Reader {
         std::uint16_t channel;
-        std::uint64_t first_pos;  // the schedule's first position: after the preamble's N + 3 messages
+        std::uint64_t first_pos;  // the schedule's first position
         std::uint32_t batch;
         explicit Reader(const Options& o)
-            : channel(o.channel), first_pos(std::uint64_t{o.instruments} + 4), batch(o.batch) {}
+            : channel(o.channel), first_pos(first_timed_position(o.instruments)), batch(o.batch) {}
         bool tick(const tickgate::Update& u, const tickgate::Event& ev, std::int64_t book, const Schedule& s,
                   Tick& t) const noexcept {
             if (ev.channel_id != channel || ev.kind < tickgate::itch50::kAddBid || ev.kind > tickgate::itch50::kReplace) return false;
