@@ -129,7 +129,6 @@
 #include "tickgate/feed/sequencer_impl.hpp"  // BasicSequencer<qfb1::Rules, StampedBook>
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
-#include "tickgate/endian.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/mdp3/event.hpp"
