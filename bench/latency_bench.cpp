@@ -16,8 +16,32 @@
 // copyCorrectedForCoordinatedOmission does) use the expected interval between
 // datagrams (batch / rate).
 //
-//   latency_bench [--rate N | --rates A,B,C] [--seconds S] [--warmup S]
-//                 [--mode blocking|busy_poll|both] [--batch N] [--lines a|ab]
+// --protocol (default qfb1, as above): what the sender publishes and which
+// handlers receive it, BasicFeedHandler<P> / BasicInlineFeedHandler<P>; the
+// same schedule, sockets, modes and rows. A "workload" per protocol (below)
+// is all that differs: the config keys, datagrams sent once before the
+// schedule, the schedule's datagrams, where the send time is patched, which
+// updates are timed.
+//   mdp3:   one MDIncrementalRefreshBook46 of --batch MBP entries per packet,
+//           64 SecurityIDs learnt from the entries (no definition or
+//           snapshot feed; 10 levels a side, New/Change/Delete); send time in
+//           the packet header's SendingTime (ns since epoch, Event::send_ns),
+//           schedule in TransactTime; timed: every applied book entry.
+//   itch50: a MoldUDP64 session; system events and a stock directory (R)
+//           for locates 1..64 first (untimed), then --batch order messages
+//           (A/E/X/D/U) per packet; send time in every message's timestamp
+//           (ns since midnight, [itch] utc_offset_minutes = 0 so venue time is
+//           UTC; the reader takes the day from its book time: exact while a
+//           message is younger than 12 h), schedule from the message's stream
+//           position (--batch consecutive positions per packet); timed:
+//           every applied order message.
+// So each protocol's tick-to-book row is sender CLOCK_REALTIME at sendto ->
+// book, carried in the protocol's own fields. --stages is QFB/1's only.
+//
+//   latency_bench [--protocol qfb1|mdp3|itch50]
+//                 [--rate N | --rates A,B,C] [--seconds S] [--warmup S]
+//                 [--mode blocking|busy_poll|inline|both|all|A,B] [--stages]
+//                 [--batch N] [--lines a|ab]
 //                 [--json FILE] [--hist-out PREFIX]
 //                 [--max-rate [--start-rate N] [--confirm-seconds S] [--tolerance F]]
 //                 [--sender-cpu N] [--engine-cpu N] [--net-cpu N]
@@ -88,6 +112,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -104,6 +129,11 @@
 #include "tickgate/feed/sequencer_impl.hpp"  // BasicSequencer<qfb1::Rules, StampedBook>
 #include "tickgate/inline_feed_handler.hpp"
 #include "tickgate/feed/qfb1/wire.hpp"
+#include "tickgate/feed/itch50/packet_builder.hpp"
+#include "tickgate/feed/itch50/protocol.hpp"
+#include "tickgate/feed/mdp3/event.hpp"
+#include "tickgate/feed/mdp3/packet_builder.hpp"
+#include "tickgate/feed/mdp3/protocol.hpp"
 
 namespace {
 
@@ -259,6 +289,10 @@ using bench::wait_until;
 
 // ------------------------------------------------------------------ options
 enum class Mode { kBlocking, kBusy, kInline };
+// --protocol: what the sender publishes and which handler receives it (a
+// workload each, below: the only per-protocol part of the harness).
+enum class Proto { kQfb1, kMdp3, kItch50 };
+const char* proto_name(Proto p) { return p == Proto::kMdp3 ? "mdp3" : p == Proto::kItch50 ? "itch50" : "qfb1"; }
 // Where datagrams travel and what receives them. kLoopback: sockets on
 // loopback multicast (the default). With --backend af_xdp every point runs
 // through a veth pair between two network namespaces the bench creates
@@ -273,6 +307,7 @@ const char* mode_name(Mode m) {
 }
 
 struct Options {
+    Proto protocol = Proto::kQfb1;
     std::vector<double> rates{10'000, 100'000};
     double seconds = 5;
     double warmup = 0.5;
@@ -305,7 +340,8 @@ struct Options {
 [[noreturn]] void usage(const char* msg) {
     std::fprintf(stderr,
                  "latency_bench: %s\n"
-                 "usage: latency_bench [--rate N | --rates A,B,C] [--seconds S] [--warmup S]\n"
+                 "usage: latency_bench [--protocol qfb1|mdp3|itch50]\n"
+                 "                     [--rate N | --rates A,B,C] [--seconds S] [--warmup S]\n"
                  "                     [--mode blocking|busy_poll|inline|both|all|A,B] [--stages]\n"
                  "                     [--batch N] [--lines a|ab]\n"
                  "                     [--json FILE] [--hist-out PREFIX]\n"
@@ -333,7 +369,13 @@ Options parse(int argc, char** argv) {
     };
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--rate") o.rates = {parse_rate(need(i))};
+        if (a == "--protocol") {
+            const std::string p = need(i);
+            if (p == "qfb1") o.protocol = Proto::kQfb1;
+            else if (p == "mdp3") o.protocol = Proto::kMdp3;
+            else if (p == "itch50") o.protocol = Proto::kItch50;
+            else usage("--protocol: qfb1, mdp3 or itch50");
+        } else if (a == "--rate") o.rates = {parse_rate(need(i))};
         else if (a == "--rates") {
             o.rates.clear();
             std::stringstream ss(need(i));
@@ -394,6 +436,7 @@ Options parse(int argc, char** argv) {
     }
     if (o.batch < 1 || o.batch > 28) usage("--batch: 1..28 (28 quotes fill 1400 bytes)");
     if (o.seconds <= 0) usage("--seconds must be > 0");
+    if (o.stages && o.protocol != Proto::kQfb1) usage("--stages: QFB/1 only (its probe wraps QFB/1's book)");
     for (const auto* g : {&o.group_a, &o.group_b}) {
         const auto ip = tickgate::parse_ipv4(*g);
         if (!ip || (*ip >> 16) != 0xEFFF) usage("groups must be 239.255.x.x (loopback-only test traffic)");
@@ -510,6 +553,304 @@ void self_check_layout() {
     }
 }
 
+// ------------------------------------------------------------------ workloads
+// The per-protocol part of the harness. A workload W says
+//   W::Protocol             the venue protocol the handlers are instantiated with
+//   W::configure(cfg)       the protocol's config keys (the harness has made one
+//                           channel, lines A/B on the loopback groups)
+//   W::Sender               on the sender thread: preamble() datagrams sent once
+//                           before the schedule (not timed), next(sched_rt) the
+//                           schedule's next datagram of --batch measured messages,
+//                           stamp(now) the send time written into it just before sendto
+//   W::Reader::tick()       on the engine, in the update callback: whether an
+//                           update is a measured message, and its send time and
+//                           scheduled send time
+// Everything else (schedule, sockets, handlers, histograms, output) is shared.
+
+// The schedule: datagram k at base + k * 1e9 / dgram_rate (CLOCK_MONOTONIC), rt_of(k) its realtime twin.
+struct Schedule {
+    std::int64_t mono0 = 0, rt0 = 0, base = 0;
+    double dgram_rate = 1;
+    [[nodiscard]] std::int64_t mono_of(std::uint64_t k) const noexcept {
+        return base + static_cast<std::int64_t>(static_cast<long double>(k) * 1e9L / dgram_rate);
+    }
+    [[nodiscard]] std::int64_t rt_of(std::uint64_t k) const noexcept { return rt0 + (mono_of(k) - mono0); }
+};
+
+// A measured message: its send time (the sender's CLOCK_REALTIME at sendto)
+// and its scheduled send time (realtime).
+struct Tick {
+    std::int64_t send_ns = 0, sched_ns = 0;
+};
+
+[[nodiscard]] bool applied_verdict(const tickgate::Update& u) noexcept {
+    return u.verdict == tickgate::Verdict::kAccepted || u.verdict == tickgate::Verdict::kGap;
+}
+
+// QFB/1: the harness's hand-written datagrams (Traffic); send time in the
+// packet header's send_time_ns (Event::send_ns), schedule in each message's source_ns.
+struct Qfb1Workload {
+    using Protocol = tickgate::qfb1::Protocol;
+    static constexpr Proto kProto = Proto::kQfb1;
+    static void configure(tickgate::Config&) {}
+    class Sender {
+    public:
+        explicit Sender(const Options& o) : t_(o.channel, o.instruments, o.batch) {}
+        std::vector<tickgate::Bytes> preamble() { return {}; }
+        std::span<const std::byte> next(std::int64_t sched_rt_ns) { return t_.next(sched_rt_ns); }
+        void stamp(std::int64_t now) noexcept { store_le<std::int64_t>(t_.data() + 20, now); }
+
+    private:
+        Traffic t_;
+    };
+    struct Reader {
+        std::uint16_t channel;
+        explicit Reader(const Options& o) : channel(o.channel) {}
+        bool tick(const tickgate::Update& u, const tickgate::Event& ev, std::int64_t, const Schedule&,
+                  Tick& t) const noexcept {
+            if (ev.channel_id != channel) return false;
+            if (ev.kind != tickgate::EventKind::kQuote && ev.kind != tickgate::EventKind::kDelta) return false;
+            if (!applied_verdict(u)) return false;
+            t.send_ns = ev.send_ns;
+            t.sched_ns = ev.kind == tickgate::EventKind::kQuote ? ev.u.quote.source_ns : ev.u.delta.source_ns;
+            return true;
+        }
+    };
+};
+
+// CME MDP 3.0: one MDIncrementalRefreshBook46 of --batch MBP entries per
+// packet (the library's packet builder), SecurityIDs 1001.. learnt from the
+// entries (no definition feed: every book has [mdp3] book_depth = 10
+// levels); send time in the packet header's SendingTime (Event::send_ns),
+// schedule in the message's TransactTime. Each side is filled to 10 levels
+// by New, then 70% Change of a random level, 30% Delete of one, whose
+// level and price the side's next entry adds back (New): bounded, never
+// crossed, and every entry valid by MDP3.md's table.
+struct Mdp3Workload {
+    using Protocol = tickgate::mdp3::Protocol;
+    static constexpr Proto kProto = Proto::kMdp3;
+    static void configure(tickgate::Config& cfg) { cfg.channels.front().protocol = "mdp3"; }
+    class Sender {
+    public:
+        explicit Sender(const Options& o) : batch_(o.batch), rng_(7), ins_(o.instruments) {
+            for (std::size_t i = 0; i < ins_.size(); ++i) ins_[i].base = (100 + static_cast<std::int64_t>(i)) * 1'000'000'000;
+        }
+        std::vector<tickgate::Bytes> preamble() { return {}; }
+        std::span<const std::byte> next(std::int64_t sched_rt_ns) {
+            entries_.clear();
+            for (std::uint32_t k = 0; k < batch_; ++k) {
+                const auto i = static_cast<std::uint32_t>(rng_.below(ins_.size()));
+                entries_.push_back(entry(i, static_cast<int>(rng_.below(2))));
+            }
+            namespace build = tickgate::mdp3::build;
+            build::Writer p = build::packet(++msg_seq_, 0);  // SendingTime: stamp()
+            p.append(build::book_message(static_cast<std::uint64_t>(sched_rt_ns), entries_));
+            cur_ = std::move(p.bytes());
+            return cur_;
+        }
+        void stamp(std::int64_t now) noexcept { store_le<std::uint64_t>(cur_.data() + 4, static_cast<std::uint64_t>(now)); }
+
+    private:
+        static constexpr std::int64_t kTick = 250'000'000;  // 0.25 at PRICE9's exponent -9
+        static constexpr std::uint32_t kDepth = 10;
+        struct Side {
+            std::vector<std::int64_t> px;  // level 1 first
+            std::uint32_t readd_level = 0;  // a deleted level to add back (0: none)
+            std::int64_t readd_px = 0;
+        };
+        struct Instr {
+            std::int64_t base = 0;
+            std::uint32_t rpt = 0;
+            Side side[2];
+        };
+        tickgate::mdp3::build::BookEntry entry(std::uint32_t i, int s) {
+            Instr& in = ins_[i];
+            Side& sd = in.side[s];
+            const auto qty = static_cast<std::int32_t>(1 + rng_.below(500));
+            tickgate::mdp3::build::BookEntry e{0, qty, 1001 + static_cast<std::int32_t>(i), ++in.rpt, 0, 0,
+                                               s == 0 ? '0' : '1', static_cast<std::int32_t>(1 + rng_.below(20))};
+            const auto n = static_cast<std::uint32_t>(sd.px.size());
+            if (sd.readd_level != 0 || n < kDepth) {  // New: the deleted level back, or the next one out
+                const std::uint32_t level = sd.readd_level ? sd.readd_level : n + 1;
+                const std::int64_t px = sd.readd_level ? sd.readd_px : in.base + (s == 0 ? -kTick : kTick) * (n + 1);
+                sd.px.insert(sd.px.begin() + (level - 1), px);
+                sd.readd_level = 0;
+                e.level = static_cast<std::uint8_t>(level), e.action = 0, e.px = px;
+            } else {
+                const auto level = static_cast<std::uint32_t>(1 + rng_.below(n));
+                e.level = static_cast<std::uint8_t>(level);
+                e.px = sd.px[level - 1];
+                if (rng_.below(10) < 7) {
+                    e.action = 1;  // Change
+                } else {
+                    e.action = 2;  // Delete
+                    sd.readd_level = level, sd.readd_px = sd.px[level - 1];
+                    sd.px.erase(sd.px.begin() + (level - 1));
+                }
+            }
+            return e;
+        }
+        std::uint32_t batch_;
+        bench::Rng rng_;
+        std::vector<Instr> ins_;
+        std::vector<tickgate::mdp3::build::BookEntry> entries_;
+        std::uint32_t msg_seq_ = 0;
+        tickgate::Bytes cur_;
+    };
+    struct Reader {
+        std::uint16_t channel;
+        explicit Reader(const Options& o) : channel(o.channel) {}
+        bool tick(const tickgate::Update& u, const tickgate::Event& ev, std::int64_t, const Schedule&,
+                  Tick& t) const noexcept {
+            if (ev.channel_id != channel || ev.kind != tickgate::mdp3::kLevelEntry || !applied_verdict(u)) return false;
+            t.send_ns = ev.send_ns;
+            t.sched_ns = ev.u.venue.source_ns;
+            return true;
+        }
+    };
+};
+
+// Nasdaq TotalView-ITCH 5.0 over MoldUDP64 (the library's builders): a
+// preamble of system events and one stock directory (R) per locate 1..N
+// (positions 1..N+3, before the schedule), then --batch order messages per
+// packet: adds (A), executions (E), cancels (X), deletes (D), replaces (U),
+// at most 32 open orders per stock, bids below and asks above a fixed mid.
+// Send time: every message's timestamp (u48, ns since midnight; [itch]
+// utc_offset_minutes = 0, so venue time is UTC) is written with the send
+// time just before sendto; the reader takes the day from the book time
+// (exact while tick-to-book is under 12 hours). ITCH carries no scheduled
+// time: it is the schedule's time of the packet that the message's stream
+// position falls in (positions are consecutive, --batch per packet).
+struct Itch50Workload {
+    using Protocol = tickgate::itch50::Protocol;
+    static constexpr Proto kProto = Proto::kItch50;
+    static constexpr std::int64_t kNsPerDay = 86'400'000'000'000;
+    static constexpr std::string_view kSession = "LATBENCH01";
+    static void configure(tickgate::Config& cfg) {
+        cfg.channels.front().protocol = "itch50";
+        cfg.itch.max_orders = 262'144;
+        cfg.itch.max_levels = 65'536;
+        cfg.itch.utc_offset_minutes = 0;
+    }
+    [[nodiscard]] static std::int64_t time_of_day(std::int64_t rt) noexcept { return rt % kNsPerDay; }
+    // The preamble is 'O', a directory per locate 1..n, 'S', 'Q': the schedule starts at position n + 4.
+    [[nodiscard]] static constexpr std::uint64_t first_timed_position(std::uint32_t n) noexcept {
+        return std::uint64_t{n} + 4;
+    }
+    class Sender {
+    public:
+        explicit Sender(const Options& o) : n_(o.instruments), batch_(o.batch), rng_(7), stocks_(o.instruments + 1) {}
+        std::vector<tickgate::Bytes> preamble() {
+            namespace it = tickgate::itch50;
+            const std::int64_t ts = time_of_day(tickgate::realtime_ns());
+            std::vector<tickgate::Bytes> msgs{it::system_event('O', ts)};
+            for (std::uint32_t i = 1; i <= n_; ++i) {
+                char sym[9];
+                std::snprintf(sym, sizeof sym, "LB%04u", i);
+                msgs.push_back(it::stock_directory(static_cast<std::uint16_t>(i), sym, ts));
+            }
+            msgs.push_back(it::system_event('S', ts));
+            msgs.push_back(it::system_event('Q', ts));
+            std::vector<tickgate::Bytes> out;
+            for (std::size_t at = 0; at < msgs.size(); at += 16) {
+                const std::size_t k = std::min<std::size_t>(16, msgs.size() - at);
+                out.push_back(it::mold_packet(kSession, pos_, std::span(msgs).subspan(at, k)));
+                pos_ += k;
+            }
+            if (pos_ != first_timed_position(n_)) throw std::logic_error("latency_bench: ITCH preamble length");
+            return out;
+        }
+        std::span<const std::byte> next(std::int64_t) {
+            msgs_.clear();
+            for (std::uint32_t k = 0; k < batch_; ++k) msgs_.push_back(flow(static_cast<std::uint16_t>(1 + rng_.below(n_))));
+            cur_ = tickgate::itch50::mold_packet(kSession, pos_, msgs_);
+            pos_ += batch_;
+            stamps_.clear();
+            std::size_t off = tickgate::moldudp64::kHeaderSize;
+            for (const tickgate::Bytes& m : msgs_) {
+                stamps_.push_back(off + tickgate::moldudp64::kBlockHeaderSize + tickgate::itch50::kTimestampOffset);
+                off += tickgate::moldudp64::kBlockHeaderSize + m.size();
+            }
+            return cur_;
+        }
+        void stamp(std::int64_t now) noexcept {
+            const auto ts = static_cast<std::uint64_t>(time_of_day(now));
+            for (const std::size_t at : stamps_)
+                for (int b = 0; b < 6; ++b) cur_[at + static_cast<std::size_t>(b)] = static_cast<std::byte>(ts >> (8 * (5 - b)));
+        }
+
+    private:
+        struct Order {
+            std::uint64_t ref;
+            std::uint32_t shares, price;
+            char side;
+        };
+        std::uint32_t price_for(std::uint16_t locate, char side) {
+            const std::uint32_t mid = (100 + std::uint32_t{locate}) * 10'000, away = static_cast<std::uint32_t>(1 + rng_.below(10)) * 100;
+            return side == 'B' ? mid - away : mid + away;
+        }
+        tickgate::Bytes flow(std::uint16_t locate) {
+            namespace it = tickgate::itch50;
+            std::vector<Order>& orders = stocks_[locate];
+            if (orders.size() < 8 || (orders.size() < 32 && rng_.below(100) < 45)) {
+                const char side = rng_.below(2) ? 'B' : 'S';
+                const Order o{next_ref_++, static_cast<std::uint32_t>(1 + rng_.below(10)) * 100, price_for(locate, side), side};
+                orders.push_back(o);
+                return it::add_order(locate, o.ref, side, o.shares, o.price);
+            }
+            Order& o = orders[rng_.below(orders.size())];
+            const auto r = rng_.below(100);
+            tickgate::Bytes m;
+            if (r < 15) {
+                const std::uint32_t n = std::min<std::uint32_t>(o.shares, static_cast<std::uint32_t>(1 + rng_.below(5)) * 100);
+                m = it::executed(locate, o.ref, n);
+                o.shares -= n;
+            } else if (r < 30) {
+                const std::uint32_t cut = o.shares > 100 ? static_cast<std::uint32_t>(1 + rng_.below(o.shares / 100 - 1)) * 100 : o.shares;
+                m = it::cancel(locate, o.ref, cut);
+                o.shares -= cut;
+            } else if (r < 70) {
+                m = it::delete_order(locate, o.ref);
+                o.shares = 0;
+            } else {
+                const Order u{next_ref_++, static_cast<std::uint32_t>(1 + rng_.below(10)) * 100, price_for(locate, o.side), o.side};
+                m = it::replace(locate, o.ref, u.ref, u.shares, u.price);
+                o = u;
+            }
+            if (o.shares == 0) {
+                o = orders.back();
+                orders.pop_back();
+            }
+            return m;
+        }
+        std::uint32_t n_, batch_;
+        bench::Rng rng_;
+        std::vector<std::vector<Order>> stocks_;  // open orders by locate
+        std::uint64_t next_ref_ = 1, pos_ = 1;
+        std::vector<tickgate::Bytes> msgs_;
+        std::vector<std::size_t> stamps_;  // where each message's timestamp is in cur_
+        tickgate::Bytes cur_;
+    };
+    struct Reader {
+        std::uint16_t channel;
+        std::uint64_t first_pos;  // the schedule's first position
+        std::uint32_t batch;
+        explicit Reader(const Options& o)
+            : channel(o.channel), first_pos(first_timed_position(o.instruments)), batch(o.batch) {}
+        bool tick(const tickgate::Update& u, const tickgate::Event& ev, std::int64_t book, const Schedule& s,
+                  Tick& t) const noexcept {
+            if (ev.channel_id != channel || ev.kind < tickgate::itch50::kAddBid || ev.kind > tickgate::itch50::kReplace) return false;
+            if (!applied_verdict(u) || ev.u.venue.seq < first_pos) return false;
+            std::int64_t back = time_of_day(book) - ev.u.venue.source_ns;  // book - send, mod one day
+            if (back < -kNsPerDay / 2) back += kNsPerDay;
+            else if (back >= kNsPerDay / 2) back -= kNsPerDay;
+            t.send_ns = book - back;
+            t.sched_ns = s.rt_of((ev.u.venue.seq - first_pos) / batch);
+            return true;
+        }
+    };
+};
+
 // ------------------------------------------------------------------ one run
 struct Result {
     Mode mode{};
@@ -520,7 +861,9 @@ struct Result {
     int sender_cpu = -1, engine_cpu = -1, net_cpu = -1;
     bool engine_yield = false;
     std::string tag;
+    Proto protocol = Proto::kQfb1;
     std::uint64_t sent_msgs = 0, sent_dgrams = 0, send_errors = 0, applied = 0, timed = 0;
+    std::uint64_t unchanged = 0;  // measured messages that changed no book (a workload check)
     std::uint64_t kernel_drops = 0, seq_gaps = 0, ring_overflow = 0, seq_lost = 0, arb_gaps = 0, negatives = 0;
     std::int64_t interval_ns = 0;
     Histogram t2b, t2b_co, own, own_co, sched, ktx, late;
@@ -609,7 +952,7 @@ std::int64_t stamp_cost_ns() {
 // One measured point: `feed` (a FeedHandler whose network thread is not
 // started yet, or an inline handler), the sender on its core, this thread
 // the engine (two-thread) or the whole handler (inline) on its core.
-template <class Feed, class Probe = tickgate::NoProbe>
+template <class W, class Feed, class Probe = tickgate::NoProbe>
 void measure(const Options& o, Result& r, Feed& feed, double rate, double seconds) {
     constexpr bool kInline = !requires { feed.start(); };
     constexpr bool kStages = !std::is_same_v<Probe, tickgate::NoProbe>;
@@ -623,13 +966,12 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
     r.interval_ns = static_cast<std::int64_t>(std::llround(1e9 / dgram_rate));
 
     // Schedule: datagram k at base + k * 1e9 / dgram_rate (CLOCK_MONOTONIC),
-    // its realtime twin in source_ns.
-    const std::int64_t mono0 = mono_ns(), rt0 = tickgate::realtime_ns();
-    const std::int64_t base = mono0 + 20'000'000;
-    auto sched_mono = [&](std::uint64_t k) {
-        return base + static_cast<std::int64_t>(static_cast<long double>(k) * 1e9L / dgram_rate);
-    };
-    const std::int64_t measure_from_rt = rt0 + (sched_mono(warm_dgrams) - mono0);
+    // its realtime twin carried as the workload says (QFB/1: source_ns).
+    Schedule sch;
+    sch.mono0 = mono_ns(), sch.rt0 = tickgate::realtime_ns();
+    sch.base = sch.mono0 + 20'000'000;
+    sch.dgram_rate = dgram_rate;
+    const std::int64_t measure_from_rt = sch.rt_of(warm_dgrams);
 
     std::atomic<bool> sender_done{false};
     std::atomic<std::uint64_t> sent_msgs{0};
@@ -638,15 +980,20 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
     const auto send_all = [&](auto& tx) {
         const std::uint32_t ga = *tickgate::parse_ipv4(o.group_a), gb = *tickgate::parse_ipv4(o.group_b);
         const std::uint16_t pa = o.port, pb = static_cast<std::uint16_t>(o.port + 1);
-        Traffic traffic(o.channel, o.instruments, o.batch);
+        typename W::Sender traffic(o);
         std::uint64_t msgs = 0, errors = 0;
+        // The workload's untimed start (ITCH's stock directory), before the schedule's first datagram.
+        for (const tickgate::Bytes& p : traffic.preamble()) {
+            if (!tx.send(ga, pa, p)) ++errors;
+            if (o.both_lines) tx.send(gb, pb, p);
+        }
         for (std::uint64_t k = 0; k < total_dgrams; ++k) {
-            const std::int64_t t = sched_mono(k);
-            const std::int64_t t_rt = rt0 + (t - mono0);
+            const std::int64_t t = sch.mono_of(k);
+            const std::int64_t t_rt = sch.rt_of(k);
             const auto d = traffic.next(t_rt);
             wait_until(t, spin_ns);  // late: no wait, send now; the schedule itself never moves
             const std::int64_t now = tickgate::realtime_ns();
-            store_le<std::int64_t>(traffic.data() + 20, now);
+            traffic.stamp(now);
             const bool ok = tx.send(ga, pa, d);
             if (o.both_lines) tx.send(gb, pb, d);
             if (k == 0) send_first = now;
@@ -676,22 +1023,20 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
 
     // Engine: spin on poll(); time each applied Q/D message inside the callback.
     // Inline, the callback runs on the receiving thread, right after the book.
-    const std::uint16_t channel = o.channel;
-    std::uint64_t applied = 0, timed = 0;
+    const typename W::Reader reader(o);
+    std::uint64_t applied = 0, timed = 0, unchanged = 0;
     auto on_update = [&](const tickgate::Update& u, const tickgate::Event& ev) {
         const std::int64_t book = tickgate::realtime_ns();
-        if (ev.channel_id != channel) return;
-        if (ev.kind != tickgate::EventKind::kQuote && ev.kind != tickgate::EventKind::kDelta) return;
-        if (u.verdict != tickgate::Verdict::kAccepted && u.verdict != tickgate::Verdict::kGap) return;
+        Tick tk;
+        if (!reader.tick(u, ev, book, sch, tk)) return;  // not a measured message
         ++applied;
-        const std::int64_t sched =
-            ev.kind == tickgate::EventKind::kQuote ? ev.u.quote.source_ns : ev.u.delta.source_ns;
-        if (sched < measure_from_rt) return;  // warm-up
+        unchanged += !u.book_changed;
+        if (tk.sched_ns < measure_from_rt) return;  // warm-up
         ++timed;
-        r.t2b.record(book - ev.send_ns);
+        r.t2b.record(book - tk.send_ns);
         r.own.record(book - ev.recv_ns);
-        r.ktx.record(ev.recv_ns - ev.send_ns);
-        r.sched.record(book - sched);
+        r.ktx.record(ev.recv_ns - tk.send_ns);
+        r.sched.record(book - tk.sched_ns);
         if constexpr (kStages) {
             if (u.verdict != tickgate::Verdict::kAccepted) return;  // buffered or repaired: no single book apply
             const StageStamps& st = g_stamps;
@@ -736,6 +1081,7 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
     r.sent_msgs = sent_msgs.load();
     r.applied = applied;
     r.timed = timed;
+    r.unchanged = unchanged;
     r.achieved_rate = send_last > send_first
                           ? static_cast<double>(r.sent_dgrams - 1) * o.batch * 1e9 / static_cast<double>(send_last - send_first)
                           : 0;
@@ -755,8 +1101,10 @@ void measure(const Options& o, Result& r, Feed& feed, double rate, double second
 }
 
 
-Result run_point(const Options& o, Backend backend, Mode mode, double rate, double seconds) {
+template <class W>
+Result run_point_for(const Options& o, Backend backend, Mode mode, double rate, double seconds) {
     Result r;
+    r.protocol = W::kProto;
     r.mode = mode;
     r.backend = backend;
     r.rate = rate;
@@ -777,6 +1125,7 @@ Result run_point(const Options& o, Backend backend, Mode mode, double rate, doub
     ch.a = {o.group_a, o.port, interface};
     ch.b = {o.group_b, static_cast<std::uint16_t>(o.port + 1), interface};
     cfg.channels.push_back(ch);
+    W::configure(cfg);
     cfg.receiver.ring_size = o.ring_size;
     if (backend == Backend::kAfXdp) {
         cfg.receiver.backend = tickgate::ReceiveBackend::kAfXdp;
@@ -798,17 +1147,31 @@ Result run_point(const Options& o, Backend backend, Mode mode, double rate, doub
     cfg.threading.receiver_cpu = r.net_cpu;
     cfg.threading.engine_cpu = o.engine_cpu;
 
+    using P = typename W::Protocol;
     if (mode != Mode::kInline) {
-        tickgate::FeedHandler feed(cfg);
-        measure(o, r, feed, rate, seconds);
-    } else if (o.stages) {
-        tickgate::BasicInlineFeedHandler<tickgate::qfb1::Protocol, StampedBook> feed(cfg);
-        measure<decltype(feed), StageProbe>(o, r, feed, rate, seconds);
-    } else {
-        tickgate::InlineFeedHandler feed(cfg);
-        measure(o, r, feed, rate, seconds);
+        tickgate::BasicFeedHandler<P> feed(cfg);
+        measure<W>(o, r, feed, rate, seconds);
+        return r;
     }
+    if constexpr (W::kProto == Proto::kQfb1) {
+        if (o.stages) {
+            tickgate::BasicInlineFeedHandler<P, StampedBook> feed(cfg);
+            measure<W, decltype(feed), StageProbe>(o, r, feed, rate, seconds);
+            return r;
+        }
+    }
+    tickgate::BasicInlineFeedHandler<P> feed(cfg);
+    measure<W>(o, r, feed, rate, seconds);
     return r;
+}
+
+Result run_point(const Options& o, Backend backend, Mode mode, double rate, double seconds) {
+    switch (o.protocol) {
+        case Proto::kMdp3: return run_point_for<Mdp3Workload>(o, backend, mode, rate, seconds);
+        case Proto::kItch50: return run_point_for<Itch50Workload>(o, backend, mode, rate, seconds);
+        case Proto::kQfb1: break;
+    }
+    return run_point_for<Qfb1Workload>(o, backend, mode, rate, seconds);
 }
 
 // ------------------------------------------------------------------ output
@@ -833,8 +1196,14 @@ void print_hist_row(const char* what, const Histogram& h) {
 }
 
 // A point's name in the summaries: its mode, over veth its backend, its tag.
+// QFB/1's points keep their old names; another protocol's are prefixed with it.
+std::string proto_mode(const Result& r) {
+    return r.protocol == Proto::kQfb1 ? std::string(mode_name(r.mode))
+                                      : std::string(proto_name(r.protocol)) + "/" + mode_name(r.mode);
+}
+
 std::string label(const Result& r) {
-    std::string l = mode_name(r.mode);
+    std::string l = proto_mode(r);
     if (r.backend != Backend::kLoopback) l += std::string("/") + backend_name(r.backend);
     if (!r.tag.empty()) l += "/" + r.tag;
     return l;
@@ -847,7 +1216,7 @@ void print_result(const Result& r) {
                     backend_name(r.backend), VethPair::kTxAddress, VethPair::kRxAddress,
                     r.backend == Backend::kAfXdp ? "; recv stamp = CPU clock when the RX ring batch is seen" : "");
     std::printf("\n== %s  rate %s msg/s  (%s dgram/s, batch %u, line%s)  %.1f s  [sender cpu %d, engine cpu %d%s, net cpu %s]\n",
-                mode_name(r.mode), fmt_rate(r.rate).c_str(), fmt_rate(r.rate / r.batch).c_str(), r.batch,
+                proto_mode(r).c_str(), fmt_rate(r.rate).c_str(), fmt_rate(r.rate / r.batch).c_str(), r.batch,
                 r.both_lines ? "s A+B" : " A", r.seconds, r.sender_cpu, r.engine_cpu,
                 r.engine_yield ? " (yields when idle)" : "",
                 r.mode == Mode::kInline ? "none (inline)" : r.net_cpu < 0 ? "unpinned" : std::to_string(r.net_cpu).c_str());
@@ -871,6 +1240,8 @@ void print_result(const Result& r) {
                 r.sent_msgs, r.sent_dgrams, r.send_errors, r.applied, r.missing(), r.kernel_drops, r.seq_gaps,
                 r.ring_overflow, r.seq_lost, fmt_rate(std::round(r.achieved_rate)).c_str(),
                 r.rate_held() ? "" : " (SENDER COULD NOT HOLD THE RATE)", r.zero_loss() ? "zero loss" : "LOSS");
+    if (r.protocol != Proto::kQfb1)
+        std::printf("    measured messages that changed no book: %" PRIu64 " of %" PRIu64 "\n", r.unchanged, r.applied);
     if (r.negatives) std::printf("    note: %" PRIu64 " negative intervals clamped to 0 (clock step?)\n", r.negatives);
     std::printf("    load avg before/after: %s / %s\n", r.load_before.c_str(), r.load_after.c_str());
     std::fflush(stdout);
@@ -893,6 +1264,7 @@ tickgate::json::Value stages_json(const Result& r) {
 
 tickgate::json::Value result_json(const Result& r) {
     return {{"mode", mode_name(r.mode)},
+            {"protocol", proto_name(r.protocol)},
             {"backend", backend_name(r.backend)},
             {"rate", r.rate},
             {"batch", r.batch},
@@ -911,6 +1283,7 @@ tickgate::json::Value result_json(const Result& r) {
             {"send_errors", r.send_errors},
             {"applied", r.applied},
             {"timed", r.timed},
+            {"unchanged_books", r.unchanged},
             {"missing", r.missing()},
             {"kernel_drops", r.kernel_drops},
             {"seq_gaps", r.seq_gaps},
@@ -932,6 +1305,7 @@ tickgate::json::Value result_json(const Result& r) {
 void write_dat(const Options& o, const Result& r) {
     if (o.hist_out.empty()) return;
     std::string suffix = std::string(mode_name(r.mode)) + "-" + fmt_rate(r.rate);
+    if (r.protocol != Proto::kQfb1) suffix = std::string(proto_name(r.protocol)) + "-" + suffix;
     if (r.backend != Backend::kLoopback) suffix += std::string("-") + backend_name(r.backend);
     if (r.batch != 1) suffix += "-b" + std::to_string(r.batch);
     if (r.both_lines) suffix += "-ab";
@@ -948,7 +1322,7 @@ void write_dat(const Options& o, const Result& r) {
             std::fprintf(stderr, "cannot write %s\n", path.c_str());
             continue;
         }
-        f.h->write_distribution(fp, std::string(f.what) + ": " + mode_name(r.mode) + " " + fmt_rate(r.rate) +
+        f.h->write_distribution(fp, std::string(f.what) + ": " + proto_mode(r) + " " + fmt_rate(r.rate) +
                                         " msg/s, batch " + std::to_string(r.batch));
         std::fclose(fp);
         std::printf("    wrote %s\n", path.c_str());
@@ -957,7 +1331,9 @@ void write_dat(const Options& o, const Result& r) {
 
 std::string command_for(const Options& o, Mode m, double rate, double seconds) {
     std::ostringstream c;
-    c << "latency_bench --mode " << mode_name(m) << " --rate " << std::llround(rate) << " --seconds " << seconds
+    c << "latency_bench";
+    if (o.protocol != Proto::kQfb1) c << " --protocol " << proto_name(o.protocol);
+    c << " --mode " << mode_name(m) << " --rate " << std::llround(rate) << " --seconds " << seconds
       << " --batch " << o.batch << " --lines " << (o.both_lines ? "ab" : "a")
       << " --engine-cpu " << o.engine_cpu;
     if (m != Mode::kInline) c << " --net-cpu " << net_cpu_for(o, m) << (o.engine_yield ? " --engine-idle yield" : "");
@@ -993,6 +1369,17 @@ int main(int argc, char** argv) {
                         "spinning engine) on %u cores: the sender and the network thread share core %d and "
                         "time-slice; only rates whose sends leave the network thread enough of that core hold.\n",
                         mi.cores, mi.cores, o.sender_cpu);
+        if (o.protocol == Proto::kMdp3)
+            std::printf("== protocol mdp3: BasicFeedHandler / BasicInlineFeedHandler<mdp3::Protocol>; one "
+                        "MDIncrementalRefreshBook46 of --batch MBP entries per packet, 64 SecurityIDs (no definition "
+                        "feed); send time = packet SendingTime (patched just before sendto), schedule = TransactTime. "
+                        "Timed: every applied book entry.\n");
+        else if (o.protocol == Proto::kItch50)
+            std::printf("== protocol itch50: BasicFeedHandler / BasicInlineFeedHandler<itch50::Protocol>; MoldUDP64 "
+                        "session, stock directory first (untimed), then --batch A/E/X/D/U messages per packet; send "
+                        "time = every message's timestamp (ns since midnight, utc_offset_minutes = 0, patched just "
+                        "before sendto; the day from the book time), schedule = from the stream position. Timed: every "
+                        "applied order message.\n");
         std::printf("== CO correction: HdrHistogram recordValueWithExpectedInterval with the datagram interval "
                     "(batch/rate); 'from schedule' = book time - scheduled send time (open-loop, CO-free).\n");
         std::fflush(stdout);
@@ -1094,7 +1481,8 @@ int main(int argc, char** argv) {
         }
         for (const auto& s : searches) {
             std::printf("\n== max zero-loss rate, %s, batch %u, line%s: %s msg/s (%s dgram/s) %s\n   steps:",
-                        mode_name(s.mode), o.batch, o.both_lines ? "s A+B" : " A", fmt_rate(s.max_rate).c_str(),
+                        o.protocol == Proto::kQfb1 ? mode_name(s.mode)
+                                                   : (std::string(proto_name(o.protocol)) + "/" + mode_name(s.mode)).c_str(), o.batch, o.both_lines ? "s A+B" : " A", fmt_rate(s.max_rate).c_str(),
                         fmt_rate(std::round(s.max_rate / o.batch)).c_str(),
                         s.confirmed ? "(confirmed)" : "(NOT confirmed)");
             for (const auto& [rate, ok] : s.steps) std::printf(" %s:%s", fmt_rate(rate).c_str(), ok ? "ok" : "fail");
@@ -1102,7 +1490,7 @@ int main(int argc, char** argv) {
         }
 
         if (!o.json.empty()) {
-            tickgate::json::Value doc = {{"tool", "latency_bench"}, {"command", o.argv_line},
+            tickgate::json::Value doc = {{"tool", "latency_bench"}, {"protocol", proto_name(o.protocol)}, {"command", o.argv_line},
                                          {"machine", bench::machine_json(mi)}, {"results", tickgate::json::Value::array()}};
             for (const Result& r : results) doc["results"].push_back(result_json(r));
             if (!searches.empty()) {
