@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -226,6 +228,31 @@ TEST_F(StreamRule, NewSessionLosesTheOpenHoleDiscardsHeldAndOldSessionPacketsAre
     EXPECT_EQ(counters().packets.get(), 4u);
     EXPECT_EQ(rec_.applied.size(), 3u);
     EXPECT_FALSE(stream_.channel(0).gave_up);
+}
+
+// "A channel remembers its last 16" sessions: the ring keeps the newest 16
+// replaced ones. The stream used to overwrite one slot for good once it had
+// replaced 16, so after 19 sessions the 18th was forgotten and a late packet
+// of it was taken for a new session (the books emptied again).
+TEST_F(StreamRule, TheLastSixteenReplacedSessionsAreStaleAndAnOlderOneIsNewAgain) {
+    const auto name = [](int n) {
+        char s[11];
+        std::snprintf(s, sizeof s, "S%09d", n);
+        return std::string(s);
+    };
+    for (int n = 1; n <= 19; ++n) feed(packet(1, 1, name(n)), n);  // S19 current; S3..S18 remembered
+    EXPECT_EQ(counters().session_changes.get(), 18u);
+    for (const int stale : {18, 17, 3}) {
+        const std::uint64_t before = counters().stale_session_packets.get();
+        feed(packet(2, 1, name(stale)), 100 + stale);
+        EXPECT_EQ(counters().stale_session_packets.get(), before + 1) << name(stale) << " was replaced among the last 16";
+    }
+    EXPECT_EQ(counters().session_changes.get(), 18u);
+    feed(packet(1, 1, name(2)), 200);  // replaced 17 sessions ago: forgotten, so a new session
+    EXPECT_EQ(counters().session_changes.get(), 19u);
+    moldudp64::Session current{};
+    std::memcpy(current.data(), name(2).data(), current.size());
+    EXPECT_EQ(stream_.channel(0).session, current);
 }
 
 TEST_F(StreamRule, MalformedPacketsMessagesFromTheFaultOnAreNotReceived) {

@@ -23,30 +23,16 @@
 
 namespace tickgate::itch50 {
 
-// A channel's MoldUDP64 session as the channel table sees it: sessions are
-// names, not numbers, so a name not seen before replaces the current one
-// and one of the last kRemembered is stale: the stream's rule, which owns
-// the positions (two homes of a channel's session until issue 22's one
-// channel table; the bound at least is one).
+// A channel's MoldUDP64 session as the channel table sees it: the
+// stream's rule (moldudp64::SessionMemory: names, not numbers; one of the
+// last 16 replaced is stale), one implementation for both homes until the
+// stream takes its sessions from the channel table.
 class SessionState {
 public:
-    static constexpr std::size_t kRemembered = moldudp64::Stream<MoldPayload>::kRememberedSessions;
-    [[nodiscard]] SessionMark observe(const moldudp64::Key& key) noexcept {
-        if (has_ && key.session == current_) return SessionMark::kCurrent;
-        for (std::size_t i = 0; i < std::min(n_before_, kRemembered); ++i)
-            if (before_[i] == key.session) return SessionMark::kStale;
-        const bool first = !has_;
-        if (has_) before_[n_before_++ % kRemembered] = current_;
-        current_ = key.session;
-        has_ = true;
-        return first ? SessionMark::kFirst : SessionMark::kNewer;
-    }
+    [[nodiscard]] SessionMark observe(const moldudp64::Key& key) noexcept { return sessions_.observe(key.session); }
 
 private:
-    moldudp64::Session current_{};
-    std::array<moldudp64::Session, kRemembered> before_{};
-    std::size_t n_before_ = 0;
-    bool has_ = false;
+    moldudp64::SessionMemory sessions_;
 };
 
 // One datagram's messages as Events, outside any stream (protocol

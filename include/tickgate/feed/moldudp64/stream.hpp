@@ -84,7 +84,7 @@ template <class Payload, class Recovery = NoRecovery>
 class Stream {
 public:
     // Sessions a channel remembers as "had before" (their late packets are stale).
-    static constexpr std::size_t kRememberedSessions = 16;
+    static constexpr std::size_t kRememberedSessions = SessionMemory::kRemembered;
     // Open holes per channel; one more gives up the channel's oldest.
     static constexpr std::size_t kMaxHolesPerChannel = 256;
 
@@ -124,7 +124,7 @@ public:
     };
     [[nodiscard]] ChannelView channel(std::uint32_t ch) const noexcept {
         const Channel& c = channels_[ch];
-        return {c.session, c.has_session, c.positioned, c.next_seq, c.seen_end,
+        return {c.sessions.current(), c.sessions.has(), c.positioned, c.next_seq, c.seen_end,
                 c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
     }
     [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
@@ -132,7 +132,7 @@ public:
     // The channel whose current session is `s` (a re-request server's unicast answer); UINT32_MAX if none.
     [[nodiscard]] std::uint32_t channel_of_session(const Session& s) const noexcept {
         for (std::uint32_t ch = 0; ch < channels_.size(); ++ch)
-            if (channels_[ch].has_session && channels_[ch].session == s) return ch;
+            if (channels_[ch].sessions.is_current(s)) return ch;
         return UINT32_MAX;
     }
 
@@ -183,7 +183,7 @@ public:
         Channel& c = channels_[ch];
         std::uint16_t received = 0;
         if (!receive(c, d, key, received)) return;
-        if (!c.has_session || key.session != c.session) {
+        if (!c.sessions.is_current(key.session)) {
             c.counters.unrequested_answer_messages.add(received);
             return;
         }
@@ -301,10 +301,7 @@ private:
         bool retransmission;       // a re-request server's answer
     };
     struct Channel {
-        Session session{};
-        std::array<Session, kRememberedSessions> before{};
-        std::size_t n_before = 0;
-        bool has_session = false;
+        SessionMemory sessions;
         bool positioned = false;   // a position of this session was seen (late join decided)
         bool gave_up = false;
         bool late_joined = false;
@@ -385,19 +382,17 @@ private:
     // false: a stale session's packet, discarded.
     template <class Sink>
     bool observe_session(std::uint32_t ch, Channel& c, const Session& s, Sink& sink) noexcept {
-        if (c.has_session && s == c.session) return true;
-        for (std::size_t i = 0; i < c.n_before; ++i)
-            if (c.before[i] == s) {
-                c.counters.stale_session_packets.add();
-                return false;
-            }
-        const bool replaces = c.has_session;
+        const SessionMark mark = c.sessions.observe(s);
+        if (mark == SessionMark::kCurrent) return true;
+        if (mark == SessionMark::kStale) {
+            c.counters.stale_session_packets.add();
+            return false;
+        }
+        const bool replaces = mark == SessionMark::kNewer;
         if (replaces) {
             end_session(ch, c);
             c.counters.session_changes.add();
         }
-        c.has_session = true;
-        c.session = s;
         sink.session_started(ch, replaces);
         return true;
     }
@@ -417,8 +412,6 @@ private:
         }
         c.first_held = kNone;
         c.held = 0;
-        c.before[c.n_before % kRememberedSessions] = c.session;
-        c.n_before = std::min(c.n_before + 1, kRememberedSessions);
         c.positioned = c.gave_up = c.late_joined = false;
         c.next_seq = c.seen_end = 1;
     }
@@ -517,7 +510,7 @@ private:
         if (c.holes.size() == kMaxHolesPerChannel) give_up_oldest(ch, sink);
         if (c.holes.empty()) with_holes_.push_back(ch);
         c.holes.push({c.seen_end, begin_of_next, recv_ns, ch});
-        recovery_.hole_opened(ch, c.session, c.seen_end, begin_of_next - c.seen_end, recv_ns);
+        recovery_.hole_opened(ch, c.sessions.current(), c.seen_end, begin_of_next - c.seen_end, recv_ns);
         c.seen_end = begin_of_next;
     }
 

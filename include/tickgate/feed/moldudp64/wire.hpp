@@ -6,6 +6,7 @@
 // walk asks it only for the smallest size of a message type.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,37 @@ inline constexpr std::size_t kSequenceOffset = 10;
 inline constexpr std::size_t kCountOffset = 18;
 
 using Session = std::array<char, kSessionSize>;
+
+// A channel's sessions (ITCH50.md "The stream"): the current one and the
+// last kRemembered it had before. Session strings have no order, so one the
+// channel has had before is stale and any other one replaces the current
+// session. The one rule for both homes of a channel's session: the channel
+// table's (itch50::SessionState) and the stream's. No allocation.
+class SessionMemory {
+public:
+    static constexpr std::size_t kRemembered = 16;
+
+    // What `s` is to the channel; a first or newer session becomes the current one.
+    [[nodiscard]] SessionMark observe(const Session& s) noexcept {
+        if (has_ && s == current_) return SessionMark::kCurrent;
+        for (std::size_t i = 0; i < std::min(replaced_, kRemembered); ++i)
+            if (before_[i] == s) return SessionMark::kStale;
+        const bool first = !has_;
+        if (has_) before_[replaced_++ % kRemembered] = current_;  // a ring: the oldest goes
+        current_ = s;
+        has_ = true;
+        return first ? SessionMark::kFirst : SessionMark::kNewer;
+    }
+    [[nodiscard]] bool has() const noexcept { return has_; }
+    [[nodiscard]] const Session& current() const noexcept { return current_; }
+    [[nodiscard]] bool is_current(const Session& s) const noexcept { return has_ && s == current_; }
+
+private:
+    Session current_{};
+    std::array<Session, kRemembered> before_{};
+    std::size_t replaced_ = 0;  // sessions replaced so far (the ring's next slot, modulo kRemembered)
+    bool has_ = false;
+};
 
 enum class PacketKind : std::uint8_t {
     kShort,         // under 20 bytes: dropped whole
