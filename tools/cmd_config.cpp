@@ -47,6 +47,8 @@ std::string config_help() {
 
 const std::vector<std::string_view> kCheckValued = {"--protocol"};
 
+// Whether any of `all` (every option `config` takes) was given that is not
+// among the allowed ones: an option of another subcommand than the one named.
 bool given_any_but(const Options& a, const std::vector<std::string_view>& all,
                    const std::vector<std::string_view>& allowed_flags, const std::vector<std::string_view>& allowed_valued) {
     return std::any_of(all.begin(), all.end(), [&](std::string_view o) {
