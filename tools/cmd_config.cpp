@@ -1,15 +1,12 @@
-// `tickgate config check FILE`: validation and the memory a config needs.
-// `tickgate config import-cme CONFIG.XML --channels ...`: channels from CME's config.xml.
+// `tickgate config check FILE`: validation and the memory a config needs;
+// and the `config` subcommands protocols register (command.hpp), each in its
+// protocol's file of tools/.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "feed/mdp3/cme_config.hpp"
-#include "tickgate/feed/capture.hpp"  // parse_ipv4
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/text.hpp"
 
@@ -19,12 +16,7 @@ namespace tickgate::cli {
 
 namespace {
 
-constexpr std::string_view kConfigHelp = R"(usage: tickgate config check FILE [--protocol NAME]
-       tickgate config import-cme CONFIG.XML --channels ID[,ID...] [--interface ADDR] [--any-source] [--output FILE]
-
-check:
-
-Reads and validates FILE as `tickgate run` would, then prints the memory it
+constexpr std::string_view kCheckHelp = R"(Reads and validates FILE as `tickgate run` would, then prints the memory it
 makes the handler allocate at start-up, part by part (QFB/1 and MDP3: books,
 recovery pool, event ring, per-instrument state, receiver and arbiter; ITCH:
 order books, held packets, per-instrument state, receiver), as two figures:
@@ -36,80 +28,61 @@ config without channels is checked for --protocol NAME, or without it for
 every protocol (replay --protocol may run it as any). Exit 0 if the config
 is valid and within the limit, 2 if not (one line on stderr: FILE:LINE: KEY:
 expected ..., got ...).
-
-import-cme:
-Writes a tickgate [[channel]] table (protocol "mdp3") for each CME channel
-named, from CME Globex's published config.xml: incremental feeds as lines
-a/b, snapshot feeds as snapshot_a/b, instrument replay as definition_a/b,
-each line with its own connection's host-ip as its `sources`. TCP
-historical replay and MBO snapshot feeds are left out (not implemented).
-Writes only what `config check` and `run` accept: exit 2 with FILE:LINE: ...
-for a file that is not CME's layout, a channel it lacks or asked twice, a
-host-ip that is no unicast host (0.0.0.0, 224.0.0.0 and up) or listed twice,
-more host-ips on a connection than the kernel lets a socket join
-(net.ipv4.igmp_max_msf, read now; --any-source joins without them), or a
-group:port that two imported feeds share.
-
-check options:
-  --protocol NAME        the protocol a channel-less FILE runs as (qfb1, mdp3, itch50)
-
-import-cme options:
-  --channels ID[,ID...]  CME channel ids, e.g. 310,344 (required)
-  --interface ADDR       local IPv4 address that joins every line (default 127.0.0.1)
-  --any-source           leave `sources` out (accept the groups from any sender)
-  --output FILE          write the TOML there instead of stdout
-  -h, --help             this text
 )";
 
-int import_cme(const cli::Options& a) {
-    const std::string& path = a.positional()[1];
-    const auto channels = a.text("--channels");
-    if (!channels) throw UsageError{"config import-cme: --channels ID[,ID...] is required"};
-    mdp3::CmeImportOptions options;
-    for (std::size_t from = 0; from <= channels->size();) {
-        const std::size_t comma = std::min(channels->find(',', from), channels->size());
-        const auto id = parse_integer("--channels", std::string_view(*channels).substr(from, comma - from), 0, 65535);
-        options.channels.push_back(static_cast<std::uint16_t>(id));
-        from = comma + 1;
-    }
-    if (const auto interface = a.text("--interface")) {
-        // What config.cpp takes as an interface: a host address (0.0.0.0:
-        // the kernel's choice), not multicast, 240/4 or the broadcast address.
-        if (const auto ip = parse_ipv4(*interface); !ip || *ip >= 0xE000'0000u)
-            throw UsageError{fmt::format("--interface: expected an IPv4 unicast address (below 224.0.0.0), got '{}'",
-                                         printable(*interface))};
-        options.interface = *interface;
-    }
-    options.sources = !a.has("--any-source");
-
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(fmt::format("{}:1: config.xml: expected a readable file, got none", printable(path)));
-    std::ostringstream text;
-    text << in.rdbuf();
-    const std::string toml = mdp3::import_cme_channels(text.str(), path, options);
-    if (const auto output = a.text("--output")) {
-        std::ofstream out(*output, std::ios::binary | std::ios::trunc);
-        if (!(out << toml)) throw ConfigError(fmt::format("{}:1: --output: expected a writable file", printable(*output)));
-    } else {
-        fmt::print("{}", toml);
-    }
-    return kExitOk;
+// check's own, then each registered subcommand's usage, text and options.
+std::string config_help() {
+    std::string usage = "usage: tickgate config check FILE [--protocol NAME]\n";
+    std::string text = fmt::format("\ncheck:\n\n{}", kCheckHelp);
+    std::string options = fmt::format(
+        "\ncheck options:\n  --protocol NAME        the protocol a channel-less FILE runs as ({})\n", protocol_list());
+    for (const ProtocolCli& p : protocol_clis())
+        for (const ConfigSubcommand& c : p.config) {
+            usage += fmt::format("       tickgate config {}\n", c.synopsis);
+            text += fmt::format("\n{}:\n{}", c.name, c.help);
+            options += fmt::format("\n{} options:\n{}", c.name, c.options_help);
+        }
+    return usage + text + options + "  -h, --help             this text\n";
 }
 
+const std::vector<std::string_view> kCheckValued = {"--protocol"};
+
+// Whether any of `all` (every option `config` takes) was given that is not
+// among the allowed ones: an option of another subcommand than the one named.
+bool given_any_but(const Options& a, const std::vector<std::string_view>& all,
+                   const std::vector<std::string_view>& allowed_flags, const std::vector<std::string_view>& allowed_valued) {
+    return std::any_of(all.begin(), all.end(), [&](std::string_view o) {
+        return a.has(o) && std::find(allowed_flags.begin(), allowed_flags.end(), o) == allowed_flags.end() &&
+               std::find(allowed_valued.begin(), allowed_valued.end(), o) == allowed_valued.end();
+    });
+}
 
 }  // namespace
 
 int cmd_config(const std::vector<std::string_view>& args) {
-    const cli::Options a(args, {"--any-source"}, {"--channels", "--interface", "--output", "--protocol"}, "config");
+    // check's options and every registered subcommand's.
+    std::vector<std::string_view> flags, valued = kCheckValued;
+    std::vector<std::string> forms = {"`config check FILE`"};
+    for (const ProtocolCli& p : protocol_clis())
+        for (const ConfigSubcommand& c : p.config) {
+            flags.insert(flags.end(), c.flags.begin(), c.flags.end());
+            valued.insert(valued.end(), c.valued.begin(), c.valued.end());
+            forms.push_back(fmt::format("`config {}`", c.brief));
+        }
+    std::vector<std::string_view> all = flags;
+    all.insert(all.end(), valued.begin(), valued.end());
+    const cli::Options a(args, flags, valued, "config");
     if (a.help()) {
-        fmt::print("{}", kConfigHelp);
+        fmt::print("{}", config_help());
         return kExitOk;
     }
-    if (a.positional().size() == 2 && a.positional()[0] == "import-cme" && !a.has("--protocol")) return import_cme(a);
-    if (a.positional().size() != 2 || a.positional()[0] != "check" || a.has("--channels") || a.has("--interface") ||
-        a.has("--output") || a.has("--any-source"))
-        throw UsageError{"expected `config check FILE` or `config import-cme CONFIG.XML --channels ...` (see tickgate "
-                         "config --help)"};
+    for (const ProtocolCli& p : protocol_clis())
+        for (const ConfigSubcommand& c : p.config)
+            if (a.positional().size() == 1 + c.operands && a.positional()[0] == c.name &&
+                !given_any_but(a, all, c.flags, c.valued))
+                return c.run(a);
+    if (a.positional().size() != 2 || a.positional()[0] != "check" || given_any_but(a, all, {}, kCheckValued))
+        throw UsageError{fmt::format("expected {} (see tickgate config --help)", or_list(forms))};
     const auto protocol = a.text("--protocol");
     if (protocol && std::find(kProtocolNames.begin(), kProtocolNames.end(), *protocol) == kProtocolNames.end())
         throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*protocol))};

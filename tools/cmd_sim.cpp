@@ -1,15 +1,14 @@
-// `tickgate sim`: the venue simulator's command line (see simulator.hpp).
+// `tickgate sim`: picks the protocol's simulator (each in its file,
+// cmd_sim_NAME.cpp), and the option readers simulators share (sim_options.hpp).
 #include <fmt/format.h>
 
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tickgate/feed/config.hpp"
-#include "tickgate/feed/qfb1/protocol.hpp"
-#include "tickgate/feed/qfb1/simulator.hpp"
+#include "tickgate/feed/protocols.hpp"
 #include "tickgate/text.hpp"
 
 #include "command.hpp"
@@ -18,63 +17,6 @@
 namespace tickgate {
 
 namespace {
-
-std::string help_text() {
-    const SimOptions d;
-    return fmt::format(R"(usage: tickgate sim [options]
-
-Publishes QFB/1 for N instruments on both lines (A, B) of one channel on
-loopback multicast (IP_MULTICAST_IF 127.x, TTL 0, loop on), paced on a fixed
-schedule, deterministic from --seed; then prints the ground truth as JSON on
-stdout. Odd ids send full quotes (Q), even ids depth deltas (D) with
-snapshots (S); all get definitions (I) and heartbeats (H).
-
-channel:
-  --protocol NAME        qfb1, the protocol it simulates (the default); mdp3, itch50: see
-                         `tickgate sim --protocol mdp3 --help`, `tickgate sim --protocol itch50 --help`
-  --config FILE          take the lines from a tickgate TOML config (default: none)
-  --channel ID           channel id; with --config, the channel to use (default {} / the first)
-  --group-a ADDR         line A group (default {})
-  --port-a N             line A port (default {})
-  --group-b ADDR         line B group (default {})
-  --port-b N             line B port (default {})
-  --interface ADDR       sending interface of both lines, 127.x only (default {})
-traffic:
-  --instruments N        instruments 1..N, symbols SIM001.. (default {})
-  --rate R               ticks (Q/D) per second (default {})
-  --duration S           seconds of traffic (default {})
-  --messages N           total ticks instead of --duration (default: rate * duration)
-  --batch N              ticks per packet, 1..28 (default {})
-  --heartbeat-ms N       heartbeat period (default {})
-  --snapshot-ms N        snapshot period of delta instruments (default {})
-  --definition-ms N      definition period (default {})
-  --seed N               random seed (default {})
-  --session N            first session number (default {})
-faults (all off by default):
-  --loss-a P             per-packet loss probability on line A (default 0)
-  --loss-b P             per-packet loss probability on line B (default 0)
-  --burst-loss P:LEN     with probability P per packet, LEN packets lost on both lines (default off)
-  --outage-a FROM:TO     line A carries nothing from fraction FROM to TO of the run (repeatable; default none)
-  --outage-b FROM:TO     the same for line B
-  --surge F:T:X          overload: ticks between fractions F and T of the run go out X times faster (default off)
-  --dup P                a line sends the packet twice (default 0)
-  --reorder P            a line sends the packet after the next one (default 0)
-  --restart-at F         publisher restart at fraction F of the run: session + 1, seqs restart
-                         at 1, one late old-session packet on line B (default off)
-  --lagging-snapshots    snapshots lag the deltas by 1..3 messages (default off)
-  --quiet ID             instrument ID stops ticking halfway, keeps heartbeats (repeatable; default none)
-  --silence ID           instrument ID stops everything halfway (repeatable; default none)
-output:
-  --pcap FILE            write both lines to a ns pcap instead of sending (no pacing; default: send)
-  --epoch-ns N           with --pcap: Unix ns of time 0 (default {})
-  -h, --help             this text
-
-exit codes: 0 ok, 1 runtime failure, 2 bad usage
-)",
-                       d.channel, d.group_a, d.port_a, d.group_b, d.port_b, d.interface_a, d.instruments, d.rate,
-                       d.duration_s, d.batch, d.heartbeat_ms, d.snapshot_ms, d.definition_ms, d.seed, d.session,
-                       d.epoch_ns);
-}
 
 std::uint32_t u32(const cli::Options& opt, std::string_view name, std::uint32_t fallback, std::int64_t lo,
                   std::int64_t hi) {
@@ -168,81 +110,25 @@ void cli::read_sim_line_options(const cli::Options& opt, SimOptions& o) {
     if (opt.has("--interface")) o.interface_a = o.interface_b = opt.loopback_address("--interface", "");
 }
 
-namespace {
-
-// The channel and its lines: --config's channel (--channel, else the
-// first), then each line option given on top of it.
-void read_lines(const cli::Options& opt, SimOptions& o) {
-    if (const std::optional<ChannelConfig> ch = cli::sim_config_channel(opt, qfb1::Protocol::kName)) {
-        o.channel = ch->id;
-        o.group_a = ch->a.group, o.port_a = ch->a.port, o.interface_a = ch->a.interface;
-        o.group_b = ch->b.group, o.port_b = ch->b.port, o.interface_b = ch->b.interface;
-    }
-    cli::read_sim_line_options(opt, o);
-}
-
-int run(const std::vector<std::string_view>& args) {
-    const cli::Options opt(args, {"--lagging-snapshots"},
-                           {"--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b", "--interface",
-                            "--instruments", "--rate", "--duration", "--messages", "--batch", "--heartbeat-ms",
-                            "--snapshot-ms", "--definition-ms", "--seed", "--session", "--loss-a", "--loss-b",
-                            "--burst-loss", "--outage-a", "--outage-b", "--surge", "--dup", "--reorder",
-                            "--restart-at", "--quiet", "--silence", "--pcap", "--epoch-ns", "--protocol"},
-                           "sim");
-    if (opt.help()) {
-        fmt::print("{}", help_text());
-        return 0;
-    }
-    if (!opt.positional().empty())
-        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
-    // The simulator is QFB/1's (feed/qfb1/simulator.cpp); a venue protocol brings its own.
-    if (const auto p = opt.text("--protocol"); p && *p != qfb1::Protocol::kName)
-        throw cli::UsageError{fmt::format("--protocol: expected qfb1, mdp3 or itch50 (the protocols simulated), got '{}'",
-                                          printable(*p))};
-    SimOptions o;
-    cli::read_sim_traffic(opt, o);
-    cli::read_sim_faults(opt, o);
-    read_lines(opt, o);
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw cli::UsageError{e.what()};
-    }
-
-    const std::optional<std::string> pcap = opt.text("--pcap");
-    const GroundTruth gt = pcap ? simulate_to_capture(o, *pcap) : simulate_to_sockets(o);
-    fmt::print(stderr,
-               "sim: session {}, {} packets ({} msgs) in {:.3f} s scheduled; line A sent {} dropped {}, line B sent {} "
-               "dropped {}, both dropped {}{}\n",
-               gt.final_session, gt.packets, gt.messages, static_cast<double>(gt.duration_ns) / 1e9, gt.sent_a,
-               gt.dropped_a, gt.sent_b, gt.dropped_b, gt.dropped_both,
-               pcap ? fmt::format("; wrote {}", *pcap)
-                    : fmt::format("; send errors {}, max late {:.1f} us", gt.send_errors, gt.max_late_ns / 1e3));
-    fmt::print("{}", gt.to_json());
-    return 0;
-}
-
-}  // namespace
-
 // Errors go to main like every command's: a cli::UsageError or ConfigError
-// exits 2, any other failure (sockets, writing --pcap) 1.
-// `--protocol mdp3` and `--protocol itch50` have simulators of their own
-// (cmd_sim_mdp3.cpp, cmd_sim_itch50.cpp), with other options.
+// exits 2, any other failure (sockets, writing --pcap) 1. Each protocol's
+// simulator has options of its own and is its file's (cmd_sim_NAME.cpp,
+// registered with RegisterProtocolCli); this picks one and names none.
 int cli::cmd_sim(const std::vector<std::string_view>& args) {
-    // Chosen by --protocol, or without it by a --config whose channels speak one.
+    // Chosen by --protocol, or without it by a --config whose channels speak
+    // one, or else the reference protocol's.
     std::optional<std::string_view> protocol, config;
     for (std::size_t i = 0; i + 1 < args.size(); ++i) {
         if (args[i] == "--protocol") protocol = args[i + 1];
         if (args[i] == "--config") config = args[i + 1];
     }
-    if (!protocol && config) {
-        const std::string configured(load_config(std::string(*config)).protocol());
-        if (configured == "itch50") return cmd_sim_itch50(args);
-        if (configured == "mdp3") return sim_mdp3(args);
-    }
-    if (protocol == "mdp3") return sim_mdp3(args);
-    if (protocol == "itch50") return cmd_sim_itch50(args);
-    return run(args);
+    std::string name(ReferenceProtocol::kName);
+    if (protocol) name = *protocol;
+    else if (config) name = load_config(std::string(*config)).protocol();
+    if (const ProtocolCli* entry = protocol_cli(name); entry != nullptr && entry->sim != nullptr) return entry->sim(args);
+    const std::vector<std::string_view> simulated = simulated_protocols();
+    throw UsageError{fmt::format("--protocol: expected {} (the protocols simulated), got '{}'",
+                                 or_list(std::vector<std::string>(simulated.begin(), simulated.end())), printable(name))};
 }
 
 }  // namespace tickgate

@@ -1,5 +1,5 @@
 // `tickgate sim --protocol itch50`: the ITCH 5.0 simulator's command line
-// (feed/itch50/simulator.hpp).
+// (feed/itch50/simulator.hpp), registered as itch50's simulator (command.hpp).
 #include <fmt/format.h>
 
 #include <optional>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/itch50/protocol.hpp"
 #include "tickgate/feed/itch50/simulator.hpp"
 
 #include "command.hpp"
@@ -151,9 +152,7 @@ void read_options(const cli::Options& opt, itch50::SimOptions& o) {
     o.glimpse_off = opt.has("--glimpse-off");
 }
 
-}  // namespace
-
-int cli::cmd_sim_itch50(const std::vector<std::string_view>& args) {
+int sim_itch50(const std::vector<std::string_view>& args) {
     const cli::Options opt(args, {"--server-silent", "--glimpse-reject", "--glimpse-off"},
                            {"--protocol", "--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b",
                             "--interface", "--server-port", "--stocks", "--rate", "--duration", "--messages", "--batch",
@@ -164,7 +163,7 @@ int cli::cmd_sim_itch50(const std::vector<std::string_view>& args) {
                            "sim");
     if (opt.help()) {
         fmt::print("{}", help_text());
-        return kExitOk;
+        return cli::kExitOk;
     }
     if (!opt.positional().empty())
         throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
@@ -184,7 +183,11 @@ int cli::cmd_sim_itch50(const std::vector<std::string_view>& args) {
                t.dropped_b, t.dropped_both, t.requests, t.answers, t.answered_messages,
                t.glimpse_served, pcap ? fmt::format("; wrote {}", *pcap) : std::string());
     fmt::print("{}", t.to_json(o));
-    return kExitOk;
+    return cli::kExitOk;
 }
+
+const cli::RegisterProtocolCli kRegistered{{.protocol = itch50::Protocol::kName, .sim = sim_itch50}};
+
+}  // namespace
 
 }  // namespace tickgate

@@ -1,13 +1,25 @@
-// `tickgate sim --protocol mdp3`: the MDP 3.0 simulator's command line (feed/mdp3/simulator.hpp).
+// MDP3's additions to the command line, registered for mdp3 (command.hpp):
+// `tickgate sim --protocol mdp3`, the MDP 3.0 simulator's command line
+// (feed/mdp3/simulator.hpp), and `tickgate config import-cme`, channels from
+// CME's config.xml (feed/mdp3/cme_config.hpp). Both are here, not in two
+// files, because a protocol's CLI entry is one registration: one file of
+// tools/ holds all that the shared commands take from a protocol.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "feed/mdp3/cme_config.hpp"
+#include "tickgate/feed/capture.hpp"  // parse_ipv4
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/mdp3/protocol.hpp"
 #include "tickgate/feed/mdp3/simulator.hpp"
+#include "tickgate/text.hpp"
 
 #include "command.hpp"
 #include "sim_options.hpp"
@@ -74,7 +86,7 @@ exit codes: 0 ok, 1 runtime failure, 2 bad usage
 
 // The config's channel (with its snapshot and definition lines), then each line option on top.
 void read_lines(const cli::Options& opt, mdp3::SimOptions& o) {
-    if (const std::optional<ChannelConfig> ch = cli::sim_config_channel(opt, "mdp3")) o.use_channel(*ch);
+    if (const std::optional<ChannelConfig> ch = cli::sim_config_channel(opt, mdp3::Protocol::kName)) o.use_channel(*ch);
     cli::read_sim_line_options(opt, o.feed);
     const std::pair<std::string_view, mdp3::SimLine*> lines[] = {{"--snapshot-a", &o.snapshot_a},
                                                                   {"--snapshot-b", &o.snapshot_b},
@@ -90,9 +102,7 @@ void read_lines(const cli::Options& opt, mdp3::SimOptions& o) {
     }
 }
 
-}  // namespace
-
-int cli::sim_mdp3(const std::vector<std::string_view>& args) {
+int sim_mdp3(const std::vector<std::string_view>& args) {
     const cli::Options opt(args, {"--lagging-snapshots"},
                            {"--config", "--channel", "--group-a", "--port-a", "--group-b", "--port-b", "--snapshot-a",
                             "--snapshot-b", "--definition-a", "--definition-b", "--interface", "--instruments", "--rate",
@@ -135,5 +145,78 @@ int cli::sim_mdp3(const std::vector<std::string_view>& args) {
     fmt::print("{}", gt.to_json());
     return 0;
 }
+
+// ---- `tickgate config import-cme CONFIG.XML --channels ...`
+
+constexpr std::string_view kImportCmeHelp = R"(Writes a tickgate [[channel]] table (protocol "mdp3") for each CME channel
+named, from CME Globex's published config.xml: incremental feeds as lines
+a/b, snapshot feeds as snapshot_a/b, instrument replay as definition_a/b,
+each line with its own connection's host-ip as its `sources`. TCP
+historical replay and MBO snapshot feeds are left out (not implemented).
+Writes only what `config check` and `run` accept: exit 2 with FILE:LINE: ...
+for a file that is not CME's layout, a channel it lacks or asked twice, a
+host-ip that is no unicast host (0.0.0.0, 224.0.0.0 and up) or listed twice,
+more host-ips on a connection than the kernel lets a socket join
+(net.ipv4.igmp_max_msf, read now; --any-source joins without them), or a
+group:port that two imported feeds share.
+)";
+
+constexpr std::string_view kImportCmeOptionsHelp = R"(  --channels ID[,ID...]  CME channel ids, e.g. 310,344 (required)
+  --interface ADDR       local IPv4 address that joins every line (default 127.0.0.1)
+  --any-source           leave `sources` out (accept the groups from any sender)
+  --output FILE          write the TOML there instead of stdout
+)";
+
+int import_cme(const cli::Options& a) {
+    using cli::UsageError;
+    const std::string& path = a.positional()[1];
+    const auto channels = a.text("--channels");
+    if (!channels) throw UsageError{"config import-cme: --channels ID[,ID...] is required"};
+    mdp3::CmeImportOptions options;
+    for (std::size_t from = 0; from <= channels->size();) {
+        const std::size_t comma = std::min(channels->find(',', from), channels->size());
+        const auto id = cli::parse_integer("--channels", std::string_view(*channels).substr(from, comma - from), 0, 65535);
+        options.channels.push_back(static_cast<std::uint16_t>(id));
+        from = comma + 1;
+    }
+    if (const auto interface = a.text("--interface")) {
+        // What config.cpp takes as an interface: a host address (0.0.0.0:
+        // the kernel's choice), not multicast, 240/4 or the broadcast address.
+        if (const auto ip = parse_ipv4(*interface); !ip || *ip >= 0xE000'0000u)
+            throw UsageError{fmt::format("--interface: expected an IPv4 unicast address (below 224.0.0.0), got '{}'",
+                                         printable(*interface))};
+        options.interface = *interface;
+    }
+    options.sources = !a.has("--any-source");
+
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(fmt::format("{}:1: config.xml: expected a readable file, got none", printable(path)));
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string toml = mdp3::import_cme_channels(text.str(), path, options);
+    if (const auto output = a.text("--output")) {
+        std::ofstream out(*output, std::ios::binary | std::ios::trunc);
+        if (!(out << toml)) throw ConfigError(fmt::format("{}:1: --output: expected a writable file", printable(*output)));
+    } else {
+        fmt::print("{}", toml);
+    }
+    return cli::kExitOk;
+}
+
+const cli::RegisterProtocolCli kRegistered{{
+    .protocol = mdp3::Protocol::kName,
+    .sim = sim_mdp3,
+    .config = {{.name = "import-cme",
+                .synopsis = "import-cme CONFIG.XML --channels ID[,ID...] [--interface ADDR] [--any-source] [--output FILE]",
+                .brief = "import-cme CONFIG.XML --channels ...",
+                .help = kImportCmeHelp,
+                .options_help = kImportCmeOptionsHelp,
+                .flags = {"--any-source"},
+                .valued = {"--channels", "--interface", "--output"},
+                .operands = 1,
+                .run = import_cme}},
+}};
+
+}  // namespace
 
 }  // namespace tickgate

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <thread>
+#include <utility>
 
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/text.hpp"
@@ -18,7 +19,7 @@ Config config_from(const cli::Options& a, bool required, bool auto_allowed) {
         throw UsageError{fmt::format("--protocol: expected one of {}, got '{}'", protocol_list(), printable(*name))};
     Config cfg;
     // The estimate checked is the protocol's that will run: a channel-less
-    // config takes --protocol's (qfb1 without it).
+    // config takes --protocol's (the reference protocol's without it).
     if (const auto path = a.text("--config")) cfg = name ? load_config(*path, *name) : load_config(*path);
     else if (required) throw UsageError{"--config FILE is required"};
     if (name) {
@@ -82,6 +83,53 @@ void say_af_xdp_fallback(const Receiver& receiver, std::string_view command) {
 void install_signal_handlers() {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
+}
+
+namespace {
+
+// Function-local, so that it exists before the first registration object
+// (in another file, constructed in an unspecified order) adds to it.
+std::vector<ProtocolCli>& registry() {
+    static std::vector<ProtocolCli> entries;
+    return entries;
+}
+
+// Where `protocol` sorts: its place in kProtocolNames, after them if none.
+std::size_t rank(std::string_view protocol) {
+    return static_cast<std::size_t>(std::find(kProtocolNames.begin(), kProtocolNames.end(), protocol) -
+                                    kProtocolNames.begin());
+}
+
+}  // namespace
+
+RegisterProtocolCli::RegisterProtocolCli(ProtocolCli entry) {
+    std::vector<ProtocolCli>& entries = registry();
+    const auto at = std::find_if(entries.begin(), entries.end(), [&](const ProtocolCli& e) {
+        return std::pair(rank(entry.protocol), entry.protocol) < std::pair(rank(e.protocol), e.protocol);
+    });
+    entries.insert(at, std::move(entry));
+}
+
+const std::vector<ProtocolCli>& protocol_clis() { return registry(); }
+
+const ProtocolCli* protocol_cli(std::string_view protocol) {
+    for (const ProtocolCli& e : registry())
+        if (e.protocol == protocol) return &e;
+    return nullptr;
+}
+
+std::vector<std::string_view> simulated_protocols() {
+    std::vector<std::string_view> names;
+    for (const ProtocolCli& e : registry())
+        if (e.sim != nullptr) names.push_back(e.protocol);
+    return names;
+}
+
+std::string or_list(const std::vector<std::string>& items) {
+    std::string s;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+    return s;
 }
 
 }  // namespace tickgate::cli

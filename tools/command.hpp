@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,8 +33,9 @@ inline constexpr int kExitCaptureCut = 3;
 // The config of --config (or the defaults; `required`: --config must be
 // given), its protocol set by --protocol, which must name a known protocol
 // and agree with the config's channels. A protocol with a pipeline of its
-// own (itch50) is the caller's to dispatch. `auto_allowed`: --protocol
-// auto is taken as no --protocol (the caller detects the protocol).
+// own (holes held and re-requested, HolePolicy::kHoldAndRerequest) is the
+// caller's to dispatch. `auto_allowed`: --protocol auto is taken as no
+// --protocol (the caller detects the protocol).
 Config config_from(const Options& a, bool required, bool auto_allowed = false);
 // `--protocol auto` (replay): the protocol read off the capture's first datagrams.
 inline constexpr std::string_view kAutoProtocol = "auto";
@@ -53,8 +55,9 @@ bool sleep_until_or_signal(std::chrono::steady_clock::time_point due);
 
 int cmd_replay(const std::vector<std::string_view>& args);
 int cmd_run(const std::vector<std::string_view>& args);
+// `tickgate sim`: the simulator registered for --protocol, else for the
+// --config's channels' protocol, else for the reference protocol's.
 int cmd_sim(const std::vector<std::string_view>& args);
-int cmd_sim_itch50(const std::vector<std::string_view>& args);  // sim --protocol itch50
 // Starts `server` serving `metrics` on `listen`, if set (a bad address,
 // which only --metrics can give, is a UsageError quoting `option_text`).
 void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metrics,
@@ -63,5 +66,50 @@ int cmd_capture(const std::vector<std::string_view>& args);
 int cmd_send(const std::vector<std::string_view>& args);
 int cmd_config(const std::vector<std::string_view>& args);
 int cmd_subscribe(const std::vector<std::string_view>& args);  // tools/cmd_subscribe.cpp
+
+// ---- what a protocol adds to the command line
+//
+// The shared commands name no protocol: each protocol's additions live in
+// its one file of tools/ (cmd_sim_NAME.cpp), which registers them with a
+// namespace-scope RegisterProtocolCli. Those files are sources of the
+// `tickgate` executable itself (CMakeLists.txt, add_executable(tickgate
+// ...)), not members of a static library, so their registration objects are
+// always linked and constructed before main() runs.
+
+// `tickgate config NAME FILE ...`: a subcommand of `config` a protocol adds.
+struct ConfigSubcommand {
+    std::string_view name;      // "NAME", the first operand of `config`
+    std::string_view synopsis;  // its usage line after `tickgate config `
+    std::string_view brief;     // how the usage error names it, after `config `
+    std::string_view help;      // its section of `config --help` (after "NAME:")
+    std::string_view options_help;  // its "NAME options:" lines
+    // Its options (-h/--help aside); any other option given is bad usage.
+    std::vector<std::string_view> flags, valued;
+    // Operands after NAME (FILE...); any other count is bad usage.
+    std::size_t operands = 1;
+    // Called with positional() = {NAME, operands...}; returns the exit code.
+    int (*run)(const Options& a) = nullptr;
+};
+
+struct ProtocolCli {
+    std::string_view protocol;  // its kName, as configs and --protocol say it
+    // `tickgate sim` for this protocol (nullptr: none), called with sim's arguments.
+    int (*sim)(const std::vector<std::string_view>& args) = nullptr;
+    std::vector<ConfigSubcommand> config = {};
+};
+
+struct RegisterProtocolCli {
+    explicit RegisterProtocolCli(ProtocolCli entry);
+};
+
+// Every registered entry, in kProtocolNames' order (names outside it last):
+// the order static initialisation runs the files in is not the list's.
+[[nodiscard]] const std::vector<ProtocolCli>& protocol_clis();
+// The entry of `protocol`, or nullptr.
+[[nodiscard]] const ProtocolCli* protocol_cli(std::string_view protocol);
+// The names of the protocols with a simulator, in that order.
+[[nodiscard]] std::vector<std::string_view> simulated_protocols();
+// "a", "a or b", "a, b or c": `items` for a message.
+[[nodiscard]] std::string or_list(const std::vector<std::string>& items);
 
 }  // namespace tickgate::cli

@@ -4,12 +4,14 @@
 // intact was processed, the output is whole).
 #include <fmt/format.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "tickgate/feed/af_xdp.hpp"
 #include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/config.hpp"
+#include "tickgate/feed/protocols.hpp"
 
 #include "command.hpp"
 
@@ -21,13 +23,17 @@ using namespace tickgate::cli;
 
 constexpr std::string_view kVersion = "0.1.0";
 
-constexpr std::string_view kTopHelp = R"(tickgate — market-data feed handler (protocols: qfb1, mdp3, itch50)
+// The protocols from their list, the simulators from the registry (command.hpp).
+std::string top_help() {
+    std::string simulated;
+    for (const std::string_view p : simulated_protocols()) simulated += (simulated.empty() ? "" : ", ") + std::string(p);
+    return fmt::format(R"(tickgate — market-data feed handler (protocols: {})
 
 usage: tickgate <command> [options]
 
 commands:
   run      the live handler: join the configured lines, show the live book and gate
-  sim      a venue simulator (qfb1, mdp3, itch50) publishing on loopback multicast (A and B lines)
+  sim      a venue simulator ({}) publishing on loopback multicast (A and B lines)
   replay   replay a pcap/pcapng capture through the handler and print the summary
   capture  write the live datagrams with kernel timestamps to a pcap/pcapng file
   send     re-publish a capture's multicast datagrams on loopback
@@ -41,21 +47,23 @@ commands:
 exit codes: 0 ok, 1 runtime failure, 2 bad usage, bad config or unreadable input,
             3 the capture was cut short mid-record (replay, send): what is intact was
             processed and the summary printed, a warning on stderr says where it was cut
-)";
+)",
+                       tickgate::protocol_list(), simulated);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string_view> args(argv + 1, argv + argc);
     if (args.empty()) {
-        fmt::print(stderr, "{}", kTopHelp);
+        fmt::print(stderr, "{}", top_help());
         return kExitUsage;
     }
     const std::string_view cmd = args.front();
     args.erase(args.begin());
     try {
         if (cmd == "-h" || cmd == "--help" || cmd == "help") {
-            fmt::print("{}", kTopHelp);
+            fmt::print("{}", top_help());
             return kExitOk;
         }
         if (cmd == "--version") {
@@ -69,7 +77,7 @@ int main(int argc, char** argv) {
         if (cmd == "send") return cli::cmd_send(args);
         if (cmd == "config") return cli::cmd_config(args);
         if (cmd == "subscribe") return cli::cmd_subscribe(args);
-        fmt::print(stderr, "tickgate: unknown command '{}'\n{}", cmd, kTopHelp);
+        fmt::print(stderr, "tickgate: unknown command '{}'\n{}", cmd, top_help());
         return kExitUsage;
     } catch (const UsageError& e) {
         fmt::print(stderr, "tickgate: {}\n", e.message);

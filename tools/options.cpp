@@ -73,7 +73,11 @@ std::vector<std::string> parse_symbols(std::string_view option, std::string_view
 }
 
 Options::Options(std::span<const std::string_view> args, std::initializer_list<std::string_view> flags,
-                 std::initializer_list<std::string_view> valued, std::string_view command) {
+                 std::initializer_list<std::string_view> valued, std::string_view command)
+    : Options(args, std::span(flags.begin(), flags.size()), std::span(valued.begin(), valued.size()), command) {}
+
+Options::Options(std::span<const std::string_view> args, std::span<const std::string_view> flags,
+                 std::span<const std::string_view> valued, std::string_view command) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view s = args[i];
         if (s == "-h" || s == "--help") {

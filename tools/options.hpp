@@ -43,6 +43,10 @@ public:
     // else starting with '-' is a usage error naming `command`'s --help.
     Options(std::span<const std::string_view> args, std::initializer_list<std::string_view> flags,
             std::initializer_list<std::string_view> valued, std::string_view command);
+    // The same with option lists made at run time (`config`: its own and
+    // those of the subcommands protocols register).
+    Options(std::span<const std::string_view> args, std::span<const std::string_view> flags,
+            std::span<const std::string_view> valued, std::string_view command);
 
     [[nodiscard]] bool help() const noexcept { return help_; }
     [[nodiscard]] bool has(std::string_view name) const { return values_.find(name) != values_.end(); }

@@ -1,6 +1,6 @@
-// `tickgate sim`'s option readers shared by its simulators: QFB/1's
-// (cmd_sim.cpp), MDP3's (cmd_sim_mdp3.cpp) and, for the line faults, ITCH's
-// (cmd_sim_itch50.cpp).
+// `tickgate sim`'s option readers shared by its simulators (cmd_sim.cpp):
+// QFB/1's (cmd_sim_qfb1.cpp), MDP3's (cmd_sim_mdp3.cpp) and, for the line
+// faults, ITCH's (cmd_sim_itch50.cpp).
 #pragma once
 
 #include <cstddef>
@@ -28,7 +28,5 @@ void read_sim_faults(const Options& opt, SimOptions& o);
 std::optional<ChannelConfig> sim_config_channel(const Options& opt, std::string_view protocol);
 // --channel, --group-a/-b, --port-a/-b, --interface on top of `o`.
 void read_sim_line_options(const Options& opt, SimOptions& o);
-// `tickgate sim --protocol mdp3 ...` (cmd_sim_mdp3.cpp).
-int sim_mdp3(const std::vector<std::string_view>& args);
 
 }  // namespace tickgate::cli

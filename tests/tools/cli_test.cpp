@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -476,6 +477,40 @@ TEST(Cli, HelpNamesEveryKnownProtocol) {
         for (const std::string_view name : kProtocolNames)
             EXPECT_NE(r.out.find(name), std::string::npos) << "no mention of " << name << " in:\n" << r.out;
     }
+}
+
+// Issue 22 item 5: `sim` and `config` take each protocol's additions from a
+// registry (tools/command.hpp) that the protocol's file of tools/ fills, so
+// the shared commands name none. Every protocol the code knows has its own
+// simulator there (the reference protocol's is the default), a name none
+// registered is a usage error naming those that are, and `config --help`
+// carries each registered subcommand. A registration lost (a file dropped
+// from the executable, an entry removed) fails here.
+TEST(Cli, EveryKnownProtocolHasARegisteredSimulator) {
+    std::set<std::string> helps;
+    for (const std::string_view name : kProtocolNames) {
+        SCOPED_TRACE(name);
+        const CliResult r = run_cli("sim --protocol " + std::string(name) + " --help");
+        ASSERT_EQ(r.exit, 0) << r.err;
+        EXPECT_EQ(r.err, "");
+        EXPECT_EQ(r.out.rfind("usage: tickgate sim", 0), 0u) << r.out;
+        helps.insert(r.out);
+    }
+    EXPECT_EQ(helps.size(), kProtocolNames.size()) << "two protocols answered with the same simulator";
+    EXPECT_EQ(run_cli("sim --help").out, run_cli("sim --protocol " + std::string(ReferenceProtocol::kName) + " --help").out);
+
+    const CliResult unknown = run_cli("sim --protocol nope --messages 5");
+    expect_usage_error(unknown, {"--protocol: expected", "(the protocols simulated), got 'nope'"});
+    for (const std::string_view name : kProtocolNames)
+        EXPECT_NE(unknown.err.find(name), std::string::npos) << "no mention of " << name << " in: " << unknown.err;
+
+    // MDP3's `config import-cme`, registered from tools/cmd_sim_mdp3.cpp.
+    const CliResult config_help = run_cli("config --help");
+    ASSERT_EQ(config_help.exit, 0) << config_help.err;
+    for (const std::string_view text : {"tickgate config import-cme CONFIG.XML --channels", "\nimport-cme:\n",
+                                        "\nimport-cme options:\n  --channels ID[,ID...]", "--protocol NAME"})
+        EXPECT_NE(config_help.out.find(text), std::string::npos) << text << " not in:\n" << config_help.out;
+    expect_usage_error(run_cli("config import-cme"), {"`config import-cme CONFIG.XML --channels ...`"});
 }
 
 TEST(Cli, RunServesMetricsWhenTheConfigEnablesThem) {
