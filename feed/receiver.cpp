@@ -55,7 +55,7 @@ struct Receiver::Batch {
         std::vector<std::byte> control;
     };
     std::size_t size = 0;
-    std::vector<Slots> slots;  // per socket
+    std::vector<Slots> slots;  // two sets per socket: [2 * socket + half] (Receiver::Pass)
     asio::io_context io;
 };
 
@@ -126,7 +126,7 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
             }
         }
     }
-    b.slots.resize(sockets_.size());
+    b.slots.resize(2 * sockets_.size());
     for (Batch::Slots& sl : b.slots) {
         sl.msgs.resize(b.size);
         sl.iov.resize(b.size);
@@ -282,7 +282,7 @@ std::size_t Receiver::batch_bytes(const Config& cfg) noexcept {
     for (const ChannelConfig& ch : cfg.channels)
         for (const LineConfig* l : ch.lines()) sockets += l != nullptr;
     const std::size_t n = std::min<std::size_t>(std::max<std::uint32_t>(cfg.receiver.batch, 1), kMaxBatch);
-    return sockets * (n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes) +
+    return sockets * (2 * n * (sizeof(mmsghdr) + sizeof(iovec) + sizeof(sockaddr_in) + kSlotBytes + kControlBytes) +
                       sizeof(Pass) + sizeof(std::uint32_t));
 }
 
@@ -296,9 +296,9 @@ int Receiver::wait(std::int64_t timeout_ns) noexcept {
     return ::ppoll(pollfds_.get(), sockets_.size(), &ts, nullptr);
 }
 
-int Receiver::receive(std::size_t si) noexcept {
+int Receiver::receive(std::size_t si, std::uint8_t half) noexcept {
     Batch& b = *batch_;
-    Batch::Slots& sl = b.slots[si];
+    Batch::Slots& sl = b.slots[2 * si + half];
     for (std::size_t i = 0; i < b.size; ++i) {
         sl.iov[i] = {sl.data.data() + i * kSlotBytes, kSlotBytes};
         msghdr& h = sl.msgs[i].msg_hdr;
@@ -318,8 +318,8 @@ int Receiver::receive(std::size_t si) noexcept {
     return 0;
 }
 
-std::int64_t Receiver::kernel_ns(std::size_t si, int i) const noexcept {
-    const mmsghdr& m = batch_->slots[si].msgs[static_cast<std::size_t>(i)];
+std::int64_t Receiver::kernel_ns(std::size_t si, std::uint8_t half, int i) const noexcept {
+    const mmsghdr& m = batch_->slots[2 * si + half].msgs[static_cast<std::size_t>(i)];
     for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
             timespec ts;
@@ -329,8 +329,8 @@ std::int64_t Receiver::kernel_ns(std::size_t si, int i) const noexcept {
     return 0;
 }
 
-const RawDatagram* Receiver::datagram(std::size_t si, int i, bool& oversized) noexcept {
-    Batch::Slots& b = batch_->slots[si];
+const RawDatagram* Receiver::datagram(std::size_t si, std::uint8_t half, int i, bool& oversized) noexcept {
+    Batch::Slots& b = batch_->slots[2 * si + half];
     Socket& s = *sockets_[si];
     LineStats& st = *stats_[si];
     const mmsghdr& m = b.msgs[static_cast<std::size_t>(i)];

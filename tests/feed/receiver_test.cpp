@@ -14,6 +14,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 #include <string>
@@ -118,6 +119,72 @@ TEST(Receiver, DatagramsOfAllLinesAndChannelsAreHandedOnInArrivalOrder) {
     for (const Got& g : got) order += std::to_string(g.channel) + "/" + std::string(line_name(g.line)) + ":" + std::to_string(g.tag) + " ";
     EXPECT_TRUE(got == want) << order;
     EXPECT_TRUE(ordered);
+}
+
+// Across passes too: a socket that fills its batch still holds what was
+// sent next, so a later datagram of another socket read in the same pass
+// waits for the next pass instead of overtaking it (the receiver used to hand
+// each pass's merge on whole, so B's datagram came before A's last two).
+TEST(Receiver, ALaterDatagramOfAnotherSocketDoesNotOvertakeWhatAFullBatchLeftQueued) {
+    Config cfg = loopback_config(12, "239.255.95.9", "239.255.95.10", 39565);
+    cfg.receiver.batch = 4;
+    Receiver r(cfg);
+    MulticastSender tx("127.0.0.1");
+    const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
+        const std::byte payload[] = {std::byte{tag}};
+        ASSERT_TRUE(tx.send(group, port, payload));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    // Timestamping on before the datagrams whose order is checked (see above).
+    send(0xEFFF5F09, 39565, 0);
+    send(0xEFFF5F0A, 39566, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 2);
+    for (std::uint8_t tag = 1; tag <= 6; ++tag) send(0xEFFF5F09, 39565, tag);  // line A: six, a batch holds four
+    send(0xEFFF5F0A, 39566, 7);                                                 // line B, after them
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::string order;
+    for (int pass = 0; pass < 4; ++pass)
+        (void)r.poll_once(0, [&](const RawDatagram& d) {
+            order += std::string(line_name(d.line)) + std::to_string(std::to_integer<int>(d.payload[0])) + " ";
+        });
+    EXPECT_EQ(order, "A1 A2 A3 A4 A5 A6 B7 ");
+}
+
+// A socket whose datagrams were held back twice (two full batches of
+// another socket older than them) is not read into a slot set that still
+// holds some: nothing is overwritten, nothing handed on twice.
+TEST(Receiver, DatagramsHeldBackTwoPassesAreNeitherOverwrittenNorReordered) {
+    Config cfg = loopback_config(12, "239.255.95.11", "239.255.95.12", 39567);
+    cfg.receiver.batch = 2;
+    Receiver r(cfg);
+    MulticastSender tx("127.0.0.1");
+    const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
+        const std::byte payload[] = {std::byte{tag}};
+        ASSERT_TRUE(tx.send(group, port, payload));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    const std::uint32_t a = 0xEFFF5F0B, b = 0xEFFF5F0C;
+    send(a, 39567, 0);
+    send(b, 39568, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 2);
+    // A1..A6 B7 B8 A9 B10: line A fills its batch of two for three passes,
+    // each older than B7, so B7 waits twice while B8 and B10 queue behind it.
+    std::string sent;
+    for (const auto& [group, port, tag] : {std::tuple{a, 39567, 1}, {a, 39567, 2}, {a, 39567, 3}, {a, 39567, 4},
+                                           {a, 39567, 5}, {a, 39567, 6}, {b, 39568, 7}, {b, 39568, 8},
+                                           {a, 39567, 9}, {b, 39568, 10}}) {
+        send(group, static_cast<std::uint16_t>(port), static_cast<std::uint8_t>(tag));
+        sent += std::string(group == a ? "A" : "B") + std::to_string(tag) + " ";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::string order;
+    for (int pass = 0; pass < 12; ++pass)
+        (void)r.poll_once(0, [&](const RawDatagram& d) {
+            order += std::string(line_name(d.line)) + std::to_string(std::to_integer<int>(d.payload[0])) + " ";
+        });
+    EXPECT_EQ(order, sent);
 }
 
 TEST(FeedHandler, CpuBeyondTheMachineFailsStartWithTheCpuNamed) {

@@ -74,7 +74,7 @@ public:
     ~Receiver();
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
-    // What the receive slots of `cfg` take: one batch per socket (estimate_memory in config.hpp).
+    // What the receive slots of `cfg` take: two batches per socket (estimate_memory in config.hpp).
     [[nodiscard]] static std::size_t batch_bytes(const Config& cfg) noexcept;
 
     // Receive slot per datagram: larger datagrams are dropped (oversized).
@@ -85,11 +85,14 @@ public:
     // datagram's header read once — for each accepted datagram (not for a
     // rejected source, a datagram larger than the receive slot, or one of
     // another channel: each is counted per line). Waits up to `timeout_ns`
-    // for data (0 = do not wait: busy-poll). Sockets backend: the datagrams
-    // one pass read from all sockets are handed on in kernel-timestamp order
-    // (equal stamps: config order, line A before B); one that reached a
-    // socket after the pass read it waits for the next pass. AF_XDP: ring
-    // order. Returns the number handed on.
+    // for data (0 = do not wait: busy-poll; nor does it wait while datagrams
+    // of the last pass are left). Sockets backend: every socket's datagrams
+    // are handed on in kernel-timestamp order across sockets and passes
+    // (equal stamps: config order, line A before B): one stamped after the
+    // pass began, on another socket than the first read, may have been
+    // overtaken by a datagram sent before it to a socket already read, so it
+    // and everything stamped after it wait in their slots for the next pass.
+    // AF_XDP: ring order. Returns the number handed on.
     template <class P = void, class Sink>
     int poll_once(std::int64_t timeout_ns, Sink&& sink);
 
@@ -114,24 +117,25 @@ public:
 private:
     struct Socket;
     struct Batch;
-    // A socket's share of one receive pass: datagrams received, the next to
-    // hand on and its kernel stamp.
+    // A socket's datagrams not yet handed on: [next, end) of its slot set
+    // `half`, then the first `more` of the other set (a pass receives into
+    // the set that holds none), and the kernel stamp of the next one.
     struct Pass {
-        int received = 0;
-        int next = 0;
+        int next = 0, end = 0, more = 0;
+        std::uint8_t half = 0;
         std::int64_t head_ns = 0;
     };
     static const char* set_membership(Socket& s, bool join) noexcept;
     static bool source_allowed(const Socket& s, std::uint32_t src) noexcept;
     int wait(std::int64_t timeout_ns) noexcept;              // ppoll(2) on all sockets
-    int receive(std::size_t socket_index) noexcept;          // recvmmsg into the socket's slots
-    // The kernel receive time of the socket's datagram i (0: none stamped).
-    [[nodiscard]] std::int64_t kernel_ns(std::size_t socket_index, int i) const noexcept;
+    int receive(std::size_t socket_index, std::uint8_t half) noexcept;  // recvmmsg into the socket's slot set
+    // The kernel receive time of datagram i of the socket's slot set `half` (0: none stamped).
+    [[nodiscard]] std::int64_t kernel_ns(std::size_t socket_index, std::uint8_t half, int i) const noexcept;
     int xdp_receive() noexcept;                              // the AF_XDP rings' frames into the batch
     void xdp_release() noexcept;                             // ... given back
     // The i-th datagram of the batch, or nullptr: rejected source, or
     // `oversized` (larger than the slot). Counted per line either way.
-    const RawDatagram* datagram(std::size_t socket_index, int i, bool& oversized) noexcept;
+    const RawDatagram* datagram(std::size_t socket_index, std::uint8_t half, int i, bool& oversized) noexcept;
     // The i-th frame of the AF_XDP batch as a datagram of its line, or
     // nullptr (not a whole UDP datagram, no line received, rejected source,
     // oversized: each counted).
@@ -146,8 +150,9 @@ private:
     std::unique_ptr<Batch> batch_;
     std::vector<std::unique_ptr<Socket>> sockets_;
     std::vector<std::array<std::size_t, 2>> snapshot_sockets_;  // per channel with snapshot lines: A's and B's index
-    std::vector<Pass> pass_;                // per socket, this receive pass
-    std::vector<std::uint32_t> pending_;    // sockets of this pass with datagrams left to hand on
+    std::vector<Pass> pass_;                // per socket: its datagrams not yet handed on
+    std::vector<std::uint32_t> pending_;    // sockets with datagrams left to hand on
+    bool left_over_ = false;                // the last pass left datagrams in their slots
     std::size_t batch_size_ = 1;
     std::vector<std::unique_ptr<LineStats>> stats_;
     std::unique_ptr<::pollfd[]> pollfds_;
@@ -184,7 +189,7 @@ template <class P, class Sink>
 int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
     const std::int64_t before = realtime_ns();
     drained_until_ = before;
-    if (timeout_ns > 0 && wait(timeout_ns) <= 0) return 0;
+    if (timeout_ns > 0 && !left_over_ && wait(timeout_ns) <= 0) return 0;
     const std::int64_t start = realtime_ns();
     bool drained = true;
     int handed = 0;
@@ -216,18 +221,65 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
     // a copy on line B read after A's batch would look like an old one, and
     // a snapshot sent on one channel after another channel's packet must
     // not overtake it (a receiver descheduled between two sockets' reads
-    // would otherwise hand one channel's whole batch on first).
+    // would otherwise hand one channel's whole batch on first). A datagram
+    // stamped before `start` was queued before any socket was read, so the
+    // pass has read everything sent before it; one stamped later, on a
+    // socket read after the first, may have been sent after a datagram that
+    // reached an already-read socket too late for this pass: the merge stops
+    // there, and it waits (with all later) in its slots. The same for what
+    // follows the last datagram of a socket that filled its batch.
+    const std::int64_t cut_ns = start;
+    std::int64_t full_cut_ns = INT64_MAX;  // the earliest last stamp of a full batch
     pending_.clear();
     for (std::size_t s = 0; s < sockets_.size(); ++s) {
         Pass& p = pass_[s];
-        p.received = receive(s);
-        p.next = 0;
-        drained &= static_cast<std::size_t>(p.received) < batch_size_;
-        if (p.received != 0) pending_.push_back(static_cast<std::uint32_t>(s));
+        if (p.more != 0) {
+            // Both slot sets hold datagrams left (a full batch elsewhere held
+            // them back): none is read until one set is handed on, and what
+            // the socket queues meanwhile comes after its last one held.
+            drained = false;
+            full_cut_ns = std::min(full_cut_ns, kernel_ns(s, static_cast<std::uint8_t>(p.half ^ 1u), p.more - 1));
+            pending_.push_back(static_cast<std::uint32_t>(s));
+            continue;
+        }
+        const bool left = p.next < p.end;
+        const std::uint8_t into = left ? static_cast<std::uint8_t>(p.half ^ 1u) : p.half;
+        const int n = receive(s, into);
+        if (left) {
+            p.more = n;
+        } else {
+            p.next = 0, p.end = n, p.more = 0;
+        }
+        if (static_cast<std::size_t>(n) == batch_size_) {
+            drained = false;
+            if (sockets_.size() > 1) full_cut_ns = std::min(full_cut_ns, kernel_ns(s, into, n - 1));
+        }
+        if (p.next < p.end) pending_.push_back(static_cast<std::uint32_t>(s));
     }
-    if (pending_.size() > 1)
-        for (const std::uint32_t s : pending_) pass_[s].head_ns = kernel_ns(s, 0);
-    while (pending_.size() > 1) {
+    const auto advance = [&](std::size_t s) {  // hands on the socket's next datagram; false when it has none left
+        Pass& p = pass_[s];
+        bool oversized = false;
+        const RawDatagram* d = datagram(s, p.half, p.next++, oversized);
+        if (p.next == p.end && p.more != 0) {
+            p.half ^= 1u;
+            p.next = 0, p.end = p.more, p.more = 0;
+        }
+        offer(d, oversized);
+        return p.next < p.end;
+    };
+    // In time to go: the first socket read cannot have been overtaken.
+    const auto in_time = [&](std::size_t s, std::int64_t stamp) {
+        return (s == 0 || stamp < cut_ns) && stamp <= full_cut_ns;
+    };
+    left_over_ = false;
+    if (pending_.size() == 1 && (pending_[0] == 0 || sockets_.size() == 1) && full_cut_ns == INT64_MAX) {
+        // One socket holds data and nothing can have overtaken it: no stamps to read.
+        while (advance(pending_[0])) {
+        }
+        pending_.clear();
+    }
+    for (const std::uint32_t s : pending_) pass_[s].head_ns = kernel_ns(s, pass_[s].half, pass_[s].next);
+    while (!pending_.empty()) {
         std::size_t at = 0;  // the earliest head; equal stamps: the lower socket (config order, A first)
         for (std::size_t k = 1; k < pending_.size(); ++k) {
             const Pass& a = pass_[pending_[k]];
@@ -235,23 +287,15 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
             if (a.head_ns < b.head_ns || (a.head_ns == b.head_ns && pending_[k] < pending_[at])) at = k;
         }
         const std::uint32_t s = pending_[at];
-        Pass& p = pass_[s];
-        bool oversized = false;
-        const RawDatagram* d = datagram(s, p.next++, oversized);
-        if (p.next < p.received) {
-            p.head_ns = kernel_ns(s, p.next);
+        if (!in_time(s, pass_[s].head_ns)) {
+            left_over_ = true;  // it and every later head: the next pass
+            break;
+        }
+        if (advance(s)) {
+            pass_[s].head_ns = kernel_ns(s, pass_[s].half, pass_[s].next);
         } else {
             pending_[at] = pending_.back();
             pending_.pop_back();
-        }
-        offer(d, oversized);
-    }
-    if (!pending_.empty()) {  // the last socket with datagrams left: no other to merge with
-        const std::uint32_t s = pending_[0];
-        for (Pass& p = pass_[s]; p.next < p.received;) {
-            bool oversized = false;
-            const RawDatagram* d = datagram(s, p.next++, oversized);
-            offer(d, oversized);
         }
     }
     drained_until_ = drained ? start : 0;
