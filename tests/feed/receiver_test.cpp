@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -25,6 +26,34 @@
 
 namespace tickgate {
 namespace {
+
+// One-byte datagrams tagged for the order checks below, `gap` apart.
+struct TaggedSender {
+    std::chrono::milliseconds gap;
+    MulticastSender tx{"127.0.0.1"};
+    void operator()(std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
+        const std::byte payload[] = {std::byte{tag}};
+        ASSERT_TRUE(tx.send(group, port, payload));
+        std::this_thread::sleep_for(gap);
+    }
+};
+// The kernel may turn receive timestamping on a little after the sockets
+// asked for it (a deferred static key): one datagram a line, drained,
+// before the ones whose order is checked.
+void warm_up_timestamps(Receiver& r, TaggedSender& send, std::span<const std::pair<std::uint32_t, std::uint16_t>> lines) {
+    for (const auto& [group, port] : lines) send(group, port, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), static_cast<int>(lines.size()));
+}
+// What `passes` receive passes hand on: "A1 B7 ..." (line, tag).
+std::string handed_on(Receiver& r, int passes) {
+    std::string order;
+    for (int pass = 0; pass < passes; ++pass)
+        (void)r.poll_once(0, [&](const RawDatagram& d) {
+            order += std::string(line_name(d.line)) + std::to_string(std::to_integer<int>(d.payload[0])) + " ";
+        });
+    return order;
+}
 
 Config loopback_config(std::uint16_t channel, const char* group_a, const char* group_b, std::uint16_t port) {
     Config cfg;
@@ -83,18 +112,10 @@ TEST(Receiver, DatagramsOfAllLinesAndChannelsAreHandedOnInArrivalOrder) {
     Config cfg = loopback_config(12, "239.255.95.5", "239.255.95.6", 39561);
     cfg.channels.push_back(loopback_config(14, "239.255.95.7", "239.255.95.8", 39563).channels[0]);
     Receiver r(cfg);
-    MulticastSender tx("127.0.0.1");
-    const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
-        const std::byte payload[] = {std::byte{tag}};
-        ASSERT_TRUE(tx.send(group, port, payload));
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    };
-    // The kernel may turn receive timestamping on a little after the
-    // sockets asked for it (a deferred static key): one datagram a line,
-    // drained, before the ones whose order is checked.
-    for (std::uint8_t g = 5; g <= 8; ++g) send(0xEFFF5F00 + g, static_cast<std::uint16_t>(39556 + g), 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 4);
+    TaggedSender send{std::chrono::milliseconds(2)};
+    const std::pair<std::uint32_t, std::uint16_t> lines[] = {
+        {0xEFFF5F05, 39561}, {0xEFFF5F06, 39562}, {0xEFFF5F07, 39563}, {0xEFFF5F08, 39564}};
+    warm_up_timestamps(r, send, lines);
     send(0xEFFF5F06, 39562, 1);  // channel 12 line B
     send(0xEFFF5F07, 39563, 2);  // channel 14 line A
     send(0xEFFF5F05, 39561, 3);  // channel 12 line A
@@ -129,26 +150,13 @@ TEST(Receiver, ALaterDatagramOfAnotherSocketDoesNotOvertakeWhatAFullBatchLeftQue
     Config cfg = loopback_config(12, "239.255.95.9", "239.255.95.10", 39565);
     cfg.receiver.batch = 4;
     Receiver r(cfg);
-    MulticastSender tx("127.0.0.1");
-    const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
-        const std::byte payload[] = {std::byte{tag}};
-        ASSERT_TRUE(tx.send(group, port, payload));
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    };
-    // Timestamping on before the datagrams whose order is checked (see above).
-    send(0xEFFF5F09, 39565, 0);
-    send(0xEFFF5F0A, 39566, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 2);
+    TaggedSender send{std::chrono::milliseconds(1)};
+    const std::pair<std::uint32_t, std::uint16_t> lines[] = {{0xEFFF5F09, 39565}, {0xEFFF5F0A, 39566}};
+    warm_up_timestamps(r, send, lines);
     for (std::uint8_t tag = 1; tag <= 6; ++tag) send(0xEFFF5F09, 39565, tag);  // line A: six, a batch holds four
     send(0xEFFF5F0A, 39566, 7);                                                 // line B, after them
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::string order;
-    for (int pass = 0; pass < 4; ++pass)
-        (void)r.poll_once(0, [&](const RawDatagram& d) {
-            order += std::string(line_name(d.line)) + std::to_string(std::to_integer<int>(d.payload[0])) + " ";
-        });
-    EXPECT_EQ(order, "A1 A2 A3 A4 A5 A6 B7 ");
+    EXPECT_EQ(handed_on(r, 4), "A1 A2 A3 A4 A5 A6 B7 ");
 }
 
 // A socket whose datagrams were held back twice (two full batches of
@@ -158,17 +166,10 @@ TEST(Receiver, DatagramsHeldBackTwoPassesAreNeitherOverwrittenNorReordered) {
     Config cfg = loopback_config(12, "239.255.95.11", "239.255.95.12", 39567);
     cfg.receiver.batch = 2;
     Receiver r(cfg);
-    MulticastSender tx("127.0.0.1");
-    const auto send = [&](std::uint32_t group, std::uint16_t port, std::uint8_t tag) {
-        const std::byte payload[] = {std::byte{tag}};
-        ASSERT_TRUE(tx.send(group, port, payload));
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    };
+    TaggedSender send{std::chrono::milliseconds(1)};
     const std::uint32_t a = 0xEFFF5F0B, b = 0xEFFF5F0C;
-    send(a, 39567, 0);
-    send(b, 39568, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_EQ(r.poll_once(0, [](const RawDatagram&) {}), 2);
+    const std::pair<std::uint32_t, std::uint16_t> lines[] = {{a, 39567}, {b, 39568}};
+    warm_up_timestamps(r, send, lines);
     // A1..A6 B7 B8 A9 B10: line A fills its batch of two for three passes,
     // each older than B7, so B7 waits twice while B8 and B10 queue behind it.
     std::string sent;
@@ -179,12 +180,7 @@ TEST(Receiver, DatagramsHeldBackTwoPassesAreNeitherOverwrittenNorReordered) {
         sent += std::string(group == a ? "A" : "B") + std::to_string(tag) + " ";
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::string order;
-    for (int pass = 0; pass < 12; ++pass)
-        (void)r.poll_once(0, [&](const RawDatagram& d) {
-            order += std::string(line_name(d.line)) + std::to_string(std::to_integer<int>(d.payload[0])) + " ";
-        });
-    EXPECT_EQ(order, sent);
+    EXPECT_EQ(handed_on(r, 12), sent);
 }
 
 TEST(FeedHandler, CpuBeyondTheMachineFailsStartWithTheCpuNamed) {
