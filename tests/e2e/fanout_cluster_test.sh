@@ -79,7 +79,15 @@ for s in A B C D; do
   eval "wait \$sub_$s" || { echo "subscriber $s failed"; cat "$work/$s.err"; exit 1; }
 done
 
-python3 - "$work" <<'PY'
+# On a failure, what the subscribers, the handler and the nodes said (a
+# JetStream cluster that stops answering shows only as snapshot_errors in the
+# counters: its logs say why).
+say_why() {
+  for s in A B C D; do echo "== subscriber $s stderr"; tail -5 "$work/$s.err"; done
+  echo "== handler stderr"; grep -v '^fanout:' "$work/run.err" | tail -10
+  for n in 1 2 3; do echo "== nats node $n"; tail -15 "$work/nats/n$n.log"; done
+}
+python3 - "$work" <<'PY' || { say_why; exit 1; }
 import json, sys
 work = sys.argv[1]
 depth = 4
