@@ -272,7 +272,7 @@ int Receiver::poll_once(std::int64_t timeout_ns, Sink&& sink) {
         return (s == 0 || stamp < cut_ns) && stamp <= full_cut_ns;
     };
     left_over_ = false;
-    if (pending_.size() == 1 && (pending_[0] == 0 || sockets_.size() == 1) && full_cut_ns == INT64_MAX) {
+    if (pending_.size() == 1 && pending_[0] == 0 && full_cut_ns == INT64_MAX) {
         // One socket holds data and nothing can have overtaken it: no stamps to read.
         while (advance(pending_[0])) {
         }
