@@ -2,7 +2,7 @@
 // a spin of ORDERS orders over 1,000 stocks, served by the simulator's
 // GlimpseServer on 127.0.0.1, loaded by the GlimpseClient's thread into its
 // fixed storage, then applied on this (the engine's) thread by
-// Replay::apply_snapshot: the snapshot router and the rules the live
+// ReplayFront::apply_snapshot: the snapshot router and the rules the live
 // pipelines run (the front's router sends the spin down, the engine's
 // rules book it). Per round:
 //   load rate  = orders / (engine asks -> the client has `M`), orders/s;
@@ -96,13 +96,13 @@ int main(int argc, char** argv) {
     GlimpseClient client(cfg);
     // The stream's session: position 1 seen, so the snapshot continues a known stream at 2.
     const std::vector<Bytes> first{system_event('O', tod)};
-    replay.deliver(mold_packet(kSession, 1, first), 0xEFFF2C01, 31441, realtime_ns());
+    replay.front().deliver(mold_packet(kSession, 1, first), 0xEFFF2C01, 31441, realtime_ns());
 
     std::vector<double> rate, load_ms, clean_ms;
     std::uint64_t loaded = 0;
     for (int r = 0; r < rounds; ++r) {
         pending = spin;
-        replay.begin_snapshot(0);
+        replay.front().begin_snapshot(0);
         const std::int64_t t0 = bench::mono_ns();
         client.start(0, t0 + 120'000'000'000);
         GlimpseClient::State st;
@@ -114,9 +114,9 @@ int main(int argc, char** argv) {
                          kSnapshotFailureText[static_cast<std::size_t>(client.outcome().failure)]);
             return 1;
         }
-        const SnapshotApplied a = replay.apply_snapshot(0, client.storage(), realtime_ns());
-        const auto h = replay.find(symbol(1));
-        const bool ok = h && replay.safe_quote(*h, realtime_ns()).ok();
+        const SnapshotApplied a = replay.front().apply_snapshot(0, client.storage(), realtime_ns());
+        const auto h = replay.handler().find(symbol(1));
+        const bool ok = h && replay.handler().safe_quote(*h, realtime_ns()).ok();
         const std::int64_t t_clean = bench::mono_ns();
         client.release();
         if (!ok || a.orders != orders || a.still_suspect) {
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
                     rate.back() / 1e6, clean_ms.back());
     }
     std::printf("orders per snapshot: %llu (open in the book after each: %zu)\n", static_cast<unsigned long long>(loaded),
-                replay.book().open_orders());
+                replay.handler().book().open_orders());
     std::printf("%-28s %10s %10s %10s %10s\n", "figure", "median", "p10", "p90", "max");
     std::printf("%-28s %10.2f %10.2f %10.2f %10.2f\n", "load rate (M orders/s)", bench::median(rate) / 1e6,
                 percentile(rate, 10) / 1e6, percentile(rate, 90) / 1e6, percentile(rate, 100) / 1e6);

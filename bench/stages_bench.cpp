@@ -628,7 +628,7 @@ struct DatagramTimes {
     }
 };
 
-// The production decode path: what Replay::deliver and the live handler
+// The production decode path: what ReplayFront::deliver and the live handler
 // run before the sequencer, moldudp64::Stream::on_datagram (key, session,
 // walk, positions, exactly-once) handing each message to a sink that
 // normalizes it with itch50::decode_message (Sequencer::message's first step).
@@ -644,7 +644,7 @@ struct ParseSink {
 };
 void BM_Itch_Parse(benchmark::State& state, ItchFlow flow) {
     const ItchStream& s = itch_stream(flow);
-    using Stream = itch50::Replay::Stream;
+    using Stream = itch50::Replay::Front::Stream;
     std::unique_ptr<Stream> stream;
     ParseSink sink;
     std::int64_t now = kT0;
@@ -680,12 +680,12 @@ BENCHMARK_CAPTURE(BM_Itch_Parse, day_like_8000_stocks, ItchFlow::kDay);
 // (`valgrind --tool=callgrind --toggle-collect='*itch_timed_datagram*'`:
 // instructions per message without the untimed warm-up).
 [[gnu::noinline]] void itch_timed_datagram(itch50::Replay& r, std::span<const std::byte> d, std::int64_t now) {
-    r.on_datagram(d, 0xEFFF0A01, 31001, now);
+    r.front().on_datagram(d, 0xEFFF0A01, 31001, now);
 }
 
-// Times: Replay::on_datagram (moldudp64::Stream -> SnapshotRouter ->
+// Times: ReplayFront::on_datagram (moldudp64::Stream -> SnapshotRouter ->
 // BasicSequencer<itch50::Rules> -> order book), the path of `tickgate replay` and, through
-// Replay::deliver, of the live handler.
+// ReplayFront::deliver, of the live handler.
 void BM_Itch_Pipeline(benchmark::State& state, ItchFlow flow, int subscribed) {
     const ItchStream& s = itch_stream(flow);
     std::string subscribe;
@@ -698,7 +698,7 @@ void BM_Itch_Pipeline(benchmark::State& state, ItchFlow flow, int subscribed) {
     auto fresh = [&] {
         r.reset();
         r = std::make_unique<itch50::Replay>(cfg);
-        for (const auto& d : s.warm) r->on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
+        for (const auto& d : s.warm) r->front().on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
     };
     fresh();
     std::size_t i = 0;
@@ -728,14 +728,14 @@ void BM_Itch_Pipeline(benchmark::State& state, ItchFlow flow, int subscribed) {
     }
     const double wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall0).count();
     times.percentiles(state, wall_ns / static_cast<double>(__rdtsc() - tsc0));
-    const auto ch = r->channel(0);
+    const auto ch = r->front().channel(0);
     std::uint64_t unknown = 0;
-    for (const std::uint32_t id : r->instruments().seen_ids()) unknown += r->sequencer().venue().counters(id).unknown_orders;
+    for (const std::uint32_t id : r->handler().instruments().seen_ids()) unknown += r->handler().sequencer().venue().counters(id).unknown_orders;
     if (ch.counters.lost_messages.get() != 0 || ch.counters.malformed_packets.get() != 0 || unknown != 0)
         state.SkipWithError("ITCH pipeline lost, malformed or unknown orders");
-    state.counters["open_orders"] = static_cast<double>(r->book().open_orders());
+    state.counters["open_orders"] = static_cast<double>(r->handler().book().open_orders());
     state.counters["bytes_per_open_order"] =
-        static_cast<double>(OrderBook::bytes_for(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576)) / static_cast<double>(r->book().open_orders());
+        static_cast<double>(OrderBook::bytes_for(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576)) / static_cast<double>(r->handler().book().open_orders());
     set_msgs(state, msgs);
 }
 BENCHMARK_CAPTURE(BM_Itch_Pipeline, uniform_5000_stocks, ItchFlow::kUniform, 0);
@@ -883,7 +883,7 @@ void replay_whole_input(benchmark::State& state, const Config& cfg, const std::v
         state.PauseTiming();
         auto r = std::make_unique<itch50::Replay>(cfg);
         state.ResumeTiming();
-        for (const auto& d : s) r->on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
+        for (const auto& d : s) r->front().on_datagram(d, 0xEFFF0A01, 31001, now += 1000);
         msgs += msgs_each;
         after(*r);
         state.PauseTiming();
@@ -897,7 +897,7 @@ void BM_Itch_DistinctLevels(benchmark::State& state) {
     const Config cfg = parse_config("[itch]\nmax_orders = 524288\nmax_levels = 524288\n", "bench.toml");
     std::size_t levels = 0;
     replay_whole_input(state, cfg, distinct_level_stream(), kDistinctLevels,
-                       [&](const itch50::Replay& r) { levels = r.book().side(1, Side::kBid).size(); });
+                       [&](const itch50::Replay& r) { levels = r.handler().book().side(1, Side::kBid).size(); });
     if (levels != kDistinctLevels) state.SkipWithError("not every add made its own level");
 }
 BENCHMARK(BM_Itch_DistinctLevels)->Unit(benchmark::kMillisecond);
@@ -930,7 +930,7 @@ void BM_Itch_CollidingRefs(benchmark::State& state, bool table_stride) {
     const std::uint64_t stride = table_stride ? std::uint64_t{kCollidingOrders} + kCollidingOrders / 4 + 1 : std::uint64_t{1} << 20;
     std::size_t open = 0;
     replay_whole_input(state, cfg, colliding_stream(stride), kCollidingOrders + kCollidingOrders / 2,
-                       [&](const itch50::Replay& r) { open = r.book().open_orders(); });
+                       [&](const itch50::Replay& r) { open = r.handler().book().open_orders(); });
     if (open != kCollidingOrders / 2) state.SkipWithError("not every colliding add and delete applied");
 }
 BENCHMARK_CAPTURE(BM_Itch_CollidingRefs, stride_table_size, true)->Unit(benchmark::kMillisecond);
@@ -955,7 +955,7 @@ void BM_Itch_SessionChurn(benchmark::State& state) {
     const Config cfg = parse_config("[itch]\nmax_orders = 1000000\nmax_levels = 4096\n", "bench.toml");
     std::uint64_t changes = 0;
     replay_whole_input(state, cfg, s, s.size() * kItchPerDatagram,
-                       [&](const itch50::Replay& r) { changes = r.channel(0).counters.session_changes.get(); });
+                       [&](const itch50::Replay& r) { changes = r.front().channel(0).counters.session_changes.get(); });
     if (changes != s.size() - 1) state.SkipWithError("not every datagram started a session");
 }
 BENCHMARK(BM_Itch_SessionChurn)->Unit(benchmark::kMillisecond);

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tickgate/feed/handler.hpp"
-#include "tickgate/feed/itch50/replay.hpp"
+#include "tickgate/feed/counter_fields.hpp"
 #include "tickgate/feed/protocols.hpp"
 #include "tickgate/feed/replay.hpp"
 #include "tickgate/text.hpp"
@@ -109,45 +108,18 @@ void hint_unpaired_lines(const std::string& capture) {
 
 template <VenueProtocol P>
 int replay_as(const Options& a, const std::string& capture, const Config& cfg, const ReplayOutput& o, bool detected) {
-    BasicHandler<P> handler(cfg.capacity, cfg.gate);
-    apply_config(handler, cfg);
-    const ReplayResult r = replay_capture(capture, cfg, handler, {.progress = true, .arbitrate = a.has("--arbitrate")});
+    const bool arbitrate = a.has("--arbitrate");
+    if (arbitrate && (features_of<P>() & kPacketArbitration) == 0)
+        throw UsageError{fmt::format("--arbitrate: {} merges its lines by stream position always (no packet arbitration)",
+                                     P::kTitle)};
+    const auto replay = BasicReplay<P>::for_capture(cfg, capture, {.progress = true, .arbitrate = arbitrate});
+    const ReplayResult r = replay->run(capture);
 
-    SummaryContext ctx{.now_ns = r.last_ts_ns,
-                       .capture = capture,
-                       .frames = &r.frames,
-                       .truncation = r.truncation ? &*r.truncation : nullptr,
-                       .foreign_channel_packets = r.foreign_channel_packets};
-    const std::optional<VenueSummary> venue = venue_summary_of(handler, r.channel_names);
-    if (venue) ctx.venue = &*venue;
-    const SummarySource src = summary_source(handler);
-    const bool found = print_output(
-        o, ctx, [&](const SummaryContext& c) { return summary_table(src, c); },
-        [&](const SummaryContext& c, std::string_view symbol, std::size_t depth) {
-            return book_view(src, c, symbol, depth);
-        },
-        [&](const SummaryContext& c) { return summary_json(src, c); });
-    if (r.truncation) warn_cut_short(capture, *r.truncation, "replayed");
-    if (a.has("--stats")) fmt::print(stderr, "{}", replay_stats_line(r, handler.decoder().counters().messages.get()));
-    if (!detected) hint_if_foreign(capture, P::kName);
-    if (!P::kHeaderNamesChannel && cfg.channels.empty()) hint_unpaired_lines(capture);
-    if (!found) return kExitFailure;
-    return r.truncation ? kExitCaptureCut : kExitOk;
-}
-
-// ITCH 5.0 over MoldUDP64: its own pipeline (feed/itch50/replay.hpp).
-int replay_itch50(const Options& a, const std::string& capture, const Config& cfg, const ReplayOutput& o,
-                  bool detected) {
-    if (a.has("--arbitrate"))
-        throw UsageError{"--arbitrate: ITCH 5.0 merges its lines by stream position always (no packet arbitration)"};
-    // Without a config, instrument ids for the channels the capture holds (ITCH50.md: 65,536 per channel).
-    auto replay = std::make_unique<itch50::Replay>(cfg, nullptr,
-                                                   cfg.channels.empty() ? itch50::Replay::channels_in(capture) : 1);
-    const ReplayResult r = replay->run(capture, {.progress = true});
     const SummaryContext ctx{.now_ns = r.last_ts_ns,
                              .capture = capture,
                              .frames = &r.frames,
-                             .truncation = r.truncation ? &*r.truncation : nullptr};
+                             .truncation = r.truncation ? &*r.truncation : nullptr,
+                             .foreign_channel_packets = r.foreign_channel_packets};
     const bool found = print_output(
         o, ctx, [&](const SummaryContext& c) { return replay->summary_table(c); },
         [&](const SummaryContext& c, std::string_view symbol, std::size_t depth) {
@@ -155,10 +127,11 @@ int replay_itch50(const Options& a, const std::string& capture, const Config& cf
         },
         [&](const SummaryContext& c) { return replay->summary_json(c); });
     if (r.truncation) warn_cut_short(capture, *r.truncation, "replayed");
-    DecoderCounters totals;
-    replay->totals(totals);
-    if (a.has("--stats")) fmt::print(stderr, "{}", replay_stats_line(r, totals.messages.get()));
-    if (!detected) hint_if_foreign(capture, itch50::Protocol::kName);
+    if (a.has("--stats")) fmt::print(stderr, "{}", replay_stats_line(r, replay->messages()));
+    if (!detected) hint_if_foreign(capture, P::kName);
+    // Lines A and B replayed apart lose what the other carried: only where packets are arbitrated.
+    if (!P::kHeaderNamesChannel && (features_of<P>() & kPacketArbitration) != 0 && cfg.channels.empty())
+        hint_unpaired_lines(capture);
     if (!found) return kExitFailure;
     return r.truncation ? kExitCaptureCut : kExitOk;
 }
@@ -202,11 +175,7 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     const bool detect = cfg.channels.empty() && (a.text("--protocol") == kAutoProtocol || !a.has("--protocol"));
     if (detect) cfg.default_protocol = detect_protocol(capture);
 
-    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() {
-        // Offline, the MoldUDP64 stream (hold and re-request) is still its own pipeline (itch50::Replay).
-        if constexpr (P::kHolePolicy == HolePolicy::kHoldAndRerequest) return replay_itch50(a, capture, cfg, o, detect);
-        else return replay_as<P>(a, capture, cfg, o, detect);
-    });
+    return with_protocol(cfg.protocol(), [&]<VenueProtocol P>() { return replay_as<P>(a, capture, cfg, o, detect); });
 }
 
 }  // namespace tickgate::cli

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
 #include "../json_writer.hpp"
@@ -19,73 +18,32 @@ namespace tickgate::itch50 {
 
 namespace {
 
-std::uint32_t channel_slots(const Config& cfg) {
-    return cfg.channels.empty() ? kMaxUnconfiguredChannels : static_cast<std::uint32_t>(cfg.channels.size());
-}
-
 bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
-
-// The channels instrument ids are allocated for. Without channels the
-// config's own memory check could count only one (it cannot know the
-// capture): the channels found in it are checked here, before anything is
-// allocated, against the same limit.
-std::uint32_t id_channels(const Config& cfg, std::uint32_t unconfigured) {
-    if (!cfg.channels.empty()) return static_cast<std::uint32_t>(cfg.channels.size());
-    const std::uint32_t n = std::clamp<std::uint32_t>(unconfigured, 1, kMaxUnconfiguredIdChannels);
-    const std::uint64_t mib = mib_ceil(itch50::estimate_memory(cfg, n).total_bytes);
-    if (mib > cfg.max_memory_mb)
-        throw std::invalid_argument(fmt::format(
-            "replay: the capture's {} channels need an estimated {} MiB reserved (65,536 instrument ids each), above "
-            "capacity.max_memory_mb = {} MiB: raise it, or give a config with the capture's channels",
-            n, mib, cfg.max_memory_mb));
-    return n;
-}
-
-std::string ipv4_text(std::uint32_t ip) {
-    return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF);
-}
 
 }  // namespace
 
-Replay::Replay(const Config& cfg, moldudp64::RerequestClient* live_client, std::uint32_t unconfigured_channels)
-    : cfg_(cfg), configured_(!cfg.channels.empty()), instruments_(instrument_ids(id_channels(cfg, unconfigured_channels))),
-      book_(instruments_.max_instruments(), cfg.itch.max_orders, cfg.itch.max_levels, kLocateBits),
-      sequencer_(instruments_, book_, sequencer_capacity(instruments_.max_instruments())),
-      router_(cfg, channel_slots(cfg)),
-      stream_(stream_config(cfg), channel_slots(cfg), moldudp64::ClientRecovery{live_client}),
-      events_{ApplyToSequencer{sequencer_}},
-      sink_(router_.sink(events_, stream_)),
-      gate_(instruments_, cfg.gate), client_(live_client) {
-    sequencer_.venue().configure(channel_slots(cfg), cfg.itch.utc_offset_minutes);
-    if (live_client != nullptr) hold_only_for_the_other_line(stream_, *live_client, cfg);
-    channels_.reserve(channel_slots(cfg));
-    for (const ChannelConfig& ch : cfg.channels)
-        for (const LineConfig* line : {&ch.a, &ch.b})  // config.cpp has checked the groups
-            lines_.push_back({parse_ipv4(line->group).value_or(0), line->port, static_cast<std::uint32_t>(&ch - cfg.channels.data())});
-    for (const ChannelConfig& ch : cfg.channels) channels_.push_back({std::to_string(ch.id), 0, 0});
-    for (const ChannelConfig& ch : cfg.channels) instruments_.set_clock_offset(static_cast<std::uint16_t>(&ch - cfg.channels.data()), ch.clock_offset_ns);
-    for (const std::string& symbol : cfg.subscribe) (void)instruments_.subscribe(symbol);  // validated: fits
-    sequencer_.apply_subscriptions();
+Capacity replay_capacity(const Config& cfg, std::uint32_t unconfigured) {
+    // Without channels the config's own memory check could count only one
+    // (it cannot know the capture): the channels found in it are checked
+    // here, before anything is allocated, against the same limit.
+    std::uint32_t n = static_cast<std::uint32_t>(cfg.channels.size());
+    if (cfg.channels.empty()) {
+        n = std::clamp<std::uint32_t>(unconfigured, 1, kMaxUnconfiguredIdChannels);
+        const std::uint64_t mib = mib_ceil(itch50::estimate_memory(cfg, n).total_bytes);
+        if (mib > cfg.max_memory_mb)
+            throw std::invalid_argument(fmt::format(
+                "replay: the capture's {} channels need an estimated {} MiB reserved (65,536 instrument ids each), "
+                "above capacity.max_memory_mb = {} MiB: raise it, or give a config with the capture's channels",
+                n, mib, cfg.max_memory_mb));
+    }
+    return sequencer_capacity(instrument_ids(n), cfg.capacity);
 }
 
-std::uint32_t Replay::slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port) {
-    if (!is_multicast(dst_ip)) {  // a re-request server's answer: the channel whose session it carries
-        const moldudp64::Key key = moldudp64::read_key(payload, 0);
-        return key.valid() ? stream_.channel_of_session(key.session) : UINT32_MAX;
-    }
-    if (configured_) {
-        for (const Line& line : lines_)
-            if (line.group == dst_ip && line.port == dst_port) return line.slot;
-        return UINT32_MAX;
-    }
-    for (std::uint32_t i = 0; i < channels_.size(); ++i)
-        if (channels_[i].group == dst_ip && channels_[i].port == dst_port) return i;
-    if (channels_.size() == kMaxUnconfiguredChannels) return UINT32_MAX;
-    channels_.push_back({fmt::format("{}:{}", ipv4_text(dst_ip), dst_port), dst_ip, dst_port});
-    return static_cast<std::uint32_t>(channels_.size() - 1);
+Capacity Protocol::replay_capacity(const Config& cfg, const std::string* capture) {
+    return itch50::replay_capacity(cfg, capture != nullptr && cfg.channels.empty() ? channels_in(*capture) : 1);
 }
 
-std::uint32_t Replay::channels_in(const std::string& path) {
+std::uint32_t channels_in(const std::string& path) {
     CaptureReader reader(path);
     FrameCounters frames;
     std::vector<std::pair<std::uint32_t, std::uint16_t>> seen;
@@ -98,67 +56,6 @@ std::uint32_t Replay::channels_in(const std::string& path) {
         if (seen.size() == kMaxUnconfiguredIdChannels) break;
     }
     return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(seen.size()));
-}
-
-void Replay::on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
-                         std::int64_t ts_ns) {
-    stream_.expire(ts_ns, sink_);  // before each datagram, whatever its channel
-    deliver(payload, dst_ip, dst_port, ts_ns);
-}
-
-void Replay::deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
-                     std::int64_t recv_ns) {
-    const std::uint32_t slot = slot_of(payload, dst_ip, dst_port);
-    if (slot == UINT32_MAX) {
-        ++unmatched_;
-        return;
-    }
-    const moldudp64::Key key = moldudp64::read_key(payload, static_cast<std::uint16_t>(slot));
-    if (is_multicast(dst_ip)) {
-        stream_.on_datagram(slot, payload, key, recv_ns, sink_);
-        return;
-    }
-    // A unicast datagram is a re-request server's answer to the capturing
-    // handler's requests (a live capture holds them). Which positions it
-    // asked for is not in the capture: every hole it had open it would have
-    // asked for, so an answer fills open holes only (ITCH50.md "Offline
-    // replay"; README "Captured answers").
-    stream_.on_answer(slot, payload, key, recv_ns, sink_,
-                      [](std::uint64_t at) { return std::pair<std::uint64_t, std::uint64_t>{at, UINT64_MAX}; });
-}
-
-void Replay::finish() { stream_.finish(sink_); }
-
-ReplayResult Replay::run(const std::string& path, const ReplayOptions& options) {
-    CaptureReader reader(path);
-    ReplayResult r;
-    const auto start = std::chrono::steady_clock::now();
-    tickgate::detail::ReplayProgress progress(options.progress, start);
-    while (auto rec = reader.next()) {
-        r.any_records = true;
-        r.last_ts_ns = rec->ts_ns;
-        ++r.frames.records;
-        if (const auto d = extract_udp(reader.link_type(), rec->frame, r.frames))
-            on_datagram(d->payload, d->dst_ip, d->dst_port, rec->ts_ns);
-        progress.tick(r.frames.records, reader, [&] {
-            DecoderCounters t;
-            totals(t);
-            return t.messages.get();
-        });
-    }
-    finish();
-    progress.clear();
-    r.filtered_out = unmatched_;
-    r.truncation = reader.truncation();
-    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return r;
-}
-
-void Replay::totals(DecoderCounters& t) const {
-    for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-        add_stream_counters(t, stream_.channel(ch).counters);
-        t.unknown_messages.add(sequencer_.venue().channel_counters(ch).unknown_messages.get());
-    }
 }
 
 std::string summary_json(const SummarySource& src, const SummaryParts& parts, const SummaryContext& ctx,
@@ -223,31 +120,6 @@ std::string summary_json(const SummarySource& src, const SummaryParts& parts, co
     }
     if (live) put_live(out, *live);
     return json::dump(out);
-}
-
-std::string Replay::summary_json(const SummaryContext& ctx) const {
-    std::vector<std::string> names;
-    for (const ChannelInfo& c : channels_) names.push_back(c.name);
-    const std::vector<SummaryChannel> channels = summary_channels(stream_, names, sequencer_.venue(), client_, cfg_);
-    return with_summary_source([&](const SummarySource& src) {
-        return itch50::summary_json(src, {book_, sequencer_.venue(), channels, unmatched_}, ctx);
-    });
-}
-
-std::string Replay::summary_table(const SummaryContext& ctx) const {
-    return with_summary_source([&](const SummarySource& src) { return tickgate::summary_table(src, ctx); });
-}
-
-std::optional<std::string> Replay::book_view(const SummaryContext& ctx, std::string_view symbol,
-                                             std::size_t depth) const {
-    return with_summary_source([&](const SummarySource& src) { return tickgate::book_view(src, ctx, symbol, depth); });
-}
-
-std::string Replay::live_view(const SummaryContext& ctx, std::string_view config_path, double elapsed_s,
-                              std::string_view line_table, bool terminal) const {
-    return with_summary_source([&](const SummarySource& src) {
-        return tickgate::live_view(src, ctx, config_path, elapsed_s, line_table, terminal);
-    });
 }
 
 }  // namespace tickgate::itch50

@@ -178,18 +178,18 @@ TEST(HotPath, ItchStreamOrderBookGateAllocateNothing) {
     const std::size_t n = datagrams.size() - 1;  // the new session's packet comes last
     for (std::size_t i = 0; i < n; ++i) {
         if (i % 7 == 3) continue;  // line A lost it: what follows is held until line B's copy
-        replay.on_datagram(datagrams[i], 0xEFFF0A01, 31001, t += 1000);
+        replay.front().on_datagram(datagrams[i], 0xEFFF0A01, 31001, t += 1000);
     }
-    for (std::size_t i = 3; i < n; i += 7) replay.on_datagram(datagrams[i], 0xEFFF0A02, 31002, t += 1000);
-    replay.on_datagram(datagrams.back(), 0xEFFF0A01, 31001, t += 10'000'000);
-    replay.finish();
+    for (std::size_t i = 3; i < n; i += 7) replay.front().on_datagram(datagrams[i], 0xEFFF0A02, 31002, t += 1000);
+    replay.front().on_datagram(datagrams.back(), 0xEFFF0A01, 31001, t += 10'000'000);
+    replay.front().finish();
     std::uint64_t ok = 0;
-    for (std::uint32_t id = 0; id < 64; ++id) ok += replay.gate().check(id, t).ok();
+    for (std::uint32_t id = 0; id < 64; ++id) ok += replay.handler().gate().check(id, t).ok();
     const std::uint64_t after = g_allocations.load();
     EXPECT_EQ(after - before, 0u) << "allocations on the ITCH path";
-    EXPECT_GT(replay.channel(0).counters.messages.get(), 3'900u);
-    EXPECT_GT(replay.channel(0).counters.held_max, 0u);
-    EXPECT_EQ(replay.channel(0).counters.session_changes.get(), 1u);
+    EXPECT_GT(replay.front().channel(0).counters.messages.get(), 3'900u);
+    EXPECT_GT(replay.front().channel(0).counters.held_max, 0u);
+    EXPECT_EQ(replay.front().channel(0).counters.session_changes.get(), 1u);
     (void)ok;
 }
 
@@ -224,25 +224,25 @@ TEST(HotPath, ItchGlimpseSnapshotBufferingAndApplyAllocateNothing) {
     Replay replay(cfg);
     const std::int64_t t = 1'700'000'000'000'000'000;
     const std::uint64_t before = g_allocations.load();
-    replay.deliver(datagrams[0], 0xEFFF0A01, 31001, t);  // a late join at 100
-    replay.begin_snapshot(0);
-    for (std::size_t i = 1; i < 200; ++i) replay.deliver(datagrams[i], 0xEFFF0A01, 31001, t + static_cast<std::int64_t>(i));
+    replay.front().deliver(datagrams[0], 0xEFFF0A01, 31001, t);  // a late join at 100
+    replay.front().begin_snapshot(0);
+    for (std::size_t i = 1; i < 200; ++i) replay.front().deliver(datagrams[i], 0xEFFF0A01, 31001, t + static_cast<std::int64_t>(i));
     storage.reset();  // the GLIMPSE thread's part, here on this one
     for (const Bytes& m : spin) (void)storage.take(m);
     (void)storage.take(end);
-    const SnapshotApplied a = replay.apply_snapshot(0, storage, t + 1000);
-    replay.begin_snapshot(0);  // again: this time the buffer fills
+    const SnapshotApplied a = replay.front().apply_snapshot(0, storage, t + 1000);
+    replay.front().begin_snapshot(0);  // again: this time the buffer fills
     for (std::size_t i = 200; i < datagrams.size(); ++i)
-        replay.deliver(datagrams[i], 0xEFFF0A01, 31001, t + static_cast<std::int64_t>(i));
-    replay.abort_snapshot();
+        replay.front().deliver(datagrams[i], 0xEFFF0A01, 31001, t + static_cast<std::int64_t>(i));
+    replay.front().abort_snapshot();
     std::uint64_t ok = 0;
-    for (std::uint32_t id = 0; id < 64; ++id) ok += replay.gate().check(id, t + 2000).ok();
+    for (std::uint32_t id = 0; id < 64; ++id) ok += replay.handler().gate().check(id, t + 2000).ok();
     const std::uint64_t after = g_allocations.load();
     EXPECT_EQ(after - before, 0u) << "allocations while a snapshot is kept and applied";
     EXPECT_EQ(a.orders, 50u);
     EXPECT_FALSE(a.still_suspect);
-    EXPECT_TRUE(replay.router().overflowed());
-    EXPECT_EQ(replay.channel(0).next_seq, 2100u);
+    EXPECT_TRUE(replay.front().router().overflowed());
+    EXPECT_EQ(replay.front().channel(0).next_seq, 2100u);
     (void)ok;
 }
 

@@ -51,7 +51,7 @@ const Config& config() {
 }
 
 void check_levels(const itch50::Replay& r, std::uint32_t id, Side s) {
-    const OrderBookSide side = r.book().side(id, s);
+    const OrderBookSide side = r.handler().book().side(id, s);
     std::int64_t prev = 0;
     bool first = true;
     for (const OrderLevel& l : side) {
@@ -73,14 +73,14 @@ struct StreamState {
     bool operator==(const StreamState&) const = default;
 };
 StreamState stream_state(const itch50::Replay& r) {
-    const auto v = r.channel(0);
+    const auto v = r.front().channel(0);
     const moldudp64::StreamCounters& c = v.counters;
     return {v.next_seq, v.seen_end, v.open_holes, v.held, c.lost_messages.get(), c.holes_filled.get(),
             c.late_join_messages.get(), c.recovered_messages.get(), c.holes_given_up.get(), c.session_changes.get(),
             v.gave_up};
 }
 bool beyond_the_bound(const itch50::Replay& r, std::span<const std::byte> d) {
-    const auto v = r.channel(0);
+    const auto v = r.front().channel(0);
     const moldudp64::Key k = moldudp64::read_key(d, 0);
     const std::uint64_t highest = v.seen_end - 1;
     return k.valid() && k.kind != moldudp64::PacketKind::kRequest && v.has_session && v.positioned &&
@@ -90,7 +90,7 @@ bool beyond_the_bound(const itch50::Replay& r, std::span<const std::byte> d) {
 void check_stream_moves(const itch50::Replay& r, const StreamState& before, std::uint64_t implausible_before,
                         bool beyond, bool unicast) {
     const StreamState after = stream_state(r);
-    const std::uint64_t implausible = r.channel(0).counters.implausible_positions.get();
+    const std::uint64_t implausible = r.front().channel(0).counters.implausible_positions.get();
     FUZZ_CHECK(implausible <= implausible_before + 1);
     if (beyond) FUZZ_CHECK(after == before);
     if (unicast) {
@@ -150,11 +150,11 @@ void check_work_budget(std::span<const std::byte> in) {
     std::int64_t t = kBase;
     std::uint64_t datagrams = 0;
     while (const auto r = next_record(in, t)) {
-        replay.on_datagram(r->bytes, r->dst, r->port, t);
+        replay.front().on_datagram(r->bytes, r->dst, r->port, t);
         ++datagrams;
-        FUZZ_CHECK(replay.book().probes() <= kProbesPerMessage * (replay.channel(0).counters.messages.get() + datagrams));
+        FUZZ_CHECK(replay.handler().book().probes() <= kProbesPerMessage * (replay.front().channel(0).counters.messages.get() + datagrams));
     }
-    replay.finish();
+    replay.front().finish();
     FUZZ_CHECK(std::chrono::steady_clock::now() - start <= kInputBudget);
 }
 
@@ -166,14 +166,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::int64_t t = kBase;
     std::uint64_t last_next = 0, last_changes = 0, last_packets = 0, last_lost = 0;
     while (const auto r = next_record(in, t)) {
-        replay.expire(t);  // what on_datagram gives up first, so that `before` is the datagram's own
+        replay.front().expire(t);  // what on_datagram gives up first, so that `before` is the datagram's own
         const StreamState before = stream_state(replay);
-        const std::uint64_t implausible_before = replay.channel(0).counters.implausible_positions.get();
+        const std::uint64_t implausible_before = replay.front().channel(0).counters.implausible_positions.get();
         const bool beyond = beyond_the_bound(replay, r->bytes);
-        replay.on_datagram(r->bytes, r->dst, r->port, t);
+        replay.front().on_datagram(r->bytes, r->dst, r->port, t);
         check_stream_moves(replay, before, implausible_before, beyond, r->unicast);
 
-        const auto ch = replay.channel(0);
+        const auto ch = replay.front().channel(0);
         const std::uint64_t changes = ch.counters.session_changes.get();
         if (changes == last_changes) FUZZ_CHECK(ch.next_seq >= last_next);  // within a session, never back
         FUZZ_CHECK(ch.counters.packets.get() >= last_packets);
@@ -184,16 +184,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         last_packets = ch.counters.packets.get();
         last_lost = ch.counters.lost_messages.get();
     }
-    replay.finish();
-    FUZZ_CHECK(replay.channel(0).open_holes == 0);
-    FUZZ_CHECK(replay.channel(0).held == 0);
+    replay.front().finish();
+    FUZZ_CHECK(replay.front().channel(0).open_holes == 0);
+    FUZZ_CHECK(replay.front().channel(0).held == 0);
     std::size_t orders = 0;
-    for (const std::uint32_t id : replay.instruments().seen_ids()) {
-        orders += replay.book().open_orders(id);
+    for (const std::uint32_t id : replay.handler().instruments().seen_ids()) {
+        orders += replay.handler().book().open_orders(id);
         check_levels(replay, id, Side::kBid);
         check_levels(replay, id, Side::kAsk);
     }
-    FUZZ_CHECK(orders == replay.book().open_orders());
+    FUZZ_CHECK(orders == replay.handler().book().open_orders());
     (void)replay.summary_json({.now_ns = t});
     check_work_budget({reinterpret_cast<const std::byte*>(data), size});
     return 0;

@@ -8,6 +8,7 @@
 
 #include "tickgate/book/gate.hpp"
 #include "tickgate/feed/channels.hpp"
+#include "tickgate/feed/config.hpp"
 #include "tickgate/feed/engine_api.hpp"
 #include "tickgate/feed/instruments.hpp"
 #include "tickgate/feed/protocols.hpp"
@@ -31,6 +32,14 @@ public:
           sequencer_(instruments_, book_, capacity),
           gate_(instruments_, gate),
           gate_config_(gate) {}
+    // The same with the config's book keys (make_book: ITCH's order store)
+    // and gate, and `capacity` (capacity_for<P>(cfg), or what a replay sized).
+    BasicHandler(const Config& cfg, const Capacity& capacity)
+        : instruments_(capacity.max_instruments),
+          book_(make_book<Book>(cfg, capacity)),
+          sequencer_(instruments_, book_, capacity),
+          gate_(instruments_, cfg.gate),
+          gate_config_(cfg.gate) {}
     BasicHandler(const BasicHandler&) = delete;
     BasicHandler& operator=(const BasicHandler&) = delete;
 

@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <type_traits>
+#include <utility>
 #include <optional>
 #include <queue>
 #include <span>
@@ -75,12 +78,29 @@ struct ReplayOptions {
     bool arbitrate = false;
 };
 
-// Feeds every UDP/IPv4 datagram of the capture (only the configured lines'
-// groups/ports when `cfg` names channels) to `handler`, each record's
-// capture time as its arrival time. A capture cut short mid-record is
-// replayed up to the cut (`truncation` says where). Throws CaptureError on
-// unreadable or corrupt files (after applying what was read before the bad
-// record). Defined below.
+// What a replay feeds a capture's datagrams to: on_datagram(datagram,
+// capture time, result) decides its channel and stream (and counts what it
+// drops into the result), finish(result) ends the capture (holds released,
+// holes given up), decoder_counters() are its packets and messages (the
+// summary's top level, the progress line). The shared
+// one is LineFront (below); a protocol whose hole policy holds and
+// re-requests brings its own (its P::Replay).
+template <class F>
+concept CaptureFront = requires(F& f, const UdpDatagram& d, std::int64_t t, ReplayResult& r) {
+    f.on_datagram(d, t, r);
+    f.finish(r);
+    { std::as_const(f).decoder_counters() } -> std::same_as<const DecoderCounters&>;
+};
+
+// Every record of the capture at `path`, framing removed, each UDP/IPv4
+// datagram to `front` with its capture time as its arrival time; then
+// front.finish(). A capture cut short mid-record is replayed up to the cut
+// (`truncation` says where). Throws CaptureError on unreadable or corrupt
+// files (after applying what was read before the bad record). Defined below.
+template <CaptureFront Front>
+ReplayResult replay_through(const std::string& path, Front& front, const ReplayOptions& options = {});
+// The same through the shared front: only the configured lines'
+// groups/ports when `cfg` names channels, into `handler`.
 template <class Handler>
 ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
                             const ReplayOptions& options = {});
@@ -212,54 +232,67 @@ private:
 // order of first appearance, named in `names`).
 std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d);
 
-// Every record of the capture, framing removed; the configured lines'
-// datagrams passed to `emit(payload, key, ts_ns, line)` with their key
-// read once; counts into `r` (records, frames, filtered_out,
-// foreign_channel_packets, last_ts_ns, any_records). With configured lines,
-// the line a datagram was addressed to decides its channel (rule 7), as the
-// live receiver does.
+// Where a capture's datagram goes (without configured lines, every
+// datagram is the feed's): passed to `emit(payload, key, ts_ns, line)` with
+// its key read once, or counted into `r` (filtered_out,
+// foreign_channel_packets). With configured lines, the line a datagram was
+// addressed to decides its channel (rule 7), as the live receiver does.
 template <VenueProtocol P, class Emit>
-void read_datagrams(CaptureReader& reader, const std::vector<ReplayLine>& lines, ReplayResult& r, Emit&& emit) {
-    while (auto rec = reader.next()) {
-        r.any_records = true;
-        r.last_ts_ns = rec->ts_ns;
-        ++r.frames.records;
-        auto dgram = extract_udp(reader.link_type(), rec->frame, r.frames);
-        if (!dgram) continue;
-        if (lines.empty()) {
-            std::uint16_t channel = 0;
-            if constexpr (!P::kHeaderNamesChannel) channel = destination_channel(r.channel_names, *dgram);
-            emit(dgram->payload, P::read_key(dgram->payload, channel), rec->ts_ns, std::uint8_t{0xFF});
-            continue;
-        }
-        const auto it = std::find_if(lines.begin(), lines.end(), [&](const ReplayLine& k) {
-            return k.group == dgram->dst_ip && k.port == dgram->dst_port;
-        });
-        if (it == lines.end()) {
-            ++r.filtered_out;
-            continue;
-        }
-        const typename P::Key key = P::read_key(dgram->payload, it->channel_id);
-        if (P::kHeaderNamesChannel && key.valid() && key.channel != it->channel_id) {
-            r.count_foreign_channel_packet(it->channel_id);
-            continue;
-        }
-        emit(dgram->payload, key, rec->ts_ns, it->line);
+void route_datagram(const std::vector<ReplayLine>& lines, const UdpDatagram& dgram, std::int64_t ts_ns,
+                    ReplayResult& r, Emit&& emit) {
+    if (lines.empty()) {
+        std::uint16_t channel = 0;
+        if constexpr (!P::kHeaderNamesChannel) channel = destination_channel(r.channel_names, dgram);
+        emit(dgram.payload, P::read_key(dgram.payload, channel), ts_ns, std::uint8_t{0xFF});
+        return;
     }
+    const auto it = std::find_if(lines.begin(), lines.end(), [&](const ReplayLine& k) {
+        return k.group == dgram.dst_ip && k.port == dgram.dst_port;
+    });
+    if (it == lines.end()) {
+        ++r.filtered_out;
+        return;
+    }
+    const typename P::Key key = P::read_key(dgram.payload, it->channel_id);
+    if (P::kHeaderNamesChannel && key.valid() && key.channel != it->channel_id) {
+        r.count_foreign_channel_packet(it->channel_id);
+        return;
+    }
+    emit(dgram.payload, key, ts_ns, it->line);
 }
 
-// Datagrams in capture order into the handler, directly or through the
-// A/B arbiter. The handler's channel table observes each key once.
+}  // namespace detail
+
+// The shared replay front (a CaptureFront): the configured lines decide
+// each datagram's channel (route_datagram), then the datagrams go in
+// capture order into the handler, directly or through the A/B arbiter. The
+// handler's channel table observes each key once.
 template <class Handler>
-class DatagramSink {
+class LineFront {
     using P = typename Handler::Protocol;
     using Key = typename P::Key;
 
 public:
-    DatagramSink(const Config& cfg, Handler& handler, bool arbitrate)
-        : handler_(handler), arbitrate_(arbitrate), arbiter_(make_arbiter(cfg, arbitrate)) {}
+    LineFront(const Config& cfg, Handler& handler, bool arbitrate)
+        : lines_(detail::replay_lines(cfg)), handler_(handler), arbitrate_(arbitrate),
+          arbiter_(make_arbiter(cfg, arbitrate)) {}
 
-    void operator()(std::span<const std::byte> payload, const Key& key, std::int64_t ts_ns, std::uint8_t line) {
+    void on_datagram(const UdpDatagram& d, std::int64_t ts_ns, ReplayResult& r) {
+        detail::route_datagram<P>(lines_, d, ts_ns, r,
+                                  [&](std::span<const std::byte> p, const Key& k, std::int64_t t, std::uint8_t l) {
+                                      take(p, k, t, l);
+                                  });
+    }
+    // End of the capture: flush the sort window and release every hold.
+    void finish(ReplayResult& r) {
+        while (!window_.empty()) offer_oldest();
+        arbiter_.expire(INT64_MAX, Deliver{handler_});
+        r.duplicate_packets = arbiter_.counters().duplicate_packets.get();
+    }
+    [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept { return handler_.decoder().counters(); }
+
+private:
+    void take(std::span<const std::byte> payload, const Key& key, std::int64_t ts_ns, std::uint8_t line) {
         if (!arbitrate_ && is_unarbitrated_line(line)) return deliver_unarbitrated(payload, key, ts_ns, line);
         if (!arbitrate_) {
             const auto seen = handler_.streams().observe(key, line, nullptr);
@@ -270,16 +303,6 @@ public:
         if (window_.size() > kSortWindow) offer_oldest();
     }
 
-    // End of the capture: flush the sort window and release every hold.
-    void finish() {
-        while (!window_.empty()) offer_oldest();
-        arbiter_.expire(INT64_MAX, Deliver{handler_});
-    }
-    [[nodiscard]] std::uint64_t duplicate_packets() const noexcept {
-        return arbiter_.counters().duplicate_packets.get();
-    }
-
-private:
     // Arbitration needs arrival order: a capture lists each receive batch of
     // one line before the next line's, so records are re-sorted by
     // timestamp through a small window before they are offered.
@@ -328,6 +351,7 @@ private:
         return PacketArbiter<P>(static_cast<std::uint32_t>(cfg.channels.size()), window, hold_ns);
     }
 
+    std::vector<detail::ReplayLine> lines_;
     Handler& handler_;
     bool arbitrate_;
     PacketArbiter<P> arbiter_;
@@ -335,31 +359,142 @@ private:
     std::uint64_t order_ = 0;
 };
 
-}  // namespace detail
-
-template <class Handler>
-ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
-                            const ReplayOptions& options) {
-    using P = typename Handler::Protocol;
+template <CaptureFront Front>
+ReplayResult replay_through(const std::string& path, Front& front, const ReplayOptions& options) {
     CaptureReader reader(path);
-    const std::vector<detail::ReplayLine> lines = detail::replay_lines(cfg);
-    detail::DatagramSink<Handler> sink(cfg, handler, options.arbitrate);
     ReplayResult r;
     const auto start = std::chrono::steady_clock::now();
     detail::ReplayProgress progress(options.progress, start);
-    detail::read_datagrams<P>(reader, lines, r,
-                              [&](std::span<const std::byte> p, const typename P::Key& k, std::int64_t t,
-                                  std::uint8_t l) {
-                                  sink(p, k, t, l);
-                                  progress.tick(r.frames.records, reader,
-                                                [&] { return handler.decoder().counters().messages.get(); });
-                              });
-    sink.finish();
+    while (auto rec = reader.next()) {
+        r.any_records = true;
+        r.last_ts_ns = rec->ts_ns;
+        ++r.frames.records;
+        if (const auto d = extract_udp(reader.link_type(), rec->frame, r.frames)) front.on_datagram(*d, rec->ts_ns, r);
+        progress.tick(r.frames.records, reader, [&] { return front.decoder_counters().messages.get(); });
+    }
+    front.finish(r);
     r.truncation = reader.truncation();
-    r.duplicate_packets = sink.duplicate_packets();
     progress.clear();
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
 }
+
+template <class Handler>
+ReplayResult replay_capture(const std::string& path, const Config& cfg, Handler& handler,
+                            const ReplayOptions& options) {
+    LineFront<Handler> front(cfg, handler, options.arbitrate);
+    return replay_through(path, front, options);
+}
+
+namespace detail {
+template <class P, class Handler>
+struct ReplayFrontOf {
+    using type = LineFront<Handler>;
+};
+template <class P, class Handler>
+    requires requires { typename P::template ReplayFront<Handler>; }
+struct ReplayFrontOf<P, Handler> {
+    using type = typename P::template ReplayFront<Handler>;
+};
+}  // namespace detail
+
+// The capacities a replay of protocol P is built with: P::replay_capacity
+// where the protocol sizes them itself (ITCH: instrument ids per channel,
+// without a config for the channels the capture at `capture` holds, if
+// given), else capacity_for<P>(cfg). Throws std::invalid_argument if they
+// exceed capacity.max_memory_mb (checked before anything is allocated).
+template <VenueProtocol P>
+[[nodiscard]] Capacity replay_capacity(const Config& cfg, const std::string* capture = nullptr) {
+    if constexpr (requires { P::replay_capacity(cfg, capture); }) return P::replay_capacity(cfg, capture);
+    else return capacity_for<P>(cfg);
+}
+
+// A capture through a handler of protocol P, and the summary of it: what
+// `tickgate replay` runs for every protocol, and the offline harness of
+// tests and benchmarks. The back end is BasicHandler<P>; the front is the
+// protocol's own where its hole policy needs one (P::ReplayFront: ITCH's
+// MoldUDP64 stream, its channels by destination), else LineFront (the
+// configured lines, the A/B arbiter with `arbitrate`). One thread;
+// start-up allocates.
+template <VenueProtocol P>
+class BasicReplay {
+public:
+    using Handler = BasicHandler<P>;
+    using Front = typename detail::ReplayFrontOf<P, Handler>::type;
+
+    // Sized by replay_capacity<P>(cfg) (without a capture to look at).
+    explicit BasicReplay(const Config& cfg, const ReplayOptions& options = {})
+        : BasicReplay(cfg, replay_capacity<P>(cfg), options) {}
+    BasicReplay(const Config& cfg, const Capacity& capacity, const ReplayOptions& options = {})
+        : cfg_(cfg), options_(options), handler_(cfg_, capacity), front_(make_front()) {
+        if constexpr (std::is_same_v<Front, LineFront<Handler>>) apply_config(handler_, cfg_);  // P's front applies its own
+    }
+    // Sized for the capture at `path` (replay_capacity may read it).
+    [[nodiscard]] static std::unique_ptr<BasicReplay> for_capture(const Config& cfg, const std::string& path,
+                                                                  const ReplayOptions& options = {}) {
+        return std::make_unique<BasicReplay>(cfg, replay_capacity<P>(cfg, &path), options);
+    }
+    BasicReplay(const BasicReplay&) = delete;
+    BasicReplay& operator=(const BasicReplay&) = delete;
+
+    // Replays the capture at `path` (replay_through: errors, truncation).
+    ReplayResult run(const std::string& path) {
+        ReplayResult r = replay_through(path, front_, options_);
+        channel_names_ = r.channel_names;
+        return r;
+    }
+
+    // The summary's sources: the front's packet and message counters, the handler's state.
+    [[nodiscard]] SummarySource source() const noexcept {
+        return {front_.decoder_counters(), handler_.instruments(), handler_.sequencer().counters(),
+                BookReader(handler_.book()), handler_.gate(), handler_.gate_config()};
+    }
+    // The JSON summary: the front's own where it has one (ITCH's "channels"), else the shared one.
+    [[nodiscard]] std::string summary_json(const SummaryContext& ctx) const {
+        return with_venue(ctx, [&](const SummaryContext& c) {
+            if constexpr (requires { front_.summary_json(source(), c); }) return front_.summary_json(source(), c);
+            else return tickgate::summary_json(source(), c);
+        });
+    }
+    [[nodiscard]] std::string summary_table(const SummaryContext& ctx) const {
+        return with_venue(ctx, [&](const SummaryContext& c) { return tickgate::summary_table(source(), c); });
+    }
+    // `replay --book SYMBOL` (book_view).
+    [[nodiscard]] std::optional<std::string> book_view(const SummaryContext& ctx, std::string_view symbol,
+                                                       std::size_t depth) const {
+        return with_venue(ctx, [&](const SummaryContext& c) { return tickgate::book_view(source(), c, symbol, depth); });
+    }
+    // Messages read so far (`replay --stats`).
+    [[nodiscard]] std::uint64_t messages() const noexcept { return front_.decoder_counters().messages.get(); }
+
+    [[nodiscard]] Handler& handler() noexcept { return handler_; }
+    [[nodiscard]] const Handler& handler() const noexcept { return handler_; }
+    [[nodiscard]] Front& front() noexcept { return front_; }
+    [[nodiscard]] const Front& front() const noexcept { return front_; }
+    [[nodiscard]] const Config& cfg() const noexcept { return cfg_; }
+
+private:
+    Front make_front() {
+        if constexpr (std::is_constructible_v<Front, const Config&, Handler&, bool>)
+            return Front(cfg_, handler_, options_.arbitrate);
+        else
+            return Front(cfg_, handler_);
+    }
+    // f(ctx) with ctx.venue set to what the protocol adds (venue_summary_of), unless the caller gave one.
+    template <class F>
+    decltype(auto) with_venue(const SummaryContext& ctx, F&& f) const {
+        if (ctx.venue != nullptr) return f(ctx);
+        const std::optional<VenueSummary> venue = venue_summary_of(handler_, channel_names_);
+        SummaryContext c = ctx;
+        if (venue) c.venue = &*venue;
+        return f(c);
+    }
+
+    Config cfg_;
+    ReplayOptions options_;
+    Handler handler_;
+    Front front_;
+    ChannelNames channel_names_;  // the last run's destination channels (a header that names none)
+};
 
 }  // namespace tickgate

@@ -52,7 +52,7 @@ Bytes adds(std::uint64_t seq, int n, std::string_view session = "SESSION001") {
     return mold_packet(session, seq, msgs);
 }
 void feed(Replay& r, const Bytes& d, std::uint32_t group, std::uint16_t port, std::int64_t t) {
-    r.on_datagram({d.data(), d.size()}, group, port, t);
+    r.front().on_datagram({d.data(), d.size()}, group, port, t);
 }
 
 // Figures derived from the bytes (decoder_test.cpp and sequencer_test.cpp say how).
@@ -106,22 +106,22 @@ TEST(ItchReplay, LinesAAndBOfAConfiguredChannelAreOneStream) {
     Replay replay(two_line_config());
     feed(replay, adds(1, 3), kGroupA, 31001, 0);
     feed(replay, adds(1, 3), kGroupB, 31002, 1);
-    const auto ch = replay.channel(0);
+    const auto ch = replay.front().channel(0);
     EXPECT_EQ(ch.counters.duplicate_messages.get(), 3u);
     EXPECT_EQ(ch.next_seq, 4u);
-    EXPECT_EQ(replay.book().open_orders(5), 3u);
-    EXPECT_EQ(replay.channels()[0].name, "7");
+    EXPECT_EQ(replay.handler().book().open_orders(5), 3u);
+    EXPECT_EQ(replay.front().channels()[0].name, "7");
     feed(replay, adds(1, 1), kGroupOther, 31001, 2);  // no configured line
-    EXPECT_EQ(replay.unmatched_datagrams(), 1u);
+    EXPECT_EQ(replay.front().unmatched_datagrams(), 1u);
 }
 
 TEST(ItchReplay, WithoutAConfigEachMulticastDestinationIsAChannel) {
     Replay replay(small_config());
     feed(replay, adds(1, 2), kGroupA, 31001, 0);
     feed(replay, adds(1, 2), kGroupB, 31002, 1);
-    ASSERT_EQ(replay.channels().size(), 2u);
-    EXPECT_EQ(replay.channels()[1].name, "239.255.10.2:31002");
-    EXPECT_EQ(replay.channel(1).counters.duplicate_messages.get(), 0u);
+    ASSERT_EQ(replay.front().channels().size(), 2u);
+    EXPECT_EQ(replay.front().channels()[1].name, "239.255.10.2:31002");
+    EXPECT_EQ(replay.front().channel(1).counters.duplicate_messages.get(), 0u);
 }
 
 TEST(ItchReplay, UnicastAnswerBelongsToTheChannelWhoseSessionItCarries) {
@@ -129,9 +129,9 @@ TEST(ItchReplay, UnicastAnswerBelongsToTheChannelWhoseSessionItCarries) {
     feed(replay, adds(1, 1), kGroupA, 31001, 0);
     feed(replay, adds(3, 1), kGroupA, 31001, 1);       // hole 2
     feed(replay, adds(2, 1), 0x7F000001, 40000, 2);    // the server's answer, unicast to 127.0.0.1
-    EXPECT_EQ(replay.channel(0).counters.holes_filled.get(), 1u);
+    EXPECT_EQ(replay.front().channel(0).counters.holes_filled.get(), 1u);
     feed(replay, adds(1, 1, "OTHER"), 0x7F000001, 40000, 3);  // no channel has that session
-    EXPECT_EQ(replay.unmatched_datagrams(), 1u);
+    EXPECT_EQ(replay.front().unmatched_datagrams(), 1u);
 }
 
 // ITCH50.md "Implausible positions", through the replay and its summary:
@@ -142,7 +142,7 @@ TEST(ItchReplay, ImplausiblePositionIsCountedInTheChannelAndMovesNothing) {
     const Bytes forged = mold_heartbeat("SESSION001", 1'000'000'000'000);
     feed(replay, forged, kGroupA, 31001, 1);
     feed(replay, adds(3, 2), kGroupA, 31001, 2);
-    replay.finish();
+    replay.front().finish();
     const Json s = Json::parse(replay.summary_json({.now_ns = 2}));
     const Json& ch = s["channels"][0];
     EXPECT_EQ(ch["implausible_positions"].as_int(), 1);
@@ -150,8 +150,8 @@ TEST(ItchReplay, ImplausiblePositionIsCountedInTheChannelAndMovesNothing) {
     EXPECT_EQ(ch["duplicate_messages"].as_int(), 0);
     EXPECT_EQ(ch["next_seq"].as_int(), 5);
     EXPECT_EQ(ch["unrequested_answer_messages"].as_int(), 0);
-    EXPECT_EQ(replay.book().open_orders(5), 4u);
-    EXPECT_FALSE(replay.instruments().state(5).suspect);
+    EXPECT_EQ(replay.handler().book().open_orders(5), 4u);
+    EXPECT_FALSE(replay.handler().instruments().state(5).suspect);
 }
 
 // ITCH50.md "Offline replay": a captured answer (unicast) answered the
@@ -165,16 +165,16 @@ TEST(ItchReplay, CapturedAnswerFillsOnlyOpenHoles) {
     feed(replay, adds(2, 6), 0x7F000001, 40000, 2);         // 2, 3 fill it; 4 applied; 5..7 never revealed
     feed(replay, adds(1'000'000'000, 2), 0x7F000001, 40000, 3);  // beyond everything seen
     feed(replay, adds(3'000'000'000, 2), 0x7F000001, 40000, 4);  // beyond the bound
-    const auto ch = replay.channel(0);
+    const auto ch = replay.front().channel(0);
     EXPECT_EQ(ch.next_seq, 5u);
     EXPECT_EQ(ch.counters.holes_filled.get(), 1u);
     EXPECT_EQ(ch.counters.recovered_messages.get(), 2u);
     EXPECT_EQ(ch.counters.unrequested_answer_messages.get(), 6u);
     EXPECT_EQ(ch.counters.implausible_positions.get(), 1u);
-    EXPECT_EQ(replay.book().open_orders(5), 4u);
+    EXPECT_EQ(replay.handler().book().open_orders(5), 4u);
     feed(replay, adds(5, 1), kGroupA, 31001, 5);  // the line goes on from where it was
-    EXPECT_EQ(replay.channel(0).next_seq, 6u);
-    EXPECT_EQ(replay.channel(0).counters.duplicate_messages.get(), 0u);
+    EXPECT_EQ(replay.front().channel(0).next_seq, 6u);
+    EXPECT_EQ(replay.front().channel(0).counters.duplicate_messages.get(), 0u);
 }
 
 TEST(ItchReplay, BeforeEachDatagramOfAnyChannelOldHolesAreGivenUp) {
@@ -183,19 +183,19 @@ TEST(ItchReplay, BeforeEachDatagramOfAnyChannelOldHolesAreGivenUp) {
     feed(replay, adds(3, 1), kGroupA, 31001, 10 * kMs);  // hole 2 opened at 10 ms
     Bytes garbage(3);
     feed(replay, garbage, kGroupB, 31002, 110 * kMs);    // another channel, not even valid: exactly 100 ms
-    EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 0u);
+    EXPECT_EQ(replay.front().channel(0).counters.lost_messages.get(), 0u);
     feed(replay, garbage, kGroupB, 31002, 110 * kMs + 1);
-    EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 1u);
-    EXPECT_EQ(replay.channel(0).next_seq, 4u);
+    EXPECT_EQ(replay.front().channel(0).counters.lost_messages.get(), 1u);
+    EXPECT_EQ(replay.front().channel(0).next_seq, 4u);
 }
 
 TEST(ItchReplay, EndOfCaptureGivesUpEveryOpenHole) {
     Replay replay(small_config());
     feed(replay, adds(1, 1), kGroupA, 31001, 0);
     feed(replay, adds(5, 1), kGroupA, 31001, 1);
-    replay.finish();
-    EXPECT_EQ(replay.channel(0).counters.lost_messages.get(), 3u);
-    EXPECT_TRUE(replay.instruments().state(5).suspect);
+    replay.front().finish();
+    EXPECT_EQ(replay.front().channel(0).counters.lost_messages.get(), 3u);
+    EXPECT_TRUE(replay.handler().instruments().state(5).suspect);
 }
 
 // ITCH50.md "Locates and order references are a channel's own": locate 5 and
@@ -227,18 +227,18 @@ void expect_channels_own_locates_and_references(Replay& replay) {
 TEST(ItchReplayRule, LocatesAndOrderReferencesAreAChannelsOwnWithAConfig) {
     Replay replay(two_channel_config());
     expect_channels_own_locates_and_references(replay);
-    EXPECT_EQ(replay.instruments().max_instruments(), 2u * 65536);  // ids for both channels
+    EXPECT_EQ(replay.handler().instruments().max_instruments(), 2u * 65536);  // ids for both channels
 }
 
 TEST(ItchReplayRule, LocatesAndOrderReferencesAreAChannelsOwnWithoutAConfigByFirstAppearance) {
-    Replay replay(small_config(), nullptr, 2);
+    Replay replay(small_config(), replay_capacity(small_config(), 2));
     expect_channels_own_locates_and_references(replay);
-    EXPECT_EQ(replay.channels()[1].name, "239.255.10.2:31002");
+    EXPECT_EQ(replay.front().channels()[1].name, "239.255.10.2:31002");
 }
 
 TEST(ItchReplayRule, OneChannelHasOneChannelsIds) {
-    EXPECT_EQ(Replay(small_config()).instruments().max_instruments(), 65536u);
-    EXPECT_EQ(Replay(two_line_config()).instruments().max_instruments(), 65536u);
+    EXPECT_EQ(Replay(small_config()).handler().instruments().max_instruments(), 65536u);
+    EXPECT_EQ(Replay(two_line_config()).handler().instruments().max_instruments(), 65536u);
     // config check's estimate counts the second channel's ids too
     EXPECT_GE(estimate_memory(two_channel_config()).total_bytes,
               estimate_memory(two_line_config()).total_bytes + InstrumentTable::bytes_for(65536));
@@ -255,9 +255,9 @@ TEST(ItchReplayRule, MemoryRuleAChannelLessReplayIsCheckedForTheChannelsOfItsCap
     ASSERT_GT(sixteen, one + 100);  // the per-instrument arrays and tables, 15 times more
     EXPECT_EQ(estimate_memory(small_config(), "itch50").total_bytes, itch50::estimate_memory(small_config(), 1).total_bytes);
     const Config cfg = small_config("[capacity]\nmax_memory_mb = " + std::to_string(one + 8) + "\n");
-    EXPECT_EQ(Replay(cfg, nullptr, 1).instruments().max_instruments(), 65536u);
+    EXPECT_EQ(Replay(cfg, replay_capacity(cfg, 1)).handler().instruments().max_instruments(), 65536u);
     try {
-        Replay replay(cfg, nullptr, 16);
+        Replay replay(cfg, replay_capacity(cfg, 16));
         ADD_FAILURE() << "16 channels' ids allocated past capacity.max_memory_mb";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("16 channels need an estimated " + std::to_string(sixteen) + " MiB"), std::string::npos)
@@ -265,7 +265,7 @@ TEST(ItchReplayRule, MemoryRuleAChannelLessReplayIsCheckedForTheChannelsOfItsCap
     }
     // Within the limit, the same capture's 16 channels are sized as before.
     const Config roomy = small_config("[capacity]\nmax_memory_mb = " + std::to_string(sixteen) + "\n");
-    EXPECT_EQ(Replay(roomy, nullptr, 16).instruments().max_instruments(), 16u * 65536);
+    EXPECT_EQ(Replay(roomy, replay_capacity(roomy, 16)).handler().instruments().max_instruments(), 16u * 65536);
 }
 
 // The same symbol on two channels is two instruments; find() answers the one
@@ -273,13 +273,13 @@ TEST(ItchReplayRule, MemoryRuleAChannelLessReplayIsCheckedForTheChannelsOfItsCap
 TEST(ItchReplayRule, SameSymbolOnTwoChannelsIsTwoInstruments) {
     Replay replay(two_channel_config());
     feed(replay, mold_packet("SESSION001", 1, std::vector<Bytes>{stock_directory(5, "AAPL")}), kGroupA, 31001, 0);
-    EXPECT_EQ(replay.find("AAPL")->id, 5u);
+    EXPECT_EQ(replay.handler().find("AAPL")->id, 5u);
     feed(replay, mold_packet("SESSION002", 1, std::vector<Bytes>{stock_directory(9, "AAPL")}), kGroupB, 31002, 1);
-    EXPECT_EQ(replay.find("AAPL")->id, 65536u + 9);
-    EXPECT_STREQ(replay.instruments().state(5).symbol, "AAPL");
-    ASSERT_TRUE(replay.subscribe("AAPL"));
-    EXPECT_TRUE(replay.instruments().state(5).booked);
-    EXPECT_TRUE(replay.instruments().state(65536 + 9).booked);
+    EXPECT_EQ(replay.handler().find("AAPL")->id, 65536u + 9);
+    EXPECT_STREQ(replay.handler().instruments().state(5).symbol, "AAPL");
+    ASSERT_TRUE(replay.handler().subscribe("AAPL"));
+    EXPECT_TRUE(replay.handler().instruments().state(5).booked);
+    EXPECT_TRUE(replay.handler().instruments().state(65536 + 9).booked);
 }
 
 // ITCH50.md "Summary and replay" (pinned): a unicast datagram of no channel,
@@ -311,15 +311,15 @@ TEST(ItchReplayRule, NewSessionShowsTheLocateAsSymbolUntilItsDirectoryNamesIt) {
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "5");
     EXPECT_EQ((*instrument(s, 5))["orders"].as_int(), 0);  // the old session's order is gone
     EXPECT_EQ((*instrument(s, 5))["bids"].dump(), "[]");
-    EXPECT_FALSE(replay.find("AAPL").has_value());
-    EXPECT_FALSE(replay.find("5").has_value());  // a placeholder, not a symbol
+    EXPECT_FALSE(replay.handler().find("AAPL").has_value());
+    EXPECT_FALSE(replay.handler().find("5").has_value());  // a placeholder, not a symbol
     const std::string table = replay.summary_table({.now_ns = 2});
     EXPECT_NE(table.find("\n5 "), std::string::npos) << table;
     EXPECT_EQ(table.find('?'), std::string::npos) << table;
     feed(replay, mold_packet("SESSION002", 2, std::vector<Bytes>{stock_directory(5, "AAPL")}), kGroupA, 31001, 3);
     s = Json::parse(replay.summary_json({.now_ns = 4}));
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "AAPL");
-    EXPECT_EQ(replay.find("AAPL")->id, 5u);
+    EXPECT_EQ(replay.handler().find("AAPL")->id, 5u);
 }
 
 // Issue 26 item 6: a capture joined after the Stock Directory showed bare
@@ -338,12 +338,12 @@ TEST(ItchReplayRule, Rule6AddOrderNamesALocateNoDirectoryNamed) {
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "MSFT");  // the first add's
     EXPECT_EQ((*instrument(s, 6))["symbol"].as_string(), "6");     // blank: the locate
     EXPECT_EQ((*instrument(s, 7))["symbol"].as_string(), "IBM");   // the first add that names one
-    ASSERT_TRUE(replay.find("MSFT").has_value());
-    EXPECT_EQ(replay.find("MSFT")->id, 5u);
+    ASSERT_TRUE(replay.handler().find("MSFT").has_value());
+    EXPECT_EQ(replay.handler().find("MSFT")->id, 5u);
     feed(replay, mold_packet("SESSION001", 6, std::vector<Bytes>{stock_directory(5, "MSFT.X")}), kGroupA, 31001, 2);
     s = Json::parse(replay.summary_json({.now_ns = 3}));
     EXPECT_EQ((*instrument(s, 5))["symbol"].as_string(), "MSFT.X");
-    EXPECT_FALSE(replay.find("MSFT").has_value());
+    EXPECT_FALSE(replay.handler().find("MSFT").has_value());
 }
 
 // Issue 21 item 6: every new session walked the whole order store (1,500
@@ -354,16 +354,16 @@ TEST(ItchReplayRule, NewSessionCostsOnlyTheChannelsOwnOrders) {
     std::vector<Bytes> msgs;
     for (std::uint64_t r = 1; r <= 50; ++r) msgs.push_back(add_order(5, r, 'B', 100, 1000));
     feed(replay, mold_packet("SESSION000", 1, msgs), kGroupA, 31001, 0);
-    const std::uint64_t before = replay.book().probes();
+    const std::uint64_t before = replay.handler().book().probes();
     for (int i = 0; i < 1500; ++i) {
         char session[11];
         std::snprintf(session, sizeof session, "S%09d", i);
         const Bytes hb = mold_heartbeat(session, 1);
         feed(replay, hb, kGroupA, 31001, 1 + i);
     }
-    EXPECT_EQ(replay.channel(0).counters.session_changes.get(), 1500u);
-    EXPECT_EQ(replay.book().open_orders(), 0u);
-    EXPECT_EQ(replay.book().probes(), before);
+    EXPECT_EQ(replay.front().channel(0).counters.session_changes.get(), 1500u);
+    EXPECT_EQ(replay.handler().book().open_orders(), 0u);
+    EXPECT_EQ(replay.handler().book().probes(), before);
 }
 
 TEST(ItchConfig, KeysAndDefaults) {

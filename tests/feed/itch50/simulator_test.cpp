@@ -87,15 +87,15 @@ Config replay_config() {
 void expect_books_equal(const SimTruth& t, const Replay& r) {
     for (const SimStockTruth& st : t.stocks) {
         SCOPED_TRACE(st.symbol);
-        EXPECT_EQ(r.book().open_orders(st.locate), st.open_orders);
+        EXPECT_EQ(r.handler().book().open_orders(st.locate), st.open_orders);
         for (const Side side : {Side::kBid, Side::kAsk}) {
             const std::vector<SimLevel>& want = side == Side::kBid ? st.bids : st.asks;
             std::vector<std::pair<std::uint64_t, std::uint64_t>> got, exp;
-            for (const Level l : r.book().side(st.locate, side)) got.emplace_back(l.price, l.qty);
+            for (const Level l : r.handler().book().side(st.locate, side)) got.emplace_back(l.price, l.qty);
             for (const SimLevel& l : want) exp.emplace_back(l.price, l.shares);
             EXPECT_EQ(got, exp);
         }
-        EXPECT_EQ(std::string(r.instruments().state(st.locate).symbol), st.symbol);
+        EXPECT_EQ(std::string(r.handler().instruments().state(st.locate).symbol), st.symbol);
     }
 }
 
@@ -108,12 +108,12 @@ TEST(ItchSimulator, PcapWithoutLossReplaysToTheGroundTruth) {
     ASSERT_EQ(t.sessions.size(), 1u);
     expect_books_equal(t, r);
     // Two channels without a config (one per group:port), each the whole session.
-    ASSERT_EQ(r.channels().size(), 2u);
+    ASSERT_EQ(r.front().channels().size(), 2u);
     for (std::uint32_t ch = 0; ch < 2; ++ch) {
-        EXPECT_EQ(r.channel(ch).next_seq, t.sessions[0].messages + 1);
-        EXPECT_EQ(r.channel(ch).counters.lost_messages.get(), 0u);
+        EXPECT_EQ(r.front().channel(ch).next_seq, t.sessions[0].messages + 1);
+        EXPECT_EQ(r.front().channel(ch).counters.lost_messages.get(), 0u);
     }
-    for (const SimStockTruth& st : t.stocks) EXPECT_FALSE(r.instruments().state(st.locate).suspect) << st.symbol;
+    for (const SimStockTruth& st : t.stocks) EXPECT_FALSE(r.handler().instruments().state(st.locate).suspect) << st.symbol;
 }
 
 Config two_line_config() {
@@ -140,9 +140,9 @@ TEST(ItchSimulator, LossOnBothLinesIsLostAsTheGroundTruthSays) {
     (void)r.run(pcap.string());
     fs::remove(pcap);
     ASSERT_GT(t.sessions[0].dropped_both, 0u);
-    EXPECT_EQ(r.channel(0).counters.lost_messages.get(), t.sessions[0].dropped_both);
-    EXPECT_EQ(r.channel(0).counters.late_join_messages.get(), 0u);
-    EXPECT_TRUE(r.instruments().state(1).suspect);
+    EXPECT_EQ(r.front().channel(0).counters.lost_messages.get(), t.sessions[0].dropped_both);
+    EXPECT_EQ(r.front().channel(0).counters.late_join_messages.get(), 0u);
+    EXPECT_TRUE(r.handler().instruments().state(1).suspect);
 }
 
 // A restart: the end of session, then a new session read from 1 (books of
@@ -158,11 +158,11 @@ TEST(ItchSimulator, RestartIsANewCompleteSessionAndALateOldPacketIsStale) {
     ASSERT_EQ(t.sessions.size(), 2u);
     EXPECT_EQ(t.sessions[1].session, "SIM0000002");
     EXPECT_EQ(t.late_old_session, 1u);
-    EXPECT_EQ(r.channel(0).counters.session_changes.get(), 1u);
-    EXPECT_EQ(r.channel(0).counters.stale_session_packets.get(), 1u);
-    EXPECT_EQ(r.channel(0).next_seq, t.sessions[1].messages + 1);
+    EXPECT_EQ(r.front().channel(0).counters.session_changes.get(), 1u);
+    EXPECT_EQ(r.front().channel(0).counters.stale_session_packets.get(), 1u);
+    EXPECT_EQ(r.front().channel(0).next_seq, t.sessions[1].messages + 1);
     expect_books_equal(t, r);
-    EXPECT_FALSE(r.instruments().state(1).suspect);
+    EXPECT_FALSE(r.handler().instruments().state(1).suspect);
 }
 
 // ---- the re-request server

@@ -34,7 +34,7 @@ Bytes adds(std::uint64_t seq, int n, std::string_view session = "SESSION001") {
     for (int i = 0; i < n; ++i) msgs.push_back(add_order(kLocate, seq + static_cast<std::uint64_t>(i), 'B', 100, 1000));
     return mold_packet(session, seq, msgs);
 }
-void deliver(Replay& r, const Bytes& d, std::int64_t t = kT0) { r.deliver({d.data(), d.size()}, kGroupA, kPortA, t); }
+void deliver(Replay& r, const Bytes& d, std::int64_t t = kT0) { r.front().deliver({d.data(), d.size()}, kGroupA, kPortA, t); }
 
 Bytes snapshot_end(std::uint64_t n) {
     Bytes m(kSnapshotSize);
@@ -52,7 +52,7 @@ void fill(SnapshotStorage& s, std::initializer_list<std::uint64_t> refs, std::ui
     ASSERT_EQ(s.take(snapshot_end(n)), SnapshotStorage::Take::kEnd);
 }
 
-const InstrumentState& st(const Replay& r, std::uint16_t locate = kLocate) { return r.instruments().state(instrument_id(0, locate)); }
+const InstrumentState& st(const Replay& r, std::uint16_t locate = kLocate) { return r.handler().instruments().state(instrument_id(0, locate)); }
 
 // A late join at 100 (positions 100, 101), then buffering from 102 with 102..105 arriving.
 struct LateJoined {
@@ -60,87 +60,87 @@ struct LateJoined {
     SnapshotStorage s{4096};
     LateJoined() {
         deliver(r, adds(100, 2));
-        EXPECT_EQ(r.router().wanted(0), SnapshotWant::kLateJoin);
+        EXPECT_EQ(r.front().router().wanted(0), SnapshotWant::kLateJoin);
         EXPECT_TRUE(st(r).suspect);
-        r.begin_snapshot(0);
+        r.front().begin_snapshot(0);
         deliver(r, adds(102, 4));
     }
 };
 
 TEST(GlimpseSnapshot, KeptOutputIsNotAppliedWhileTheSnapshotLoads) {
     LateJoined f;
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 2u);
-    EXPECT_EQ(f.r.channel(0).next_seq, 106u);  // the stream moved on: positions are kept in order
-    EXPECT_GT(f.r.router().buffer().used(), 0u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 2u);
+    EXPECT_EQ(f.r.front().channel(0).next_seq, 106u);  // the stream moved on: positions are kept in order
+    EXPECT_GT(f.r.front().router().buffer().used(), 0u);
     EXPECT_TRUE(st(f.r).suspect);
 }
 
 TEST(GlimpseSnapshot, NInsideTheKeptPositionsAppliesThoseFromN) {
     LateJoined f;
     fill(f.s, {100, 101, 102, 103}, 104);
-    const std::uint64_t dup0 = f.r.channel(0).counters.duplicate_messages.get();
-    const SnapshotApplied a = f.r.apply_snapshot(0, f.s, kT0);
+    const std::uint64_t dup0 = f.r.front().channel(0).counters.duplicate_messages.get();
+    const SnapshotApplied a = f.r.front().apply_snapshot(0, f.s, kT0);
     EXPECT_EQ(a.orders, 4u);
     EXPECT_EQ(a.continue_at, 104u);
     EXPECT_FALSE(a.still_suspect);
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 6u);  // 4 from the spin + 104, 105
-    EXPECT_EQ(f.r.channel(0).counters.duplicate_messages.get() - dup0, 2u);  // 102, 103: in the snapshot
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 6u);  // 4 from the spin + 104, 105
+    EXPECT_EQ(f.r.front().channel(0).counters.duplicate_messages.get() - dup0, 2u);  // 102, 103: in the snapshot
     EXPECT_FALSE(st(f.r).suspect);
     EXPECT_EQ(std::string(st(f.r).symbol), "AAPL");
-    EXPECT_EQ(f.r.router().wanted(0), SnapshotWant::kNone);
+    EXPECT_EQ(f.r.front().router().wanted(0), SnapshotWant::kNone);
     deliver(f.r, adds(106, 1));
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 7u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 7u);
     EXPECT_FALSE(st(f.r).suspect);
 }
 
 TEST(GlimpseSnapshot, NAtTheFirstKeptPositionAppliesThemAll) {
     LateJoined f;
     fill(f.s, {100, 101}, 102);
-    const SnapshotApplied a = f.r.apply_snapshot(0, f.s, kT0);
+    const SnapshotApplied a = f.r.front().apply_snapshot(0, f.s, kT0);
     EXPECT_FALSE(a.still_suspect);
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 6u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 6u);
     EXPECT_FALSE(st(f.r).suspect);
 }
 
 TEST(GlimpseSnapshot, NBelowTheKeptPositionsLeavesTheMissingOnesLostAndWantsAnother) {
     LateJoined f;
     fill(f.s, {100}, 101);  // position 101 was applied to the old book, never kept
-    const std::uint64_t lost0 = f.r.channel(0).counters.lost_messages.get();
-    const SnapshotApplied a = f.r.apply_snapshot(0, f.s, kT0);
+    const std::uint64_t lost0 = f.r.front().channel(0).counters.lost_messages.get();
+    const SnapshotApplied a = f.r.front().apply_snapshot(0, f.s, kT0);
     EXPECT_TRUE(a.still_suspect);
-    EXPECT_EQ(f.r.channel(0).counters.lost_messages.get() - lost0, 1u);
+    EXPECT_EQ(f.r.front().channel(0).counters.lost_messages.get() - lost0, 1u);
     EXPECT_TRUE(st(f.r).suspect);
-    EXPECT_EQ(f.r.router().wanted(0), SnapshotWant::kHoleGivenUp);
-    EXPECT_TRUE(f.r.channel(0).gave_up);
+    EXPECT_EQ(f.r.front().router().wanted(0), SnapshotWant::kHoleGivenUp);
+    EXPECT_TRUE(f.r.front().channel(0).gave_up);
 }
 
 TEST(GlimpseSnapshot, NBeyondTheKeptPositionsSkipsTheStreamToN) {
     LateJoined f;
     fill(f.s, {100, 101, 102, 103, 104, 105, 106, 107, 108, 109}, 110);
-    const std::uint64_t dup0 = f.r.channel(0).counters.duplicate_messages.get();
-    const SnapshotApplied a = f.r.apply_snapshot(0, f.s, kT0);
+    const std::uint64_t dup0 = f.r.front().channel(0).counters.duplicate_messages.get();
+    const SnapshotApplied a = f.r.front().apply_snapshot(0, f.s, kT0);
     EXPECT_FALSE(a.still_suspect);
-    EXPECT_EQ(f.r.channel(0).next_seq, 110u);
-    EXPECT_EQ(f.r.channel(0).counters.duplicate_messages.get() - dup0, 4u);  // 102..105, all in the snapshot
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 10u);
+    EXPECT_EQ(f.r.front().channel(0).next_seq, 110u);
+    EXPECT_EQ(f.r.front().channel(0).counters.duplicate_messages.get() - dup0, 4u);  // 102..105, all in the snapshot
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 10u);
     deliver(f.r, adds(106, 4));  // reflected in the snapshot: duplicates, no hole
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 10u);
-    EXPECT_EQ(f.r.channel(0).open_holes, 0u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 10u);
+    EXPECT_EQ(f.r.front().channel(0).open_holes, 0u);
     deliver(f.r, adds(110, 1));
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 11u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 11u);
     EXPECT_FALSE(st(f.r).suspect);
 }
 
 TEST(GlimpseSnapshot, NBeyondWithAHeldPacketAppliesItFromN) {
     LateJoined f;
     deliver(f.r, adds(108, 4));  // a hole 106..107 opens; 108..111 held
-    EXPECT_EQ(f.r.channel(0).open_holes, 1u);
+    EXPECT_EQ(f.r.front().channel(0).open_holes, 1u);
     fill(f.s, {100, 101, 102, 103, 104, 105, 106, 107, 108}, 109);
-    f.r.apply_snapshot(0, f.s, kT0);
-    EXPECT_EQ(f.r.channel(0).open_holes, 0u);  // moot: in the snapshot, neither filled nor lost
-    EXPECT_EQ(f.r.channel(0).next_seq, 112u);
-    EXPECT_EQ(f.r.channel(0).counters.lost_messages.get(), 0u);
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 12u);  // 9 + 109..111
+    f.r.front().apply_snapshot(0, f.s, kT0);
+    EXPECT_EQ(f.r.front().channel(0).open_holes, 0u);  // moot: in the snapshot, neither filled nor lost
+    EXPECT_EQ(f.r.front().channel(0).next_seq, 112u);
+    EXPECT_EQ(f.r.front().channel(0).counters.lost_messages.get(), 0u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 12u);  // 9 + 109..111
     EXPECT_FALSE(st(f.r).suspect);
 }
 
@@ -148,87 +148,87 @@ TEST(GlimpseSnapshot, InstrumentTheSnapshotDoesNotNameIsEmptyAndClean) {
     Replay r(glimpse_config());
     std::vector<Bytes> msgs = {add_order(6, 1, 'S', 10, 2000), add_order(kLocate, 2, 'B', 10, 1000)};
     deliver(r, mold_packet("SESSION001", 50, msgs));
-    r.begin_snapshot(0);
+    r.front().begin_snapshot(0);
     SnapshotStorage s(4096);
     fill(s, {2}, 52);
-    r.apply_snapshot(0, s, kT0);
-    EXPECT_EQ(r.book().open_orders(instrument_id(0, 6)), 0u);
+    r.front().apply_snapshot(0, s, kT0);
+    EXPECT_EQ(r.handler().book().open_orders(instrument_id(0, 6)), 0u);
     EXPECT_FALSE(st(r, 6).suspect);
-    EXPECT_EQ(r.book().open_orders(instrument_id(0, kLocate)), 1u);
+    EXPECT_EQ(r.handler().book().open_orders(instrument_id(0, kLocate)), 1u);
 }
 
 TEST(GlimpseSnapshot, AFailedSnapshotAppliesTheKeptOutputAsItWouldHaveBeen) {
     LateJoined f;
-    f.r.abort_snapshot();
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 6u);
-    EXPECT_EQ(f.r.router().buffering(), SnapshotRouter::kNone);
+    f.r.front().abort_snapshot();
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 6u);
+    EXPECT_EQ(f.r.front().router().buffering(), SnapshotRouter::kNone);
     EXPECT_TRUE(st(f.r).suspect);  // nothing repaired
     deliver(f.r, adds(106, 1));
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 7u);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 7u);
 }
 
 TEST(GlimpseSnapshot, BufferTooSmallIsAFailureWithTheKeptOutputAppliedInOrder) {
     // One kept add costs 24 + 40 bytes: three fit in 200.
     Replay r(glimpse_config(200));
     deliver(r, adds(100, 1));
-    r.begin_snapshot(0);
+    r.front().begin_snapshot(0);
     for (std::uint64_t p = 101; p < 106; ++p) deliver(r, adds(p, 1));
-    EXPECT_TRUE(r.router().overflowed());
-    EXPECT_EQ(r.router().buffering(), SnapshotRouter::kNone);
+    EXPECT_TRUE(r.front().router().overflowed());
+    EXPECT_EQ(r.front().router().buffering(), SnapshotRouter::kNone);
     // Every position applied once, in order: 6 orders, 6 accepted, nothing lost or duplicated.
-    EXPECT_EQ(r.book().open_orders(instrument_id(0, kLocate)), 6u);
+    EXPECT_EQ(r.handler().book().open_orders(instrument_id(0, kLocate)), 6u);
     EXPECT_EQ(st(r).counters.accepted, 6u);
     EXPECT_EQ(st(r).last_seq, 105u);
-    EXPECT_EQ(r.channel(0).counters.duplicate_messages.get(), 0u);
-    EXPECT_EQ(r.channel(0).counters.lost_messages.get(), 0u);
+    EXPECT_EQ(r.front().channel(0).counters.duplicate_messages.get(), 0u);
+    EXPECT_EQ(r.front().channel(0).counters.lost_messages.get(), 0u);
     deliver(r, adds(106, 1));
-    EXPECT_EQ(r.book().open_orders(instrument_id(0, kLocate)), 7u);
+    EXPECT_EQ(r.handler().book().open_orders(instrument_id(0, kLocate)), 7u);
     EXPECT_EQ(st(r).last_seq, 106u);
 }
 
 TEST(GlimpseSnapshot, HoleGivenUpWhileLoadingAtOrAfterNKeepsTheChannelSuspect) {
     LateJoined f;
     deliver(f.r, adds(110, 1), kT0);  // hole 106..109
-    f.r.expire(kT0 + 10'000'000'000);  // given up: kept as a mark, not applied
-    EXPECT_EQ(f.r.router().wanted(0), SnapshotWant::kNone);  // the running snapshot is asked first
+    f.r.front().expire(kT0 + 10'000'000'000);  // given up: kept as a mark, not applied
+    EXPECT_EQ(f.r.front().router().wanted(0), SnapshotWant::kNone);  // the running snapshot is asked first
     fill(f.s, {100, 101, 102, 103}, 104);
-    const SnapshotApplied a = f.r.apply_snapshot(0, f.s, kT0);
+    const SnapshotApplied a = f.r.front().apply_snapshot(0, f.s, kT0);
     EXPECT_TRUE(a.still_suspect);
     EXPECT_TRUE(st(f.r).suspect);
-    EXPECT_EQ(f.r.router().wanted(0), SnapshotWant::kHoleGivenUp);
+    EXPECT_EQ(f.r.front().router().wanted(0), SnapshotWant::kHoleGivenUp);
 }
 
 TEST(GlimpseSnapshot, HoleGivenUpWhileLoadingBelowNIsRepairedByIt) {
     LateJoined f;
     deliver(f.r, adds(110, 1), kT0);
-    f.r.expire(kT0 + 10'000'000'000);
+    f.r.front().expire(kT0 + 10'000'000'000);
     fill(f.s, {100, 101, 102, 103, 104, 105, 110}, 111);
-    const SnapshotApplied a = f.r.apply_snapshot(0, f.s, kT0);
+    const SnapshotApplied a = f.r.front().apply_snapshot(0, f.s, kT0);
     EXPECT_FALSE(a.still_suspect);
     EXPECT_FALSE(st(f.r).suspect);
-    EXPECT_FALSE(f.r.channel(0).gave_up);
-    EXPECT_EQ(f.r.book().open_orders(instrument_id(0, kLocate)), 7u);
+    EXPECT_FALSE(f.r.front().channel(0).gave_up);
+    EXPECT_EQ(f.r.handler().book().open_orders(instrument_id(0, kLocate)), 7u);
 }
 
 TEST(GlimpseSnapshot, NewSessionWhileLoadingCancelsIt) {
     LateJoined f;
     deliver(f.r, adds(1, 1, "SESSION002"));
-    EXPECT_TRUE(f.r.router().cancelled());
-    EXPECT_EQ(f.r.router().buffering(), SnapshotRouter::kNone);
-    EXPECT_EQ(f.r.router().wanted(0), SnapshotWant::kNone);  // read from 1: complete, nothing to repair
+    EXPECT_TRUE(f.r.front().router().cancelled());
+    EXPECT_EQ(f.r.front().router().buffering(), SnapshotRouter::kNone);
+    EXPECT_EQ(f.r.front().router().wanted(0), SnapshotWant::kNone);  // read from 1: complete, nothing to repair
     EXPECT_FALSE(st(f.r).suspect);
 }
 
 TEST(GlimpseSnapshot, GivenUpHoleOnAGlimpseChannelWantsASnapshot) {
     Replay r(glimpse_config());
     deliver(r, adds(1, 2));
-    EXPECT_EQ(r.router().wanted(0), SnapshotWant::kNone);
+    EXPECT_EQ(r.front().router().wanted(0), SnapshotWant::kNone);
     deliver(r, adds(5, 1), kT0);
-    EXPECT_EQ(r.channel(0).open_holes, 1u);
-    r.expire(kT0 + 10'000'000'000);
-    EXPECT_EQ(r.channel(0).open_holes, 0u);
-    EXPECT_EQ(r.channel(0).counters.lost_messages.get(), 2u);
-    EXPECT_EQ(r.router().wanted(0), SnapshotWant::kHoleGivenUp);
+    EXPECT_EQ(r.front().channel(0).open_holes, 1u);
+    r.front().expire(kT0 + 10'000'000'000);
+    EXPECT_EQ(r.front().channel(0).open_holes, 0u);
+    EXPECT_EQ(r.front().channel(0).counters.lost_messages.get(), 2u);
+    EXPECT_EQ(r.front().router().wanted(0), SnapshotWant::kHoleGivenUp);
 }
 
 TEST(GlimpseSnapshotStorage, OrdersBeyondTheStoreAreFullChangesInASpinMalformed) {

@@ -29,10 +29,13 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tickgate/counter.hpp"
 #include "tickgate/event.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/arbiter.hpp"
 #include "tickgate/feed/arbitrated_decoder.hpp"
 #include "tickgate/feed/channels.hpp"
@@ -40,6 +43,7 @@
 #include "tickgate/feed/config.hpp"
 #include "tickgate/feed/itch50/decoder.hpp"
 #include "tickgate/feed/itch50/snapshot_course.hpp"
+#include "tickgate/feed/itch50/summary.hpp"
 #include "tickgate/feed/moldudp64/counter_fields.hpp"
 #include "tickgate/feed/moldudp64/rerequest_client.hpp"
 #include "tickgate/feed/moldudp64/stream.hpp"
@@ -74,6 +78,17 @@ inline void add_stream_counters(DecoderCounters& t, const moldudp64::StreamCount
     t.malformed_packets.add(c.malformed_packets.get());
     t.stale_session_packets.add(c.stale_session_packets.get());
     t.session_changes.add(c.session_changes.get());
+}
+
+// `to` takes `from`'s values, each with one store (a reader on another
+// thread sees each counter whole, never a partial sum).
+inline void store_counters(DecoderCounters& to, const DecoderCounters& from) noexcept {
+    to.packets.set(from.packets.get());
+    to.messages.set(from.messages.get());
+    to.malformed_packets.set(from.malformed_packets.get());
+    to.unknown_messages.set(from.unknown_messages.get());
+    to.stale_session_packets.set(from.stale_session_packets.get());
+    to.session_changes.set(from.session_changes.get());
 }
 
 using StreamRows = MetricRows<moldudp64::kStreamCounterFields>;
@@ -168,11 +183,9 @@ public:
         // Summed aside, then stored: a reader on another thread never sees a partial sum.
         DecoderCounters sum;
         for (std::uint32_t ch = 0; ch < stream_.channels(); ++ch) add_stream_counters(sum, stream_.channel(ch).counters);
-        totals_.packets.set(sum.packets.get() + oversized_.get());
-        totals_.messages.set(sum.messages.get());
-        totals_.malformed_packets.set(sum.malformed_packets.get() + oversized_.get());
-        totals_.stale_session_packets.set(sum.stale_session_packets.get());
-        totals_.session_changes.set(sum.session_changes.get());
+        sum.packets.add(oversized_.get());
+        sum.malformed_packets.add(oversized_.get());
+        store_counters(totals_, sum);
         return totals_;
     }
     // Its own figures: per channel slot (config order) the stream's view and the re-request client.
@@ -306,6 +319,200 @@ private:
     }
     mutable std::vector<Logged> logged_ = std::vector<Logged>(ids_.size());
     const ArbiterCounters no_arbiter_{};
+    mutable DecoderCounters totals_;
+};
+
+// Channels a replay without a config tells apart (multicast group:port); more are counted and dropped.
+inline constexpr std::uint32_t kMaxUnconfiguredChannels = 256;
+// Without a config, instrument ids (65,536 per channel, ~20 MB) for at most
+// this many channels; a later channel's stocks count in out_of_range.
+inline constexpr std::uint32_t kMaxUnconfiguredIdChannels = 16;
+
+// ITCH 5.0's offline front (Protocol::ReplayFront: a CaptureFront of
+// feed/replay.hpp, which BasicReplay drives with a capture's datagrams and
+// their capture times): each datagram's channel is the configured line it
+// was sent to, or without a config its multicast group:port (up to
+// kMaxUnconfiguredChannels), or for a unicast datagram (a re-request
+// server's answer) the channel whose session it carries; then the same
+// MoldUDP64 stream and snapshot router as live, its decisions applied to
+// `handler`'s sequencer at once. The stream's only timer is the capture's
+// clock: before each datagram, holes older than gap_timeout are given up;
+// at the end, all. No requests are sent. Start-up (the constructor, which
+// also applies the config's start-up parts to `handler`) allocates; the
+// per-datagram path does not. One thread.
+template <class Handler>
+class ReplayFront {
+public:
+    using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
+    using Sequencer = std::remove_cvref_t<decltype(std::declval<Handler&>().sequencer())>;
+    struct Apply {
+        Sequencer& seq;
+        void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
+    };
+    using Sink = SnapshotRouter::Sink<StreamEvents<Apply>, Stream>;
+    struct ChannelInfo {
+        std::string name;  // the config's channel id, or "group:port"
+        std::uint32_t group;
+        std::uint16_t port;
+    };
+
+    // `cfg` must outlive the front. `handler` was sized by
+    // Protocol::replay_capacity: its rules get one slot per channel, its
+    // instruments the channels' clock offsets and the subscriptions.
+    ReplayFront(const Config& cfg, Handler& handler)
+        : cfg_(cfg), handler_(handler), configured_(!cfg.channels.empty()), router_(cfg, slots(cfg)),
+          stream_(stream_config(cfg), slots(cfg), moldudp64::ClientRecovery{nullptr}),
+          events_{Apply{handler.sequencer()}}, sink_(router_.sink(events_, stream_)) {
+        handler.sequencer().venue().configure(slots(cfg), cfg.itch.utc_offset_minutes);
+        channels_.reserve(slots(cfg));
+        for (std::uint32_t slot = 0; slot < cfg.channels.size(); ++slot) {
+            const ChannelConfig& ch = cfg.channels[slot];
+            for (const LineConfig* line : {&ch.a, &ch.b})  // config.cpp has checked the groups
+                lines_.push_back({parse_ipv4(line->group).value_or(0), line->port, slot});
+            channels_.push_back({std::to_string(ch.id), 0, 0});
+            handler.instruments().set_clock_offset(static_cast<std::uint16_t>(slot), ch.clock_offset_ns);
+        }
+        for (const std::string& symbol : cfg.subscribe) (void)handler.instruments().subscribe(symbol);  // validated: fits
+        handler.sequencer().apply_subscriptions();
+    }
+    ReplayFront(const ReplayFront&) = delete;
+    ReplayFront& operator=(const ReplayFront&) = delete;
+
+    // ---- CaptureFront
+    template <class Result>
+    void on_datagram(const UdpDatagram& d, std::int64_t ts_ns, Result&) noexcept {
+        on_datagram(d.payload, d.dst_ip, d.dst_port, ts_ns);
+    }
+    // The end of the capture: every open hole given up; what no channel took is the result's filtered_out.
+    template <class Result>
+    void finish(Result& r) noexcept {
+        finish();
+        r.filtered_out = unmatched_;
+    }
+    // The decoder-level totals of every channel (the summary's top level),
+    // unknown types (the sequencer's) included.
+    [[nodiscard]] const DecoderCounters& decoder_counters() const noexcept {
+        DecoderCounters sum;
+        for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+            add_stream_counters(sum, stream_.channel(ch).counters);
+            sum.unknown_messages.add(handler_.sequencer().venue().channel_counters(ch).unknown_messages.get());
+        }
+        store_counters(totals_, sum);
+        return totals_;
+    }
+    // The summary (ITCH50.md "Summary and replay"): the QFB/1 schema, ITCH's
+    // per-instrument fields and "channels".
+    template <class Source, class Context>
+    [[nodiscard]] std::string summary_json(const Source& src, const Context& ctx) const {
+        std::vector<std::string> names;
+        for (const ChannelInfo& c : channels_) names.push_back(c.name);
+        const Rules::State& venue = handler_.sequencer().venue();
+        const std::vector<SummaryChannel> channels = summary_channels(stream_, names, venue, nullptr, cfg_);
+        return itch50::summary_json(src, {handler_.book(), venue, channels, unmatched_}, ctx);
+    }
+
+    // ---- one datagram at a time (tests, benchmarks)
+    // One UDP datagram sent to dst_ip:dst_port (host order), captured at `ts_ns`.
+    void on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
+                     std::int64_t ts_ns) noexcept {
+        stream_.expire(ts_ns, sink_);  // before each datagram, whatever its channel
+        deliver(payload, dst_ip, dst_port, ts_ns);
+    }
+    // The same without the capture-clock timer (expire() is the caller's).
+    void deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
+                 std::int64_t recv_ns) noexcept {
+        const std::uint32_t slot = slot_of(payload, dst_ip, dst_port);
+        if (slot == UINT32_MAX) {
+            ++unmatched_;
+            return;
+        }
+        const moldudp64::Key key = moldudp64::read_key(payload, static_cast<std::uint16_t>(slot));
+        if (is_multicast(dst_ip)) {
+            stream_.on_datagram(slot, payload, key, recv_ns, sink_);
+            return;
+        }
+        // A unicast datagram is a re-request server's answer to the capturing
+        // handler's requests (a live capture holds them). Which positions it
+        // asked for is not in the capture: every hole it had open it would
+        // have asked for, so an answer fills open holes only (ITCH50.md
+        // "Offline replay"; README "Captured answers").
+        stream_.on_answer(slot, payload, key, recv_ns, sink_,
+                          [](std::uint64_t at) { return std::pair<std::uint64_t, std::uint64_t>{at, UINT64_MAX}; });
+    }
+    // Gives up the holes older than their channel's timeout at `now_ns`.
+    void expire(std::int64_t now_ns) noexcept { stream_.expire(now_ns, sink_); }
+    // The end of the capture: every open hole given up.
+    void finish() noexcept { stream_.finish(sink_); }
+    [[nodiscard]] Stream& stream() noexcept { return stream_; }
+    [[nodiscard]] Sink& sink() noexcept { return sink_; }
+
+    // ---- GLIMPSE snapshots (ITCH50.md "Snapshot recovery"; live the front's SnapshotCourse drives the router)
+    // Channel `ch`'s stream output is kept in the snapshot buffer from now on.
+    void begin_snapshot(std::uint32_t ch) noexcept { router_.begin(ch, stream_.channel(ch).next_seq); }
+    // The snapshot failed: the kept output is applied as it would have been.
+    void abort_snapshot() noexcept { router_.flush(events_); }
+    // The snapshot in `s` (its spin and `M`'s position N) replaces channel
+    // `ch`'s books and orders; the kept output at positions >= N follows,
+    // those below are duplicates; the stream continues at N (or where it
+    // is, if beyond). The instruments are clean unless positions from N on
+    // were lost meanwhile. O(spin + kept output).
+    SnapshotApplied apply_snapshot(std::uint32_t ch, const SnapshotStorage& s, std::int64_t now_ns) noexcept {
+        return router_.apply(stream_, events_, ch, s, now_ns);
+    }
+    [[nodiscard]] const SnapshotRouter& router() const noexcept { return router_; }
+    [[nodiscard]] SnapshotRouter& router() noexcept { return router_; }
+
+    [[nodiscard]] typename Stream::ChannelView channel(std::uint32_t slot) const { return stream_.channel(slot); }
+    [[nodiscard]] const std::vector<ChannelInfo>& channels() const noexcept { return channels_; }
+    // Datagrams no channel took: unicast carrying no channel's current
+    // session, multicast beyond kMaxUnconfiguredChannels, or (with a
+    // config) addressed to no configured line.
+    [[nodiscard]] std::uint64_t unmatched_datagrams() const noexcept { return unmatched_; }
+
+private:
+    static std::uint32_t slots(const Config& cfg) noexcept {
+        return cfg.channels.empty() ? kMaxUnconfiguredChannels : static_cast<std::uint32_t>(cfg.channels.size());
+    }
+    static bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
+    // The channel slot of a datagram; UINT32_MAX: none. Without a config,
+    // a new multicast destination names a channel (the name's allocation
+    // is start-up of that channel, at most kMaxUnconfiguredChannels times).
+    std::uint32_t slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port) noexcept {
+        if (!is_multicast(dst_ip)) {  // a re-request server's answer: the channel whose session it carries
+            const moldudp64::Key key = moldudp64::read_key(payload, 0);
+            return key.valid() ? stream_.channel_of_session(key.session) : UINT32_MAX;
+        }
+        if (configured_) {
+            for (const Line& line : lines_)
+                if (line.group == dst_ip && line.port == dst_port) return line.slot;
+            return UINT32_MAX;
+        }
+        for (std::uint32_t i = 0; i < channels_.size(); ++i)
+            if (channels_[i].group == dst_ip && channels_[i].port == dst_port) return i;
+        if (channels_.size() == kMaxUnconfiguredChannels) return UINT32_MAX;
+        channels_.push_back({destination_name(dst_ip, dst_port), dst_ip, dst_port});
+        return static_cast<std::uint32_t>(channels_.size() - 1);
+    }
+    static std::string destination_name(std::uint32_t ip, std::uint16_t port) {
+        return std::to_string(ip >> 24) + '.' + std::to_string((ip >> 16) & 0xFF) + '.' +
+               std::to_string((ip >> 8) & 0xFF) + '.' + std::to_string(ip & 0xFF) + ':' + std::to_string(port);
+    }
+
+    struct Line {
+        std::uint32_t group;
+        std::uint16_t port;
+        std::uint32_t slot;
+    };
+    const Config& cfg_;
+    Handler& handler_;
+    bool configured_;
+    std::vector<Line> lines_;  // the configured lines A and B
+    std::vector<ChannelInfo> channels_;
+    SnapshotRouter router_;
+    Stream stream_;
+    StreamEvents<Apply> events_;  // the stream's decisions as events, applied at once
+    Sink sink_;                   // the stream's sink: router_ in front of events_
+    std::uint64_t unmatched_ = 0;
     mutable DecoderCounters totals_;
 };
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "tickgate/feed/config.hpp"
@@ -89,6 +90,9 @@ struct Protocol {
     using Rules = itch50::Rules;
     using Book = Rules::Book;
     using Front = StreamFront<Protocol>;
+    // Offline (BasicReplay), the same stream on the capture's clock (front.hpp).
+    template <class Handler>
+    using ReplayFront = itch50::ReplayFront<Handler>;
 
     [[nodiscard]] static Key read_key(std::span<const std::byte> d, std::uint16_t line_channel) noexcept {
         return moldudp64::read_key(d, line_channel);
@@ -102,6 +106,11 @@ struct Protocol {
     [[nodiscard]] static Capacity capacity(const Config& cfg) noexcept {
         return sequencer_capacity(instrument_ids(cfg.channels.size()), cfg.capacity);
     }
+    // A replay's capacities (replay.hpp's replay_capacity): ids for every
+    // configured channel, or without channels for those the capture holds
+    // (up to kMaxUnconfiguredIdChannels; one without a capture), checked
+    // against capacity.max_memory_mb first (std::invalid_argument).
+    [[nodiscard]] static Capacity replay_capacity(const Config& cfg, const std::string* capture);
     // config.hpp's estimate_memory for this protocol: its own parts, not the shared pipelines'.
     [[nodiscard]] static MemoryEstimate estimate_memory(const Config& cfg) {
         return itch50::estimate_memory(cfg, static_cast<std::uint32_t>(cfg.channels.size()));

@@ -1,6 +1,6 @@
 // ITCH 5.0's JSON summary (ITCH50.md "Summary and replay"): the QFB/1
 // schema with ITCH's per-instrument fields and a "channels" array of the
-// MoldUDP64 streams, for the offline replay (itch50::Replay) and for a
+// MoldUDP64 streams, for the offline replay (ReplayFront) and for a
 // shared live handler over itch50::Protocol (`run --json`). Cold path: built
 // once at the end, after the network thread has stopped.
 #pragma once
