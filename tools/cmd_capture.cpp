@@ -25,7 +25,7 @@ and a crash loses at most the last second.
 
 options:
   --config FILE        TOML config (required)
-  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50); a header
+  --protocol NAME      must match the config's channels' protocol (%PROTOCOLS%); a header
                        that names its channel (QFB/1's) tells a datagram naming another channel
                        than its line's, which is not recorded; itch50: every datagram of the lines
   --out FILE           output capture (required)
@@ -42,10 +42,10 @@ A file that cannot be created or written is a runtime failure (exit 1).
 int cmd_capture(const std::vector<std::string_view>& args) {
     const cli::Options a(args, {}, {"--config", "--protocol", "--out", "--duration", "--format"}, "capture");
     if (a.help()) {
-        fmt::print("{}", kCaptureHelp);
+        fmt::print("{}", help_text(kCaptureHelp));
         return kExitOk;
     }
-    if (!a.positional().empty()) throw UsageError{"capture takes no positional argument"};
+    require_no_positional(a, "capture");
     const Config cfg = config_from(a, true);
     require_channels(cfg, "capture");
     const auto out = a.text("--out");

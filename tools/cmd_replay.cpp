@@ -29,7 +29,7 @@ says where, and the exit code is 3.
 options:
   --config FILE        TOML config (instruments, channels to filter on, capacities, gate);
                        default: built-in defaults, every UDP/IPv4 datagram taken
-  --protocol NAME      the capture's protocol: qfb1, mdp3, itch50, or auto (the default without a
+  --protocol NAME      the capture's protocol: %PROTOCOLS%, or auto (the default without a
                        config: the protocol that reads the first 1,000 datagrams cleanly, said on
                        stderr); with --config, its channels' protocol, which this must match.
                        A protocol that finds most datagrams malformed while another reads them
@@ -158,7 +158,7 @@ int cmd_replay(const std::vector<std::string_view>& args) {
     const cli::Options a(args, {"--json", "--stats", "--arbitrate"},
                          {"--config", "--protocol", "--stale-ms", "--source-age-ms", "--book", "--depth"}, "replay");
     if (a.help()) {
-        fmt::print("{}", kReplayHelp);
+        fmt::print("{}", help_text(kReplayHelp));
         return kExitOk;
     }
     if (a.positional().size() != 1) throw UsageError{"replay takes exactly one CAPTURE (see tickgate replay --help)"};

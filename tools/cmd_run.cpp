@@ -39,7 +39,7 @@ the summary at exit. Stops cleanly on SIGINT/SIGTERM.
 options:
   --config FILE        TOML config (required; `tickgate config check FILE` prints the memory
                        it makes run allocate, refused above capacity.max_memory_mb)
-  --protocol NAME      must match the config's channels' protocol (qfb1, mdp3, itch50)
+  --protocol NAME      must match the config's channels' protocol (%PROTOCOLS%)
   --duration S         stop after S seconds, a decimal number (default: run until a signal)
   --json               print the JSON summary on stdout at exit, with a "live" object: per line
                        (packets, seq gaps, kernel drops, ...), A/B arbitration (duplicates, lost
@@ -312,10 +312,10 @@ int cmd_run(const std::vector<std::string_view>& args) {
     const cli::Options a(args, {"--json", "--quiet", "--fanout"},
                          {"--config", "--protocol", "--duration", "--refresh-ms", "--metrics", "--symbols"}, "run");
     if (a.help()) {
-        fmt::print("{}", kRunHelp);
+        fmt::print("{}", help_text(kRunHelp));
         return kExitOk;
     }
-    if (!a.positional().empty()) throw UsageError{"run takes no positional argument"};
+    require_no_positional(a, "run");
     const Config cfg = config_from(a, true);
     require_channels(cfg, "run");
     RunOptions o;

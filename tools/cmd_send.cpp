@@ -27,7 +27,7 @@ options:
   --speed X            pacing multiplier, a decimal number (default 1.0: original pacing; 2 = twice as fast)
   --max-speed          as fast as possible
   --interface ADDR     loopback address to send from (default 127.0.0.1; only 127.x allowed)
-  --protocol NAME      the capture's protocol (qfb1, the default; mdp3, itch50): datagrams without a readable
+  --protocol NAME      the capture's protocol (%PROTOCOLS%; default %REFERENCE%): datagrams without a readable
                        header are still sent, and counted in the closing line
   -h, --help           this text
 )";
@@ -38,7 +38,7 @@ options:
 int cmd_send(const std::vector<std::string_view>& args) {
     const cli::Options a(args, {"--max-speed"}, {"--speed", "--interface", "--protocol"}, "send");
     if (a.help()) {
-        fmt::print("{}", kSendHelp);
+        fmt::print("{}", help_text(kSendHelp));
         return kExitOk;
     }
     if (a.positional().size() != 1) throw UsageError{"send takes exactly one CAPTURE"};

@@ -165,15 +165,10 @@ int sim_itch50(const std::vector<std::string_view>& args) {
         fmt::print("{}", help_text());
         return cli::kExitOk;
     }
-    if (!opt.positional().empty())
-        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
+    cli::require_no_positional(opt, "sim");
     itch50::SimOptions o;
     read_options(opt, o);
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw cli::UsageError{e.what()};
-    }
+    cli::as_usage_error([&] { o.validate(); });
     const std::optional<std::string> pcap = opt.text("--pcap");
     const itch50::SimTruth t = pcap ? itch50::simulate_to_capture(o, *pcap) : itch50::simulate_to_sockets(o);
     fmt::print(stderr,

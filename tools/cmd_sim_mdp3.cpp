@@ -115,23 +115,14 @@ int sim_mdp3(const std::vector<std::string_view>& args) {
         fmt::print("{}", help_text());
         return 0;
     }
-    if (!opt.positional().empty())
-        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
+    cli::require_no_positional(opt, "sim");
     mdp3::SimOptions o;
     // QFB/1-only options are read too, so that validate() names them.
     cli::read_sim_traffic(opt, o.feed);
     cli::read_sim_faults(opt, o.feed);
-    try {
-        read_lines(opt, o);
-    } catch (const std::invalid_argument& e) {  // a config channel without snapshot or definition lines
-        throw cli::UsageError{e.what()};
-    }
+    cli::as_usage_error([&] { read_lines(opt, o); });  // a config channel without snapshot or definition lines
     o.tail_cycles = static_cast<std::uint32_t>(opt.integer("--tail-cycles", o.tail_cycles, 0, 1000));
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw cli::UsageError{e.what()};
-    }
+    cli::as_usage_error([&] { o.validate(); });
     const std::optional<std::string> pcap = opt.text("--pcap");
     const GroundTruth gt = pcap ? mdp3::simulate_to_capture(o, *pcap) : mdp3::simulate_to_sockets(o);
     fmt::print(stderr,

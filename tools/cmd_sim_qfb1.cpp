@@ -113,17 +113,12 @@ int run(const std::vector<std::string_view>& args) {
         fmt::print("{}", help_text());
         return 0;
     }
-    if (!opt.positional().empty())
-        throw cli::UsageError{fmt::format("sim takes no positional argument, got '{}'", opt.positional().front())};
+    cli::require_no_positional(opt, "sim");
     SimOptions o;
     cli::read_sim_traffic(opt, o);
     cli::read_sim_faults(opt, o);
     read_lines(opt, o);
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw cli::UsageError{e.what()};
-    }
+    cli::as_usage_error([&] { o.validate(); });
 
     const std::optional<std::string> pcap = opt.text("--pcap");
     const GroundTruth gt = pcap ? simulate_to_capture(o, *pcap) : simulate_to_sockets(o);

@@ -30,6 +30,22 @@ Config config_from(const cli::Options& a, bool required, bool auto_allowed) {
     return cfg;
 }
 
+std::string help_text(std::string_view text) {
+    std::string out(text);
+    const auto replace = [&](std::string_view token, const std::string& with) {
+        for (std::size_t at = out.find(token); at != std::string::npos; at = out.find(token, at + with.size()))
+            out.replace(at, token.size(), with);
+    };
+    replace("%PROTOCOLS%", protocol_list());
+    replace("%REFERENCE%", std::string(ReferenceProtocol::kName));
+    return out;
+}
+
+void require_no_positional(const Options& opt, std::string_view command) {
+    if (!opt.positional().empty())
+        throw UsageError{fmt::format("{} takes no positional argument, got '{}'", command, opt.positional().front())};
+}
+
 void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done) {
     fmt::print(stderr, "tickgate: warning: {}: cut short at byte {} of {} (record {}: {}); the {} intact records were {}\n",
                printable(path), t.intact_bytes, t.file_bytes, t.intact_records + 1, t.detail, t.intact_records, done);

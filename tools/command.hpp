@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,13 +33,27 @@ inline constexpr int kExitCaptureCut = 3;
 
 // The config of --config (or the defaults; `required`: --config must be
 // given), its protocol set by --protocol, which must name a known protocol
-// and agree with the config's channels. A protocol with a pipeline of its
-// own (holes held and re-requested, HolePolicy::kHoldAndRerequest) is the
-// caller's to dispatch. `auto_allowed`: --protocol auto is taken as no
+// and agree with the config's channels. `auto_allowed`: --protocol auto is taken as no
 // --protocol (the caller detects the protocol).
 Config config_from(const Options& a, bool required, bool auto_allowed = false);
 // `--protocol auto` (replay): the protocol read off the capture's first datagrams.
 inline constexpr std::string_view kAutoProtocol = "auto";
+// A command's --help text with "%PROTOCOLS%" replaced by the known
+// protocols' names ("qfb1, mdp3, ...") and "%REFERENCE%" by the reference
+// protocol's, so that no help lists them by hand.
+[[nodiscard]] std::string help_text(std::string_view text);
+// f(), a std::invalid_argument it throws (a simulator's options refused by
+// their validate()) turned into a UsageError with the same text.
+template <class F>
+decltype(auto) as_usage_error(F&& f) {
+    try {
+        return f();
+    } catch (const std::invalid_argument& e) {
+        throw UsageError{e.what()};
+    }
+}
+// A command that takes no positional argument: a UsageError if `opt` has one.
+void require_no_positional(const Options& opt, std::string_view command);
 // The one stderr line of a capture cut short mid-record.
 void warn_cut_short(const std::string& path, const CaptureTruncation& t, std::string_view done);
 // run and capture receive on the configured lines: a config without any is a
