@@ -609,6 +609,20 @@ TEST(Cli, RunBadMetricsOptionIsAUsageError) {
     expect_usage_error(run_cli("run --quiet --config " + quoted(bad_config)), {bad_config, "metrics.listen"});
 }
 
+// `replay --arbitrate` merges lines A/B by packet; a protocol whose stream
+// merges them by position (ITCH over MoldUDP64) has no packet arbitration:
+// asked for it, a usage error naming the protocol, not a silent no-op. The
+// same capture replays without it through the shared replay.
+TEST(Cli, ReplayArbitrateIsRefusedWhereLinesMergeByStreamPosition) {
+    const std::string path = TICKGATE_TEST_DATA_DIR "/captures/nasdaq-totalview-itch50-moldudp64-vlan.pcap";
+    expect_usage_error(run_cli("replay --protocol itch50 --arbitrate " + quoted(path)),
+                       {"--arbitrate", "ITCH 5.0", "stream position"});
+    const CliResult r = run_cli("replay --protocol itch50 --json " + quoted(path));
+    ASSERT_EQ(r.exit, 0) << r.err;
+    EXPECT_GT(Json::parse(r.out)["messages"].as_uint(), 0u);
+    EXPECT_EQ(run_cli("replay --protocol qfb1 --arbitrate --json " + quoted(path)).exit, 0);
+}
+
 // Real venues' captures: foreign traffic to a QFB/1 handler (--protocol
 // qfb1). Every datagram is a malformed packet, counted; no instrument; exit 0.
 TEST(Cli, RealExchangeCapturesAreForeignTraffic) {
