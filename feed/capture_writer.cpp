@@ -117,6 +117,11 @@ std::optional<std::uint32_t> parse_ipv4(std::string_view text) noexcept {
     return addr;
 }
 
+std::string endpoint_text(std::uint32_t ip, std::uint16_t port) {
+    return std::to_string(ip >> 24) + '.' + std::to_string((ip >> 16) & 0xFF) + '.' + std::to_string((ip >> 8) & 0xFF) +
+           '.' + std::to_string(ip & 0xFF) + ':' + std::to_string(port);
+}
+
 // ---------------------------------------------------------- CaptureWriter
 
 CaptureWriter::CaptureWriter(const std::string& path, CaptureFormat format, LinkType link,

@@ -32,8 +32,7 @@ std::vector<ReplayLine> replay_lines(const Config& cfg) {
 }
 
 std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d) {
-    const std::string name = fmt::format("{}.{}.{}.{}:{}", d.dst_ip >> 24, (d.dst_ip >> 16) & 0xFF,
-                                         (d.dst_ip >> 8) & 0xFF, d.dst_ip & 0xFF, d.dst_port);
+    const std::string name = endpoint_text(d.dst_ip, d.dst_port);
     for (const auto& [id, n] : names)
         if (n == name) return id;
     names.emplace_back(static_cast<std::uint16_t>(names.size() + 1), name);
@@ -348,7 +347,7 @@ std::vector<std::pair<std::string, std::string>> identical_destinations(const st
     }
     const auto name = [](std::uint64_t dst) {
         const auto ip = static_cast<std::uint32_t>(dst >> 16);
-        return fmt::format("{}.{}.{}.{}:{}", ip >> 24, (ip >> 16) & 0xFF, (ip >> 8) & 0xFF, ip & 0xFF, dst & 0xFFFF);
+        return endpoint_text(ip, static_cast<std::uint16_t>(dst & 0xFFFF));
     };
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& [a, b] : pairs) out.emplace_back(name(a), name(b));

@@ -108,8 +108,9 @@ void hint_unpaired_lines(const std::string& capture) {
 
 template <VenueProtocol P>
 int replay_as(const Options& a, const std::string& capture, const Config& cfg, const ReplayOutput& o, bool detected) {
+    constexpr bool kArbitrated = (features_of<P>() & kPacketArbitration) != 0;
     const bool arbitrate = a.has("--arbitrate");
-    if (arbitrate && (features_of<P>() & kPacketArbitration) == 0)
+    if (arbitrate && !kArbitrated)
         throw UsageError{fmt::format("--arbitrate: {} merges its lines by stream position always (no packet arbitration)",
                                      P::kTitle)};
     const auto replay = BasicReplay<P>::for_capture(cfg, capture, {.progress = true, .arbitrate = arbitrate});
@@ -130,7 +131,7 @@ int replay_as(const Options& a, const std::string& capture, const Config& cfg, c
     if (a.has("--stats")) fmt::print(stderr, "{}", replay_stats_line(r, replay->messages()));
     if (!detected) hint_if_foreign(capture, P::kName);
     // Lines A and B replayed apart lose what the other carried: only where packets are arbitrated.
-    if (!P::kHeaderNamesChannel && (features_of<P>() & kPacketArbitration) != 0 && cfg.channels.empty())
+    if (!P::kHeaderNamesChannel && kArbitrated && cfg.channels.empty())
         hint_unpaired_lines(capture);
     if (!found) return kExitFailure;
     return r.truncation ? kExitCaptureCut : kExitOk;

@@ -16,12 +16,6 @@
 
 namespace tickgate::itch50 {
 
-namespace {
-
-bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
-
-}  // namespace
-
 Capacity replay_capacity(const Config& cfg, std::uint32_t unconfigured) {
     // Without channels the config's own memory check could count only one
     // (it cannot know the capture): the channels found in it are checked

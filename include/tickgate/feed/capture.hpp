@@ -144,6 +144,8 @@ private:
 
 // Parses "a.b.c.d" into a host-order address; nullopt if malformed.
 std::optional<std::uint32_t> parse_ipv4(std::string_view text) noexcept;
+// "a.b.c.d:port" of a host-order address and port (a destination's name in summaries).
+[[nodiscard]] std::string endpoint_text(std::uint32_t ip, std::uint16_t port);
 
 // A multicast group: 224.0.0.0/4 (host-order address).
 [[nodiscard]] constexpr bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }

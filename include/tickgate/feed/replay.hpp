@@ -84,7 +84,7 @@ struct ReplayOptions {
 // holes given up), decoder_counters() are its packets and messages (the
 // summary's top level, the progress line). The shared
 // one is LineFront (below); a protocol whose hole policy holds and
-// re-requests brings its own (its P::Replay).
+// re-requests brings its own (P::ReplayFront, which BasicReplay picks).
 template <class F>
 concept CaptureFront = requires(F& f, const UdpDatagram& d, std::int64_t t, ReplayResult& r) {
     f.on_datagram(d, t, r);
@@ -135,10 +135,15 @@ struct SummarySource {
     const Gate& gate;
     const GateConfig& gate_config;
 };
+// `decoder`: the packet and message counters where the handler's decoder
+// does not count them (a replay front's own streams).
+template <class Handler>
+[[nodiscard]] SummarySource summary_source(const Handler& h, const DecoderCounters& decoder) noexcept {
+    return {decoder, h.instruments(), h.sequencer().counters(), BookReader(h.book()), h.gate(), h.gate_config()};
+}
 template <class Handler>
 [[nodiscard]] SummarySource summary_source(const Handler& h) noexcept {
-    return {h.decoder().counters(), h.instruments(), h.sequencer().counters(), BookReader(h.book()), h.gate(),
-            h.gate_config()};
+    return summary_source(h, h.decoder().counters());
 }
 
 // What the protocol adds to the summary (P::venue_summary), for replay and
@@ -445,10 +450,7 @@ public:
     }
 
     // The summary's sources: the front's packet and message counters, the handler's state.
-    [[nodiscard]] SummarySource source() const noexcept {
-        return {front_.decoder_counters(), handler_.instruments(), handler_.sequencer().counters(),
-                BookReader(handler_.book()), handler_.gate(), handler_.gate_config()};
-    }
+    [[nodiscard]] SummarySource source() const noexcept { return summary_source(handler_, front_.decoder_counters()); }
     // The JSON summary: the front's own where it has one (ITCH's "channels"), else the shared one.
     [[nodiscard]] std::string summary_json(const SummaryContext& ctx) const {
         return with_venue(ctx, [&](const SummaryContext& c) {

@@ -380,7 +380,7 @@ public:
 
     // ---- CaptureFront
     template <class Result>
-    void on_datagram(const UdpDatagram& d, std::int64_t ts_ns, Result&) noexcept {
+    void on_datagram(const UdpDatagram& d, std::int64_t ts_ns, Result&) {
         on_datagram(d.payload, d.dst_ip, d.dst_port, ts_ns);
     }
     // The end of the capture: every open hole given up; what no channel took is the result's filtered_out.
@@ -412,21 +412,23 @@ public:
     }
 
     // ---- one datagram at a time (tests, benchmarks)
-    // One UDP datagram sent to dst_ip:dst_port (host order), captured at `ts_ns`.
+    // One UDP datagram sent to dst_ip:dst_port (host order), captured at
+    // `ts_ns`. Allocates only a new channel's name (without a config).
     void on_datagram(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
-                     std::int64_t ts_ns) noexcept {
+                     std::int64_t ts_ns) {
         stream_.expire(ts_ns, sink_);  // before each datagram, whatever its channel
         deliver(payload, dst_ip, dst_port, ts_ns);
     }
     // The same without the capture-clock timer (expire() is the caller's).
     void deliver(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port,
-                 std::int64_t recv_ns) noexcept {
-        const std::uint32_t slot = slot_of(payload, dst_ip, dst_port);
+                 std::int64_t recv_ns) {
+        moldudp64::Key key = moldudp64::read_key(payload, 0);  // the header, read once
+        const std::uint32_t slot = slot_of(key, dst_ip, dst_port);
         if (slot == UINT32_MAX) {
             ++unmatched_;
             return;
         }
-        const moldudp64::Key key = moldudp64::read_key(payload, static_cast<std::uint16_t>(slot));
+        key.channel = static_cast<std::uint16_t>(slot);
         if (is_multicast(dst_ip)) {
             stream_.on_datagram(slot, payload, key, recv_ns, sink_);
             return;
@@ -473,15 +475,12 @@ private:
     static std::uint32_t slots(const Config& cfg) noexcept {
         return cfg.channels.empty() ? kMaxUnconfiguredChannels : static_cast<std::uint32_t>(cfg.channels.size());
     }
-    static bool is_multicast(std::uint32_t ip) noexcept { return (ip >> 28) == 0xE; }
     // The channel slot of a datagram; UINT32_MAX: none. Without a config,
     // a new multicast destination names a channel (the name's allocation
     // is start-up of that channel, at most kMaxUnconfiguredChannels times).
-    std::uint32_t slot_of(std::span<const std::byte> payload, std::uint32_t dst_ip, std::uint16_t dst_port) noexcept {
-        if (!is_multicast(dst_ip)) {  // a re-request server's answer: the channel whose session it carries
-            const moldudp64::Key key = moldudp64::read_key(payload, 0);
+    std::uint32_t slot_of(const moldudp64::Key& key, std::uint32_t dst_ip, std::uint16_t dst_port) {
+        if (!is_multicast(dst_ip))  // a re-request server's answer: the channel whose session it carries
             return key.valid() ? stream_.channel_of_session(key.session) : UINT32_MAX;
-        }
         if (configured_) {
             for (const Line& line : lines_)
                 if (line.group == dst_ip && line.port == dst_port) return line.slot;
@@ -490,12 +489,8 @@ private:
         for (std::uint32_t i = 0; i < channels_.size(); ++i)
             if (channels_[i].group == dst_ip && channels_[i].port == dst_port) return i;
         if (channels_.size() == kMaxUnconfiguredChannels) return UINT32_MAX;
-        channels_.push_back({destination_name(dst_ip, dst_port), dst_ip, dst_port});
+        channels_.push_back({endpoint_text(dst_ip, dst_port), dst_ip, dst_port});
         return static_cast<std::uint32_t>(channels_.size() - 1);
-    }
-    static std::string destination_name(std::uint32_t ip, std::uint16_t port) {
-        return std::to_string(ip >> 24) + '.' + std::to_string((ip >> 16) & 0xFF) + '.' +
-               std::to_string((ip >> 8) & 0xFF) + '.' + std::to_string(ip & 0xFF) + ':' + std::to_string(port);
     }
 
     struct Line {
