@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -12,14 +13,26 @@
 namespace tickgate {
 
 namespace detail {
-// Reverses the bytes of `v`.
+// Reverses the bytes of `v`. Integers through the compiler's byte swap: GCC
+// 12 does not recognize the byte loop as one, and ITCH's decode spent half
+// its instructions in shifts and ors (callgrind on BM_Itch_Pipeline).
 template <class T>
 [[nodiscard]] inline T reverse_bytes(T v) noexcept {
-    unsigned char b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    for (std::size_t i = 0; i < sizeof(T) / 2; ++i) std::swap(b[i], b[sizeof(T) - 1 - i]);
-    std::memcpy(&v, b, sizeof(T));
-    return v;
+    if constexpr (std::is_integral_v<T> && sizeof(T) == 1) {
+        return v;
+    } else if constexpr (std::is_integral_v<T> && sizeof(T) == 2) {
+        return static_cast<T>(__builtin_bswap16(static_cast<std::uint16_t>(v)));
+    } else if constexpr (std::is_integral_v<T> && sizeof(T) == 4) {
+        return static_cast<T>(__builtin_bswap32(static_cast<std::uint32_t>(v)));
+    } else if constexpr (std::is_integral_v<T> && sizeof(T) == 8) {
+        return static_cast<T>(__builtin_bswap64(static_cast<std::uint64_t>(v)));
+    } else {
+        unsigned char b[sizeof(T)];
+        std::memcpy(b, &v, sizeof(T));
+        for (std::size_t i = 0; i < sizeof(T) / 2; ++i) std::swap(b[i], b[sizeof(T) - 1 - i]);
+        std::memcpy(&v, b, sizeof(T));
+        return v;
+    }
 }
 }  // namespace detail
 
