@@ -388,7 +388,8 @@ struct StreamEvents {
     }
 
 private:
-    [[gnu::always_inline]] void emit(std::uint32_t ch, Event ev) noexcept {  // a prvalue argument: built in place
+    void emit(std::uint32_t ch, const Event& normalized) noexcept {
+        Event ev = normalized;  // inlined: built once, in place
         if (ch < channel_ids.size()) ev.channel_id = channel_ids[ch];
         out(ev);
     }
