@@ -4,6 +4,7 @@
 // capacity; engine thread only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -50,7 +51,11 @@ enum class SuspectReason : std::uint8_t {
 // "cold_start", "gap", "unconfirmed", "late_join", "incomplete"; "" for kNone.
 [[nodiscard]] std::string_view to_string(SuspectReason r) noexcept;
 
-struct InstrumentState {
+// One 64-byte line holds what every message and the gate touch (the fields
+// up to and including counters.accepted); the symbol and the rarer counters
+// follow. Aligned, so an instrument's hot fields never straddle two lines:
+// a sequencer over thousands of instruments misses one line a message, not two.
+struct alignas(64) InstrumentState {
     // Gate-hot fields first: one cache line for check().
     std::int64_t last_alive_ns = 0;
     std::int64_t last_source_ns = 0;
@@ -72,7 +77,6 @@ struct InstrumentState {
     // Bumped when the id is given another symbol: a handle of the old one
     // no longer reads this instrument (InstrumentHandle).
     std::uint32_t generation = 0;
-    char symbol[17] = {};
     // MDP3 (MDP3.md "Per channel"): `unconfirmed` — an instrument of a
     // channel that had a gap, until its next RptSeq or a snapshot (suspect
     // meanwhile; `unconfirmed_clean`: it was clean before, so a next RptSeq
@@ -85,8 +89,11 @@ struct InstrumentState {
     // show (ITCH: its channel's late join or given-up hole, an incomplete
     // book); suspect_reason() reads it first.
     SuspectReason cause = SuspectReason::kNone;
-    InstrumentCounters counters;
+    InstrumentCounters counters;  // `accepted` first: on the hot line
+    char symbol[17] = {};
 };
+static_assert(offsetof(InstrumentState, counters) + sizeof(InstrumentCounters::accepted) <= 64,
+              "InstrumentState: the per-message fields must fit its first cache line");
 
 // Why `st` is suspect (kNone when it is not): its cause when one was
 // written, else unconfirmed, a gap (counted), or a cold start.
