@@ -45,6 +45,11 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
         throw std::invalid_argument("order book: capacities must be positive");
     window_ = ZeroedArray<Entry>(window_size(max_orders));  // an all-zero Entry is an empty slot
     table_ = ZeroedArray<Entry>(table_size(max_orders));
+    // Both are read at random (the table by hash, the window by reference,
+    // sparse when few stocks are booked): huge pages spare a TLB miss per
+    // order message (measured: the 500-of-5,000-subscribed flow 0.67 x the time).
+    window_.advise_huge_pages();
+    table_.advise_huge_pages();
     orders_of_.assign(max_instruments, 0);
     tabled_of_.assign(max_instruments, 0);
     top_ref_.assign(scopes_for(max_instruments, scope_bits), 0);
