@@ -191,6 +191,10 @@ void OrderBook::clear(std::uint32_t id) noexcept {
 
 OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::uint32_t shares,
                            std::uint32_t price) noexcept {
+    // The window slot this add takes, fetched while the level work runs: a
+    // cold line when few of the channel's stocks are booked (their
+    // references are sparse in the window). 500 of 5,000 booked: 0.97 x.
+    __builtin_prefetch(&slot(scope_of(id), ref), 1);
     std::uint64_t& top = top_ref_[scope_of(id)];
     if (ref > top) {
         top = ref;  // above every reference of the scope: nothing to replace
