@@ -15,7 +15,9 @@
 // tail: one open-addressing table (linear probing, backward-shift delete)
 // sized at start-up to max_orders × 5/4, so it holds every order should
 // the window hold none; an open order costs 30 bytes when the store is
-// full, plus the window's fixed 24 bytes a slot (bytes_for). The table's
+// full, plus the window's fixed 24 bytes a slot (bytes_for); both stores
+// are offered for transparent huge pages (read at random: otherwise a TLB
+// miss a message). The table's
 // home slot mixes the key with a seeded hash, keeping 8 consecutive
 // references of a scope in neighbouring slots, so no choice of references
 // can pile them onto one slot; references chosen to collide in the window
