@@ -44,10 +44,6 @@ struct Consumer::Impl {
     // commit a little after the live copy goes out): every instrument is
     // read once more this long after the first re-read.
     std::chrono::steady_clock::time_point reread_at = std::chrono::steady_clock::time_point::max();
-    // A re-read also lists the stream's subjects (poll's thread): an
-    // instrument whose every record the transport dropped is not yet known
-    // to the tracker, so marking the known ones alone would never learn it.
-    bool relist = false;
     UpdateFn on_update;
     NoticeFn on_notice;
     std::map<std::string, bool, std::less<>> said_silent;  // per publisher, what on_notice said last (poll's thread)
@@ -191,6 +187,10 @@ void Consumer::set_processing_delay_us(int us) noexcept { impl_->delay_us.store(
 std::size_t Consumer::poll(int timeout_ms) {
     Impl& m = *impl_;
     std::vector<std::string> wanted;
+    // Whether every instrument is read again in this poll: then the stream's
+    // subjects are listed too, since an instrument whose every record the
+    // transport dropped is not yet known to the tracker.
+    bool reread_all = false;
     {
         std::unique_lock lock(m.mu);
         m.cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
@@ -211,7 +211,7 @@ std::size_t Consumer::poll(int timeout_ms) {
             m.counters.dropped = static_cast<std::uint64_t>(dropped);
             m.tracker.mark_all_suspect();
         }
-        m.relist = true;
+        reread_all = true;
         m.reread_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
         if (m.on_notice)
             m.on_notice("slow consumer: the client library dropped " + std::to_string(dropped) +
@@ -223,7 +223,7 @@ std::size_t Consumer::poll(int timeout_ms) {
             ++m.counters.reconnects;
             m.tracker.mark_all_suspect();
         }
-        m.relist = true;
+        reread_all = true;
         m.reread_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
         if (m.on_notice) m.on_notice("reconnected: every instrument is read again from the stream");
     }
@@ -241,18 +241,19 @@ std::size_t Consumer::poll(int timeout_ms) {
         if (std::chrono::steady_clock::now() >= m.reread_at) {
             m.reread_at = std::chrono::steady_clock::time_point::max();
             m.tracker.mark_all_suspect();
-            m.relist = true;
+            reread_all = true;
         }
         wanted = m.tracker.take_wanted();
     }
-    if (std::exchange(m.relist, false))
-        for (const std::string& p : m.patterns)
-            for (std::string& subject : m.stored_subjects(p)) {
-                const std::lock_guard lock(m.mu);
+    if (reread_all)
+        for (const std::string& p : m.patterns) {
+            std::vector<std::string> stored = m.stored_subjects(p);  // a request: outside the lock
+            const std::lock_guard lock(m.mu);
+            for (std::string& subject : stored)
                 if (m.tracker.find(subject) == nullptr &&
                     std::find(wanted.begin(), wanted.end(), subject) == wanted.end())
                     wanted.push_back(std::move(subject));
-            }
+        }
     if (m.on_notice)
         for (const auto& [key, heard] : liveness)
             m.on_notice(heard ? "publisher " + key + " heard again: its instruments are read again from the stream"
