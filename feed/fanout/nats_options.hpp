@@ -37,12 +37,12 @@ public:
         const std::lock_guard lock(mu_);
         pending_ += n;
     }
+    // Notifies under the lock: a waiter that sees the count reach zero may
+    // destroy the fence at once, so nothing here may touch it after unlocking.
     static void done(void* self) {
         auto* me = static_cast<CallbackFence*>(self);
-        {
-            const std::lock_guard lock(me->mu_);
-            --me->pending_;
-        }
+        const std::lock_guard lock(me->mu_);
+        --me->pending_;
         me->cv_.notify_all();
     }
     static void done_conn(natsConnection*, void* self) { done(self); }

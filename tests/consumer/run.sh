@@ -6,7 +6,10 @@
 # Exits non-zero on any failure.
 #
 # Usage: tests/consumer/run.sh [BUILD_ROOT]   (default: <repo>/build-consumer)
-# Environment: JOBS (parallel build jobs, default nproc), CMAKE_GENERATOR is honoured.
+# Environment: JOBS (parallel build jobs, default nproc), CMAKE_GENERATOR is honoured;
+#   CONSUMER_INSTALL_FROM=DIR installs from that existing tickgate build tree
+#   (brought up to date first) instead of configuring a Release tree of its own:
+#   scripts/check.sh passes the test command's build/, which CI has just built.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,13 +25,17 @@ step "clean $out"
 run rm -rf "$out"
 mkdir -p "$out"
 
-step "configure tickgate (Release, tests/bench off) -> $out/tickgate"
-run cmake -S "$root" -B "$out/tickgate" -DCMAKE_BUILD_TYPE=Release \
-    -DTICKGATE_BUILD_TESTS=OFF -DTICKGATE_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX="$prefix"
-step "build tickgate"
-run cmake --build "$out/tickgate" -j "$jobs"
+tree=${CONSUMER_INSTALL_FROM:-}
+if [[ -z $tree ]]; then
+    tree=$out/tickgate
+    step "configure tickgate (Release, tests/bench off) -> $tree"
+    run cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=Release \
+        -DTICKGATE_BUILD_TESTS=OFF -DTICKGATE_BUILD_BENCH=OFF
+fi
+step "build tickgate ($tree)"
+run cmake --build "$tree" -j "$jobs"
 step "install tickgate -> $prefix"
-run cmake --install "$out/tickgate"
+run cmake --install "$tree" --prefix "$prefix"
 
 step "check the install tree"
 for f in include/tickgate/feed/handler.hpp include/tickgate/feed/capture.hpp include/tickgate/fanout/consumer.hpp \
