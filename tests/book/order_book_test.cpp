@@ -128,6 +128,14 @@ TEST(OrderBookDifferential, MatchesAMapModel) {
     OrderBook b(4, 600, 2048);
     std::mt19937_64 rng(42);
     std::uint64_t next_ref = 1;
+    // References dense, then sparse (steps of 1-40: the store's sparse
+    // scope, straight to the table), then dense again...: orders added in
+    // either mode are found, changed and removed in the other.
+    auto take_ref = [&](int step) {
+        const std::uint64_t r = next_ref;
+        next_ref += (step / 7000) % 2 == 0 ? 1 : 1 + rng() % 40;
+        return r;
+    };
     auto pick = [&]() -> std::uint64_t {
         if (model.empty()) return 0;
         auto it = model.begin();
@@ -139,8 +147,9 @@ TEST(OrderBookDifferential, MatchesAMapModel) {
         if (op < 4 && model.size() < 590) {
             const O o{static_cast<std::uint32_t>(rng() % 4), rng() % 2 ? Side::kBid : Side::kAsk,
                       static_cast<std::uint32_t>(1 + rng() % 500), static_cast<std::uint32_t>(1000 + rng() % 60)};
-            ASSERT_EQ(b.add(o.id, next_ref, o.side, o.shares, o.price), OrderResult::kApplied);
-            model[next_ref++] = o;
+            const std::uint64_t ref = take_ref(step);
+            ASSERT_EQ(b.add(o.id, ref, o.side, o.shares, o.price), OrderResult::kApplied);
+            model[ref] = o;
         } else if (const std::uint64_t ref = pick(); ref != 0) {
             O& o = model[ref];
             if (op < 7) {
@@ -158,9 +167,10 @@ TEST(OrderBookDifferential, MatchesAMapModel) {
                 model.erase(ref);
             } else {
                 const O n{o.id, o.side, static_cast<std::uint32_t>(1 + rng() % 500), static_cast<std::uint32_t>(1000 + rng() % 60)};
-                ASSERT_EQ(b.replace(o.id, ref, next_ref, n.shares, n.price), OrderResult::kApplied);
+                const std::uint64_t new_ref = take_ref(step);
+                ASSERT_EQ(b.replace(o.id, ref, new_ref, n.shares, n.price), OrderResult::kApplied);
                 model.erase(ref);
-                model[next_ref++] = n;
+                model[new_ref] = n;
             }
         }
         if (step % 997 != 0) continue;

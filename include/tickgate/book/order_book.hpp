@@ -12,7 +12,10 @@
 // (plus a per-scope offset), holds each new order in its reference's slot,
 // found and deleted in one slot with no hash. An order still live when a
 // newer reference needs its slot moves to the *table*, the long-lived
-// tail: one open-addressing table (linear probing, backward-shift delete)
+// tail, and every order of a *sparse* scope (one whose adds step its
+// references by more than 4 on average: few of its stocks booked, so each
+// add would take a window line of its own, and few of its orders die
+// within the window's span of references): one open-addressing table (linear probing, backward-shift delete)
 // sized at start-up to max_orders × 5/4, so it holds every order should
 // the window hold none; an open order costs 30 bytes when the store is
 // full, plus the window's fixed 24 bytes a slot (bytes_for); both stores
@@ -167,7 +170,7 @@ public:
     // per-scope arrays (the order stores and level pool are zero pages until used).
     [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments, unsigned scope_bits = 16) noexcept {
         return std::size_t{max_instruments} * (2 * sizeof(std::uint32_t) + sizeof(std::uint16_t) + 2 * sizeof(SideLevels)) +
-               scopes_for(max_instruments, scope_bits) * sizeof(std::uint64_t);
+               scopes_for(max_instruments, scope_bits) * sizeof(ScopeRefs);
     }
 
     // A (or F): a new order; a live `ref` of the same scope is replaced (ITCH50.md). `id` < max_instruments.
@@ -229,6 +232,20 @@ private:
     static constexpr std::uint32_t kFlatLevels = 64;  // a side with more is a tree
     static constexpr int kClasses = 7;                // blocks 4 .. 64
     static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
+    // Per scope: the highest reference added so far (a higher one, every
+    // new order of a venue assigning references increasing, names no live
+    // order, so its add looks nowhere), and how far it moves per add.
+    struct ScopeRefs {
+        std::uint64_t top = 0;
+        std::uint32_t gap16 = 16;  // 16 x the mean step of `top` per add (each step capped at 64; 1/16 weight)
+        std::uint32_t unused = 0;
+    };
+    // A scope whose adds are this sparse in references (few of a channel's
+    // stocks booked) puts its orders straight in the table: each add would
+    // otherwise take a window line of its own and, as the window's span
+    // outlives few of its orders, move the order there to the table too.
+    static constexpr std::uint32_t kSparseGap16 = 16 * 4;
+    [[nodiscard]] bool sparse(const ScopeRefs& sr) const noexcept { return sr.gap16 > kSparseGap16; }
 
     [[nodiscard]] std::size_t home(std::uint32_t scope, std::uint64_t ref) const noexcept {
         std::uint64_t h = (ref >> kRunBits) ^ (std::uint64_t{scope} << 48) ^ seed_;  // murmur3's fmix64
@@ -260,8 +277,9 @@ private:
     [[nodiscard]] bool live(const Entry& e) const noexcept { return e.gen == gen_[e.id]; }
     [[nodiscard]] Entry* find(std::uint32_t id, std::uint64_t ref) noexcept;
     [[nodiscard]] Entry* table_find(std::uint32_t scope, std::uint64_t ref) noexcept;
-    // Puts `e` (live, not in the table) into the table, sweeping it first if due.
-    void table_insert(const Entry& e) noexcept;
+    // Puts `e` (live, not in the table) into the table at or after its
+    // `home` slot, sweeping the table first if due.
+    void table_insert(const Entry& e, std::size_t home) noexcept;
     void erase(Entry* e) noexcept;
     // Empties slot `hole` by backward shift: later entries of its run move up.
     void shift_into(std::size_t hole) noexcept;
@@ -319,10 +337,7 @@ private:
     std::vector<std::uint32_t> orders_of_;  // open orders per instrument
     std::vector<std::uint32_t> tabled_of_;  // of them, in the table (stale there once the instrument is emptied)
     std::vector<std::uint16_t> gen_;        // per instrument
-    // Per scope, the highest reference added so far: a higher one (every
-    // new order of a venue assigning references increasing) names no live
-    // order, so its add looks nowhere.
-    std::vector<std::uint64_t> top_ref_;
+    std::vector<ScopeRefs> scopes_;
     std::vector<SideLevels> sides_;         // [id * 2 + side]
     ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
     std::size_t arena_used_ = 0;
