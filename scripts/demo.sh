@@ -31,6 +31,15 @@ else
   bin=build/tickgate
 fi
 
+# What to undo at exit, last first (the handler, the fan-out's cluster): one
+# EXIT trap for all, so that no step's cleanup replaces another's.
+cleanup=()
+on_exit() {
+  local i
+  for ((i = ${#cleanup[@]} - 1; i >= 0; i--)); do eval "${cleanup[i]}" || true; done
+}
+trap on_exit EXIT
+
 # run_demo CONFIG LOG SIM_ARGS...: the handler for SECONDS + 2 s (its live
 # view on the terminal's stderr, its JSON summary kept), the simulator meanwhile.
 run_demo() {
@@ -40,11 +49,11 @@ run_demo() {
   "$bin" run --config "$cfg" --duration "$((seconds + 2))" --json ${fanout_flag:-} \
     > "build/demo-$protocol-summary.json" 2> >(tee "build/demo-$protocol-run.err" >&2) &
   handler=$!
-  trap 'kill $handler 2>/dev/null || true' EXIT
+  cleanup+=("kill $handler 2>/dev/null")
   sleep 1
   "$bin" sim "$@" --config "$cfg" --duration "$seconds" --seed 7 > "build/demo-$protocol-truth.json"
   wait $handler
-  trap - EXIT
+  unset 'cleanup[-1]'
 }
 
 # What happened, in words: the gate's answers at the end and why.
@@ -75,7 +84,7 @@ case $protocol in
     scripts/nats_cluster.sh stop "$cluster"
     rm -rf "$cluster"
     scripts/nats_cluster.sh start "$cluster" 14200
-    trap 'scripts/nats_cluster.sh stop "$cluster"' EXIT
+    cleanup+=("scripts/nats_cluster.sh stop $cluster")
     # The first subscriber listens from the start (its node is the second), printing its final table.
     "$bin" subscribe --config configs/fanout-demo.toml --servers nats://127.0.0.1:14202 --quiet \
       --duration "$((seconds + 4))" 'tickgate.>' >build/demo-fanout-sub1.txt 2>&1 &

@@ -33,5 +33,14 @@ if command -v nats-server >/dev/null; then
   grep -q 'subscriber 2 (started after the handler stopped' <<<"$out" || fail "fan-out demo: no late subscriber: $out"
   grep -Eq '^records 8  duplicates 0  gaps 0  lost 0  snapshots 8 ' <<<"$out" ||
     fail "fan-out demo: the late subscriber did not read 8 snapshots: $out"
+  # Its cluster is stopped when it ends (a step's exit trap once replaced the cluster's).
+  for _ in $(seq 50); do
+    pgrep -f 'demo-nats/n[123]\.conf' >/dev/null || break
+    sleep 0.1
+  done
+  if pgrep -f 'demo-nats/n[123]\.conf' >/dev/null; then
+    pkill -f 'demo-nats/n[123]\.conf' || true
+    fail "fan-out demo: its NATS nodes still run after it ended"
+  fi
 fi
 echo "demo_test: the demos ran and explained themselves"
