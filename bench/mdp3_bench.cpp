@@ -14,7 +14,12 @@
 // unmapping it), so a figure is the code's, not the kernel's first-touch
 // page faults (~360 a round, ~3 us each on this VM: they were the p99).
 //
-// usage: mdp3_bench [CAPTURE] [ROUNDS]   (default: tests/data/captures/cme-mdp3-v6.1-ab.pcapng, 30)
+// Per message, as stages_bench's ITCH flows count it: each parsed packet's
+// time over its messages (MDP3: book and sequenced entries; QFB/1: messages),
+// p50 / p99 over the packets, and the mean (all that time over all of them).
+//
+// usage: mdp3_bench [CAPTURE] [ROUNDS] [--json FILE]
+//        (default: tests/data/captures/cme-mdp3-v6.1-ab.pcapng, 30; --json: the rows, for bench/report.py)
 #include <malloc.h>
 #include <x86intrin.h>
 
@@ -84,9 +89,17 @@ double pct(std::vector<double>& v, double p) {
     return v[k];
 }
 
+// What feeding one packet did: parsed (not a copy dropped by MsgSeqNum),
+// and how many messages (MDP3: book and sequenced entries) it carried.
+struct Fed {
+    bool parsed;
+    std::uint32_t messages;
+};
+
 struct Figures {
     double p50, p99;            // every packet
     double taken_p50, taken_p99;  // packets parsed (not a copy dropped by MsgSeqNum)
+    double msg_p50, msg_p99, msg_mean;  // parsed packets, per message
     double decode_ns_per_entry;
     std::uint64_t packets, taken, entries;
 };
@@ -94,20 +107,27 @@ struct Figures {
 template <class Handler, class Feed, class Decode>
 Figures measure(int rounds, std::size_t packets, Feed&& feed, Decode&& decode_round, double tick_ns,
                 std::uint64_t overhead, const Capacity& cap) {
-    std::vector<double> lat, taken;
+    std::vector<double> lat, taken, per_msg;
+    double msg_ns = 0, msgs = 0;  // parsed packets carrying messages: their time, their messages
     lat.reserve(static_cast<std::size_t>(rounds + 1) * packets);
     taken.reserve(static_cast<std::size_t>(rounds + 1) * packets);
+    per_msg.reserve(static_cast<std::size_t>(rounds + 1) * packets);
     for (int r = -1; r < rounds; ++r) {  // round -1: makes the handler's pages resident, discarded
-        if (r == 0) lat.clear(), taken.clear();
+        if (r == 0) lat.clear(), taken.clear(), per_msg.clear(), msg_ns = 0, msgs = 0;
         auto h = std::make_unique<Handler>(cap, GateConfig{});
         for (std::size_t i = 0; i < packets; ++i) {
             const std::uint64_t a = __rdtsc();
             _mm_lfence();
-            const bool parsed = feed(*h, i);
+            const Fed fed = feed(*h, i);
             _mm_lfence();
             const std::uint64_t b = __rdtsc();
             lat.push_back(static_cast<double>(b - a > overhead ? b - a - overhead : 0) * tick_ns);
-            if (parsed) taken.push_back(lat.back());
+            if (!fed.parsed) continue;
+            taken.push_back(lat.back());
+            if (fed.messages == 0) continue;
+            per_msg.push_back(lat.back() / fed.messages);
+            msg_ns += lat.back();
+            msgs += fed.messages;
         }
     }
     const std::uint64_t taken_packets = taken.size() / static_cast<std::size_t>(rounds);
@@ -122,15 +142,28 @@ Figures measure(int rounds, std::size_t packets, Feed&& feed, Decode&& decode_ro
         const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
         if (r >= 0) per_entry.push_back(ns / static_cast<double>(entries));
     }
-    return {pct(lat, 0.5), pct(lat, 0.99), pct(taken, 0.5), pct(taken, 0.99), bench::median(per_entry), packets,
-            taken_packets, entries};
+    return {pct(lat, 0.5), pct(lat, 0.99), pct(taken, 0.5), pct(taken, 0.99), pct(per_msg, 0.5), pct(per_msg, 0.99),
+            msg_ns / msgs, bench::median(per_entry), packets, taken_packets, entries};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string path = argc > 1 ? argv[1] : "tests/data/captures/cme-mdp3-v6.1-ab.pcapng";
-    const int rounds = argc > 2 ? std::max(1, std::atoi(argv[2])) : 30;
+    std::string path = "tests/data/captures/cme-mdp3-v6.1-ab.pcapng", json;
+    int rounds = 30, positional = 0;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--json" && i + 1 < argc) {
+            json = argv[++i];
+        } else if (a.rfind("--", 0) == 0 || positional == 2) {
+            std::fprintf(stderr, "usage: mdp3_bench [CAPTURE] [ROUNDS] [--json FILE]\n");
+            return 2;
+        } else if (positional++ == 0) {
+            path = a;
+        } else {
+            rounds = std::max(1, std::atoi(a.c_str()));
+        }
+    }
     // Freed handlers' memory stays in the heap (no unmap, no trim), so the
     // next round's calloc clears pages that are resident already.
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -158,8 +191,16 @@ int main(int argc, char** argv) {
     const Figures m = measure<BasicHandler<mdp3::Protocol>>(
         rounds, mdp.size(),
         [&](BasicHandler<mdp3::Protocol>& h, std::size_t i) {
-            return h.decoder().decode(mdp[i].bytes, ++t, mdp[i].line, [&](const Event& ev) { (void)h.apply(ev); }, 1)
-                       .messages != 0;
+            std::uint32_t entries = 0;
+            const bool parsed = h.decoder()
+                                    .decode(mdp[i].bytes, ++t, mdp[i].line,
+                                            [&](const Event& ev) {
+                                                entries += ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
+                                                (void)h.apply(ev);
+                                            },
+                                            1)
+                                    .messages != 0;
+            return Fed{parsed, entries};
         },
         mdp_decode_only, tick_ns, overhead, cap);
     // The same with the live handlers' snapshot-feed decision (mdp3/snapshot_feed.hpp)
@@ -177,20 +218,25 @@ int main(int argc, char** argv) {
     const Figures c = measure<BasicHandler<mdp3::Protocol>>(
         rounds, mdp.size(),
         [&](BasicHandler<mdp3::Protocol>& h, std::size_t i) {
+            std::uint32_t entries = 0;
             const bool parsed = h.decoder()
                                     .decode(mdp[i].bytes, ++t, mdp[i].line,
                                             [&](const Event& ev) {
+                                                entries += ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
                                                 control.before(h.instruments(), ev);
                                                 control.on_update(h.apply(ev), ev);
                                             },
                                             1)
                                     .messages != 0;
             control.refresh(h.instruments());
-            return parsed;
+            return Fed{parsed, entries};
         },
         mdp_decode_only, tick_ns, overhead, cap);
     const Figures q = measure<Handler>(
-        rounds, qfb.size(), [&](Handler& h, std::size_t i) { return h.on_datagram(qfb.dgram(i), ++t, 0).messages != 0; },
+        rounds, qfb.size(), [&](Handler& h, std::size_t i) {
+            const std::uint32_t n = h.on_datagram(qfb.dgram(i), ++t, 0).messages;
+            return Fed{n != 0, n};
+        },
         [&](const auto& start) {
             qfb1::PacketDecoder dec;
             std::uint64_t msgs = 0;
@@ -217,5 +263,30 @@ int main(int argc, char** argv) {
     row("mdp3 v6.1 capture (A+B as one channel)", m);
     row("  + snapshot-feed decision, feed wanted", c);
     row("qfb1 benchmark mix (8 msgs/datagram)", q);
+    std::printf("parsed packets, ns per message (entry): p50 / p99 / mean\n");
+    std::printf("  mdp3 %.1f / %.1f / %.1f; with the snapshot-feed decision %.1f / %.1f / %.1f; qfb1 %.1f / %.1f / %.1f\n",
+                m.msg_p50, m.msg_p99, m.msg_mean, c.msg_p50, c.msg_p99, c.msg_mean, q.msg_p50, q.msg_p99, q.msg_mean);
+    if (!json.empty()) {
+        std::FILE* f = std::fopen(json.c_str(), "w");
+        if (f == nullptr) {
+            std::perror(json.c_str());
+            return 1;
+        }
+        const auto obj = [&](const char* name, const Figures& x, bool last) {
+            std::fprintf(f,
+                         "  {\"stream\": \"%s\", \"packets\": %llu, \"parsed\": %llu, \"p50_ns\": %.2f, \"p99_ns\": %.2f, "
+                         "\"parsed_p50_ns\": %.2f, \"parsed_p99_ns\": %.2f, \"p50_ns_per_msg\": %.2f, \"p99_ns_per_msg\": %.2f, "
+                         "\"mean_ns_per_msg\": %.2f, \"decode_ns_per_entry\": %.2f}%s\n",
+                         name, static_cast<unsigned long long>(x.packets), static_cast<unsigned long long>(x.taken), x.p50,
+                         x.p99, x.taken_p50, x.taken_p99, x.msg_p50, x.msg_p99, x.msg_mean, x.decode_ns_per_entry,
+                         last ? "" : ",");
+        };
+        std::fprintf(f, "{\"capture\": \"%s\", \"rounds\": %d, \"streams\": [\n", path.c_str(), rounds);
+        obj("mdp3", m, false);
+        obj("mdp3_snapshot_decision", c, false);
+        obj("qfb1_mix", q, true);
+        std::fprintf(f, "]}\n");
+        std::fclose(f);
+    }
     return 0;
 }

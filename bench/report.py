@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Merges the outputs of stages_bench (Google Benchmark JSON), ring_bench and
-replay_bench into one JSON and a Markdown table of the key figures (run.sh)."""
+"""Merges the outputs of stages_bench (Google Benchmark JSON), ring_bench,
+replay_bench and mdp3_bench into one JSON and a Markdown table of the key
+figures (run.sh); with --flows, the ns-per-message table bench/plot_flows.gp
+draws (alone: --stages, --mdp3 and --flows only)."""
 import argparse
 import datetime
 import json
+import sys
 
 ap = argparse.ArgumentParser()
-for a in ("stages", "ring", "replay", "json", "md", "host", "load"):
-    ap.add_argument("--" + a, required=a != "load", default="")
+for a in ("stages", "ring", "replay", "json", "md", "host", "load", "mdp3", "flows"):
+    ap.add_argument("--" + a, required=a == "stages", default="")
 args = ap.parse_args()
 
 stages = json.load(open(args.stages))
-ring = json.load(open(args.ring))
-replay = json.load(open(args.replay))
 
 # Median aggregate of each benchmark: ns/message on CPU time (the counter) and
 # on wall time (scaled by real/cpu), items/s.
@@ -25,8 +26,43 @@ for b in stages["benchmarks"]:
     ns = b.get("ns_per_msg", 0.0)
     med[name] = {"ns_per_msg": ns, "ns_per_msg_wall": ns * real / cpu if cpu else ns,
                  "items_per_second": b.get("items_per_second", 0.0),
+                 "p50_ns_per_msg": b.get("p50_ns_per_msg"), "p99_ns_per_msg": b.get("p99_ns_per_msg"),
                  "extra": {k: v for k, v in b.items() if k.startswith("pct_") or k in ("levels", "bytes_per_msg", "ok_pct")}}
+mdp3 = json.load(open(args.mdp3)) if args.mdp3 else None
 
+# ns per message per flow and protocol (bench/plot_flows.gp): mean, and p50 / p99
+# over datagrams of each datagram's time over its messages, where measured ("?").
+flows = []
+for name, label in (("BM_Pipeline/mix", "QFB/1 mix"), ("BM_Pipeline/only_Q", "QFB/1 Q only"),
+                    ("BM_Pipeline/only_D_20lvl", "QFB/1 D only, 20 levels")):
+    if name in med:
+        flows.append((label, med[name]["ns_per_msg"], None, None))
+if mdp3:
+    for st in mdp3["streams"]:
+        label = {"mdp3": "MDP3 v6.1 capture", "qfb1_mix": "QFB/1 mix, per datagram"}.get(st["stream"])
+        if label:
+            flows.append((label, st["mean_ns_per_msg"], st["p50_ns_per_msg"], st["p99_ns_per_msg"]))
+itch_labels = {"uniform_5000_stocks": "ITCH uniform, 5,000 stocks", "half_on_100_stocks": "ITCH half on 100 stocks",
+               "day_like_8000_stocks": "ITCH day-like, 8,000 stocks",
+               "uniform_5000_stocks_5_subscribed": "ITCH 5 of 5,000 booked",
+               "uniform_5000_stocks_500_subscribed": "ITCH 500 of 5,000 booked"}
+for name, m in med.items():
+    if name.startswith("BM_Itch_Pipeline/"):
+        flow = name.split("/", 1)[1]
+        flows.append((itch_labels.get(flow, "ITCH " + flow), m["ns_per_msg"], m["p50_ns_per_msg"], m["p99_ns_per_msg"]))
+if args.flows:
+    with open(args.flows, "w") as f:
+        f.write("# flow\tmean\tp50\tp99 (ns per message; ? = not measured per datagram)\n")
+        for label, mean, p50, p99 in flows:
+            fmt = lambda v: "?" if v is None else f"{v:.2f}"
+            f.write(f"\"{label}\"\t{fmt(mean)}\t{fmt(p50)}\t{fmt(p99)}\n")
+if not (args.ring and args.replay and args.json and args.md):
+    if not args.flows:
+        ap.error("--ring, --replay, --json and --md, or --flows alone (with --stages and --mdp3)")
+    sys.exit(0)
+
+ring = json.load(open(args.ring))
+replay = json.load(open(args.replay))
 tp = {(t["mode"], t["capacity"]): t for t in ring["throughput"]}
 ring_main = tp[("single", 4096)]
 
@@ -47,7 +83,8 @@ goal_rows = [{"goal": g, "value": v, "op": op, "target": t, "met": (v <= t if op
 
 machine = ring["machine"]
 merged = {"date": datetime.date.today().isoformat(), "host": args.host, "machine": machine, "load_avg": args.load,
-          "stages_median": med, "goals": goal_rows, "stages": stages, "ring": ring, "replay": replay}
+          "stages_median": med, "goals": goal_rows, "stages": stages, "ring": ring, "replay": replay, "mdp3": mdp3}
+
 with open(args.json, "w") as f:
     json.dump(merged, f, indent=1)
 
@@ -69,6 +106,12 @@ for v in ("mix", "only_Q", "only_D_20lvl"):
     p, c = ns(f"BM_Pipeline/{v}"), ns(f"BM_Memcpy/{v}")
     if p == p and c == c and c:
         L.append(f"\npipeline/{v}: {p:.1f} ns/msg = {p / c:.1f}x a memcpy of the same bytes ({c:.2f} ns/msg)")
+if flows:
+    L.append("\n## ns per message per flow and protocol (mean; p50 / p99 of each datagram's time over its messages)\n")
+    L.append("| flow | mean | p50 | p99 |\n|---|---:|---:|---:|")
+    for label, mean, p50, p99 in flows:
+        fmt = lambda v: "—" if v is None else f"{v:.1f}"
+        L.append(f"| {label} | {fmt(mean)} | {fmt(p50)} | {fmt(p99)} |")
 L.append("\n## SPSC ring, producer core 0 -> consumer core 1 (64-byte Event)\n")
 L.append("| mode | capacity | tickgate M ev/s | boost M ev/s | ratio | worst CPU share |\n|---|---:|---:|---:|---:|---:|")
 for t in ring["throughput"]:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every benchmark (Release), then writes
 #   bench/results/<YYYY-MM-DD>-<host>.json  (stages = Google Benchmark JSON, ring, replay)
-#   bench/results/<YYYY-MM-DD>-<host>.md    (key figures, goals)
+#   bench/results/<YYYY-MM-DD>-<host>.md    (key figures, goals, ns per message per flow and protocol)
+#   bench/results/flows.png and latency.png (gnuplot)
 # Env: BUILD (default build-bench), CAPTURE (default /tmp/tickgate-bench-10M.pcap),
 #      STAGES_FILTER (a --benchmark_filter regex), REPS (default 5).
 set -euo pipefail
@@ -39,6 +40,9 @@ echo "== ring_bench"
 echo "== replay_bench"
 "${PIN[@]}" "$BUILD/bench/replay_bench" --capture "$CAPTURE" --json "$TMP/replay.json"
 
+echo "== mdp3_bench (the v6.1 capture's packets to the book, beside the QFB/1 mix)"
+"${PIN[@]}" "$BUILD/bench/mdp3_bench" "$ROOT/tests/data/captures/cme-mdp3-v6.1-ab.pcapng" 20 --json "$TMP/mdp3.json"
+
 echo "== latency_bench (tick-to-book over loopback multicast, CO-corrected histograms)"
 cmake --build "$BUILD" --target latency_bench rx_bench -j2
 # Sender alone on core 0; network and engine threads share core 1, the engine
@@ -63,7 +67,11 @@ fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$ROOT/bench/report.py" --stages "$TMP/stages.json" --ring "$TMP/ring.json" --replay "$TMP/replay.json" \
-  --host "$(hostname -s)" --load "$LOAD_BEFORE / $LOAD_AFTER" \
+  --mdp3 "$TMP/mdp3.json" --flows "$TMP/flows.dat" --host "$(hostname -s)" --load "$LOAD_BEFORE / $LOAD_AFTER" \
   --json "$OUT/$STAMP.json" --md "$OUT/$STAMP.md"
+if command -v gnuplot >/dev/null; then
+  cp "$TMP/flows.dat" "$OUT/$STAMP-flows.dat"
+  gnuplot -e "data='$TMP/flows.dat'; out='$OUT/flows.png'" "$ROOT/bench/plot_flows.gp"
+fi
 echo "== wrote $OUT/$STAMP.json and $OUT/$STAMP.md"
 cat "$OUT/$STAMP.md"
