@@ -91,6 +91,9 @@ double pct(std::vector<double>& v, double p) {
 
 // What feeding one packet did: parsed (not a copy dropped by MsgSeqNum),
 // and how many messages (MDP3: book and sequenced entries) it carried.
+// The MDP3 events counted as messages: book entries and sequenced entries.
+bool is_entry(const Event& ev) noexcept { return ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry; }
+
 struct Fed {
     bool parsed;
     std::uint32_t messages;
@@ -183,7 +186,7 @@ int main(int argc, char** argv) {
         for (const Datagram& d : mdp) {
             const mdp3::Key key = mdp3::read_key(d.bytes, static_cast<std::uint16_t>(1 + d.line));
             dec.decode(d.bytes, key, SessionMark::kCurrent, t, d.line, [&](const Event& ev) {
-                entries += ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
+                entries += is_entry(ev);
             });
         }
         return entries;
@@ -195,7 +198,7 @@ int main(int argc, char** argv) {
             const bool parsed = h.decoder()
                                     .decode(mdp[i].bytes, ++t, mdp[i].line,
                                             [&](const Event& ev) {
-                                                entries += ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
+                                                entries += is_entry(ev);
                                                 (void)h.apply(ev);
                                             },
                                             1)
@@ -222,7 +225,7 @@ int main(int argc, char** argv) {
             const bool parsed = h.decoder()
                                     .decode(mdp[i].bytes, ++t, mdp[i].line,
                                             [&](const Event& ev) {
-                                                entries += ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry;
+                                                entries += is_entry(ev);
                                                 control.before(h.instruments(), ev);
                                                 control.on_update(h.apply(ev), ev);
                                             },
@@ -267,26 +270,19 @@ int main(int argc, char** argv) {
     std::printf("  mdp3 %.1f / %.1f / %.1f; with the snapshot-feed decision %.1f / %.1f / %.1f; qfb1 %.1f / %.1f / %.1f\n",
                 m.msg_p50, m.msg_p99, m.msg_mean, c.msg_p50, c.msg_p99, c.msg_mean, q.msg_p50, q.msg_p99, q.msg_mean);
     if (!json.empty()) {
-        std::FILE* f = std::fopen(json.c_str(), "w");
-        if (f == nullptr) {
-            std::perror(json.c_str());
-            return 1;
-        }
-        const auto obj = [&](const char* name, const Figures& x, bool last) {
-            std::fprintf(f,
-                         "  {\"stream\": \"%s\", \"packets\": %llu, \"parsed\": %llu, \"p50_ns\": %.2f, \"p99_ns\": %.2f, "
-                         "\"parsed_p50_ns\": %.2f, \"parsed_p99_ns\": %.2f, \"p50_ns_per_msg\": %.2f, \"p99_ns_per_msg\": %.2f, "
-                         "\"mean_ns_per_msg\": %.2f, \"decode_ns_per_entry\": %.2f}%s\n",
-                         name, static_cast<unsigned long long>(x.packets), static_cast<unsigned long long>(x.taken), x.p50,
-                         x.p99, x.taken_p50, x.taken_p99, x.msg_p50, x.msg_p99, x.msg_mean, x.decode_ns_per_entry,
-                         last ? "" : ",");
+        const auto row_json = [](const char* name, const Figures& x) -> tickgate::json::Value {
+            return {{"stream", name},          {"packets", x.packets},           {"parsed", x.taken},
+                    {"p50_ns", x.p50},         {"p99_ns", x.p99},                {"parsed_p50_ns", x.taken_p50},
+                    {"parsed_p99_ns", x.taken_p99}, {"p50_ns_per_msg", x.msg_p50}, {"p99_ns_per_msg", x.msg_p99},
+                    {"mean_ns_per_msg", x.msg_mean}, {"decode_ns_per_entry", x.decode_ns_per_entry}};
         };
-        std::fprintf(f, "{\"capture\": \"%s\", \"rounds\": %d, \"streams\": [\n", path.c_str(), rounds);
-        obj("mdp3", m, false);
-        obj("mdp3_snapshot_decision", c, false);
-        obj("qfb1_mix", q, true);
-        std::fprintf(f, "]}\n");
-        std::fclose(f);
+        const tickgate::json::Value doc = {
+            {"machine", bench::machine_json(mi)},
+            {"capture", path},
+            {"rounds", rounds},
+            {"streams", tickgate::json::Value::array({row_json("mdp3", m), row_json("mdp3_snapshot_decision", c),
+                                                      row_json("qfb1_mix", q)})}};
+        if (!bench::write_json(json, doc)) return 1;
     }
     return 0;
 }

@@ -33,6 +33,12 @@ mdp3 = json.load(open(args.mdp3)) if args.mdp3 else None
 # ns per message per flow and protocol (bench/plot_flows.gp): mean, and p50 / p99
 # over datagrams of each datagram's time over its messages, where measured ("?").
 flows = []
+
+
+def cell(v, missing, digits):
+    return missing if v is None else f"{v:.{digits}f}"
+
+
 for name, label in (("BM_Pipeline/mix", "QFB/1 mix"), ("BM_Pipeline/only_Q", "QFB/1 Q only"),
                     ("BM_Pipeline/only_D_20lvl", "QFB/1 D only, 20 levels")):
     if name in med:
@@ -54,8 +60,7 @@ if args.flows:
     with open(args.flows, "w") as f:
         f.write("# flow\tmean\tp50\tp99 (ns per message; ? = not measured per datagram)\n")
         for label, mean, p50, p99 in flows:
-            fmt = lambda v: "?" if v is None else f"{v:.2f}"
-            f.write(f"\"{label}\"\t{fmt(mean)}\t{fmt(p50)}\t{fmt(p99)}\n")
+            f.write(f"\"{label}\"\t" + "\t".join(cell(v, "?", 2) for v in (mean, p50, p99)) + "\n")
 if not (args.ring and args.replay and args.json and args.md):
     if not args.flows:
         ap.error("--ring, --replay, --json and --md, or --flows alone (with --stages and --mdp3)")
@@ -110,8 +115,7 @@ if flows:
     L.append("\n## ns per message per flow and protocol (mean; p50 / p99 of each datagram's time over its messages)\n")
     L.append("| flow | mean | p50 | p99 |\n|---|---:|---:|---:|")
     for label, mean, p50, p99 in flows:
-        fmt = lambda v: "—" if v is None else f"{v:.1f}"
-        L.append(f"| {label} | {fmt(mean)} | {fmt(p50)} | {fmt(p99)} |")
+        L.append(f"| {label} | " + " | ".join(cell(v, "—", 1) for v in (mean, p50, p99)) + " |")
 L.append("\n## SPSC ring, producer core 0 -> consumer core 1 (64-byte Event)\n")
 L.append("| mode | capacity | tickgate M ev/s | boost M ev/s | ratio | worst CPU share |\n|---|---:|---:|---:|---:|---:|")
 for t in ring["throughput"]:

@@ -124,12 +124,13 @@ void OrderBook::erase(Entry* e) noexcept {
     shift_into(static_cast<std::size_t>(e - table_.data()));
 }
 
-void OrderBook::table_insert(const Entry& e, std::size_t i) noexcept {
+void OrderBook::table_insert(const Entry& e, std::size_t from) noexcept {
     // Stale entries lengthen probe runs like live ones: swept once the table
     // is as full as live orders alone can make it and a sweep frees at
     // least 1/32 of it (so its cost is at most 32 slots per freed entry,
     // each an earlier insert); the hard limit keeps free slots, so every run ends.
     if ((stale_ >= min_sweep_ && in_table_ + stale_ >= max_orders_) || in_table_ + stale_ >= sweep_at_) sweep();
+    std::size_t i = from;
     for (;; i = next(i)) {  // the first free slot, or a stale one (occupied either way: runs stay intact)
         ++probes_;
         if (!table_[i].used) break;

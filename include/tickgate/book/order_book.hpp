@@ -238,14 +238,14 @@ private:
     struct ScopeRefs {
         std::uint64_t top = 0;
         std::uint32_t gap16 = 16;  // 16 x the mean step of `top` per add (each step capped at 64; 1/16 weight)
-        std::uint32_t unused = 0;
     };
     // A scope whose adds are this sparse in references (few of a channel's
     // stocks booked) puts its orders straight in the table: each add would
-    // otherwise take a window line of its own and, as the window's span
-    // outlives few of its orders, move the order there to the table too.
+    // otherwise take a window line of its own and, most of its orders
+    // outliving the window's span of references, move the one in its slot
+    // to the table too.
     static constexpr std::uint32_t kSparseGap16 = 16 * 4;
-    [[nodiscard]] bool sparse(const ScopeRefs& sr) const noexcept { return sr.gap16 > kSparseGap16; }
+    [[nodiscard]] static bool sparse(const ScopeRefs& sr) noexcept { return sr.gap16 > kSparseGap16; }
 
     [[nodiscard]] std::size_t home(std::uint32_t scope, std::uint64_t ref) const noexcept {
         std::uint64_t h = (ref >> kRunBits) ^ (std::uint64_t{scope} << 48) ^ seed_;  // murmur3's fmix64
@@ -277,9 +277,9 @@ private:
     [[nodiscard]] bool live(const Entry& e) const noexcept { return e.gen == gen_[e.id]; }
     [[nodiscard]] Entry* find(std::uint32_t id, std::uint64_t ref) noexcept;
     [[nodiscard]] Entry* table_find(std::uint32_t scope, std::uint64_t ref) noexcept;
-    // Puts `e` (live, not in the table) into the table at or after its
-    // `home` slot, sweeping the table first if due.
-    void table_insert(const Entry& e, std::size_t home) noexcept;
+    // Puts `e` (live, not in the table) into the table at or after slot
+    // `from`, its home(), sweeping the table first if due.
+    void table_insert(const Entry& e, std::size_t from) noexcept;
     void erase(Entry* e) noexcept;
     // Empties slot `hole` by backward shift: later entries of its run move up.
     void shift_into(std::size_t hole) noexcept;
