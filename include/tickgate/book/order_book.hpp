@@ -43,7 +43,9 @@
 // levels from the touch). A tree emptied becomes a flat side again;
 // emptying a side gives its block and whole tree back in O(1) (the pool
 // takes a tree apart a node per later allocation). Readers iterate best
-// outward either way. Nothing allocates after construction; a full order
+// outward either way. The level arena and the tree pool take huge pages too
+// (a stock's levels are read at random among thousands of stocks'; the tree
+// pool of a side with 300,000 levels spans 10 MB). Nothing allocates after construction; a full order
 // store, arena or pool refuses the add and says so. Engine thread only.
 #pragma once
 
