@@ -38,8 +38,7 @@ std::uint32_t OrderBook::flat_upper_bound(const OrderLevel* lv, std::uint32_t si
 OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
                      unsigned scope_bits)
     : window_mask_(window_size(max_orders) - 1), max_orders_(max_orders), sweep_at_(std::size_t{max_orders} + max_orders / 8),
-      min_sweep_(std::max<std::size_t>(1, table_size(max_orders) / 32)),
-      table_huge_at_(std::max<std::size_t>(1, table_size(max_orders) * sizeof(Entry) >> 21)), scope_bits_(scope_bits),
+      min_sweep_(std::max<std::size_t>(1, table_size(max_orders) / 32)), scope_bits_(scope_bits),
       // Seeded per book: references chosen to collide under a known hash cannot be prepared.
       seed_((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()) {
     if (max_instruments == 0 || max_orders == 0 || max_levels == 0)
@@ -49,11 +48,8 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
     // Both are read at random (the table by hash, the window by reference,
     // sparse when few stocks are booked): huge pages spare a TLB miss per
     // order message (measured: the 500-of-5,000-subscribed flow 0.62 x the time).
-    // The window at once (6 MiB at most); the table once it holds as many
-    // orders as it spans 2 MiB pages (table_insert): before that its few
-    // orders sit each on a page of its own, and a 2 MiB page each made a
-    // small capture's replay ~300 MB resident (the default table is 480 MiB).
     window_.advise_huge_pages();
+    table_.advise_huge_pages();
     orders_of_.assign(max_instruments, 0);
     tabled_of_.assign(max_instruments, 0);
     scopes_.assign(scopes_for(max_instruments, scope_bits), ScopeRefs{});
@@ -150,15 +146,6 @@ void OrderBook::table_insert(const Entry& e, std::size_t from) noexcept {
     table_[i] = e;
     ++in_table_;
     ++tabled_of_[e.id];
-    // Once the table holds as many orders as it has 2 MiB pages, random
-    // placement soon touches most of them whatever the page size, and 4 KiB
-    // pages would cost a TLB miss an order message: offered for huge pages
-    // then, once (one system call in a book's life; its first writes to
-    // each page enter the kernel anyway).
-    if (in_table_ == table_huge_at_ && !table_huge_) [[unlikely]] {
-        table_huge_ = true;
-        table_.advise_huge_pages();
-    }
 }
 
 void OrderBook::sweep_window() noexcept {

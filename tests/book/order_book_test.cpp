@@ -391,27 +391,6 @@ TEST(OrderBookRule, OrdersSharingAWindowSlotMoveToTheTableAndStayExact) {
     EXPECT_LT(b.probes(), std::uint64_t{40} * kOrders);
 }
 
-// The order table is offered huge pages only once it holds as many orders
-// as it spans 2 MiB pages: a small book's few table orders (a sparse
-// channel's go there at once) would each make 2 MiB resident (the default
-// replay of the Nasdaq capture reached ~300 MB instead of 49 MB). Nothing
-// else changes.
-TEST(OrderBookRule, TheTableTakesHugePagesOnlyOnceItHoldsManyOrders) {
-    constexpr std::uint32_t kOrders = 1 << 20;  // 1,310,721 slots of 24 bytes: 15 pages of 2 MiB
-    OrderBook b(1, kOrders, 64);
-    std::uint64_t ref = 0;
-    const auto add_sparse = [&](int n) {  // references 1,000 apart: a sparse scope, its orders to the table
-        for (int k = 0; k < n; ++k) ASSERT_EQ(b.add(0, ref += 1000, Side::kBid, 1, 100), OrderResult::kApplied);
-    };
-    add_sparse(14);
-    EXPECT_FALSE(b.table_on_huge_pages());
-    add_sparse(50);
-    EXPECT_TRUE(b.table_on_huge_pages());
-    EXPECT_EQ(b.open_orders(), 64u);
-    for (std::uint64_t r = 1000; r <= ref; r += 1000) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved) << r;
-    EXPECT_EQ(b.open_orders(), 0u);
-}
-
 // A reference below the scope's highest is looked up (only a higher one
 // can skip that): reused while live, it replaces that order.
 TEST(OrderBookRule, AnAddReusingAnOlderLiveReferenceReplacesIt) {

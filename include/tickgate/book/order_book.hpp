@@ -20,8 +20,7 @@
 // the window hold none; an open order costs 30 bytes when the store is
 // full, plus the window's fixed 24 bytes a slot (bytes_for); both stores
 // are offered for transparent huge pages (read at random: otherwise a TLB
-// miss a message), the table once it holds as many orders as it spans
-// 2 MiB pages (a small book's few orders would each make 2 MiB resident). The table's
+// miss a message). The table's
 // home slot mixes the key with a seeded hash, keeping 8 consecutive
 // references of a scope in neighbouring slots, so no choice of references
 // can pile them onto one slot; references chosen to collide in the window
@@ -211,9 +210,6 @@ public:
     // swept, and level-tree nodes visited (searches, rebalancing): the
     // store's work, whatever the references and prices (tests bound it per message).
     [[nodiscard]] std::uint64_t probes() const noexcept { return probes_; }
-    // Whether the order table has been offered huge pages (it is once it
-    // holds as many orders as it spans 2 MiB pages; the window, levels and pool at start-up).
-    [[nodiscard]] bool table_on_huge_pages() const noexcept { return table_huge_; }
 
 private:
     struct Entry {
@@ -337,8 +333,6 @@ private:
     std::size_t max_orders_;
     std::size_t sweep_at_;   // live + stale entries that force a sweep (leaves free slots)
     std::size_t min_sweep_;  // stale entries worth a sweep once the store is that full
-    std::size_t table_huge_at_;  // live table entries that offer the table huge pages (its 2 MiB pages)
-    bool table_huge_ = false;    // offered
     unsigned scope_bits_;
     std::uint64_t seed_;
     std::uint64_t probes_ = 0;
