@@ -89,11 +89,11 @@ double pct(std::vector<double>& v, double p) {
     return v[k];
 }
 
-// What feeding one packet did: parsed (not a copy dropped by MsgSeqNum),
-// and how many messages (MDP3: book and sequenced entries) it carried.
 // The MDP3 events counted as messages: book entries and sequenced entries.
 bool is_entry(const Event& ev) noexcept { return ev.kind == mdp3::kLevelEntry || ev.kind == mdp3::kSequencedEntry; }
 
+// What feeding one packet did: parsed (not a copy dropped by MsgSeqNum),
+// and how many messages (MDP3: book and sequenced entries) it carried.
 struct Fed {
     bool parsed;
     std::uint32_t messages;

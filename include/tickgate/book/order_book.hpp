@@ -45,8 +45,9 @@
 // takes a tree apart a node per later allocation). Readers iterate best
 // outward either way. The level arena and the tree pool take huge pages too
 // (a stock's levels are read at random among thousands of stocks'; the tree
-// pool of a side with 300,000 levels spans 12 MB). Nothing allocates after construction; a full order
-// store, arena or pool refuses the add and says so. Engine thread only.
+// pool of a side with 300,000 levels spans 12 MB). Nothing allocates after
+// construction; a full order store, arena or pool refuses the add and says
+// so. Engine thread only.
 #pragma once
 
 #include <array>
