@@ -28,6 +28,66 @@ namespace {
 constexpr std::size_t kMaxBatch = 1024;
 constexpr std::size_t kSlotBytes = Receiver::kSlotBytes;  // larger datagrams are dropped (MSG_TRUNC)
 constexpr std::size_t kControlBytes = 128;
+constexpr std::int64_t kArrivalStampsBudgetNs = 2'000'000'000;
+
+// A received message's SCM_TIMESTAMPNS (realtime ns), or 0 if it has none.
+std::int64_t stamp_ns(const msghdr& h) noexcept {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+        }
+    return 0;
+}
+
+// Linux stamps a datagram on arrival only once a host-wide switch is on, and
+// the first socket of the host to ask for stamps has it turned on later, by
+// a workqueue (net_enable_timestamp): until then each datagram is stamped
+// when it is read, and a pass would merge the lines in the order it read
+// their sockets. Sends itself a datagram on 127.0.0.1 until one comes back
+// stamped before it was read; false if none has within `budget_ns`.
+bool wait_for_arrival_stamps(std::int64_t budget_ns) noexcept {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_in self{};
+    self.sin_family = AF_INET;
+    self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof self;
+    const int one = 1;
+    const timeval read_timeout{0, 100'000};
+    bool live = false;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&self), sizeof self) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &len) == 0 &&
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&self), sizeof self) == 0 &&
+        ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) == 0 &&
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &read_timeout, sizeof read_timeout) == 0) {
+        const std::int64_t until = realtime_ns() + budget_ns;
+        do {
+            const std::byte probe{0x5A};
+            if (::send(fd, &probe, 1, 0) != 1) break;
+            const std::int64_t sent = realtime_ns();
+            std::byte got{};
+            iovec iov{&got, 1};
+            alignas(cmsghdr) std::byte control[kControlBytes];
+            msghdr h{};
+            h.msg_iov = &iov;
+            h.msg_iovlen = 1;
+            h.msg_control = control;
+            h.msg_controllen = sizeof control;
+            if (::recvmsg(fd, &h, 0) == 1) {
+                const std::int64_t stamp = stamp_ns(h);
+                live = stamp != 0 && stamp <= sent;
+            }
+            if (!live) {
+                const timespec pause{0, 1'000'000};
+                ::nanosleep(&pause, nullptr);
+            }
+        } while (!live && realtime_ns() < until);
+    }
+    ::close(fd);
+    return live;
+}
 }  // namespace
 
 struct Receiver::Socket {
@@ -139,6 +199,10 @@ Receiver::Receiver(const Config& cfg) : batch_(std::make_unique<Batch>()) {
     pollfds_ = std::make_unique<pollfd[]>(sockets_.size());
     for (std::size_t i = 0; i < sockets_.size(); ++i) pollfds_[i] = {sockets_[i]->fd, POLLIN, 0};
     if (cfg.receiver.backend == ReceiveBackend::kAfXdp) start_af_xdp(cfg);
+    if (!xdp_ && !wait_for_arrival_stamps(kArrivalStampsBudgetNs))
+        stamps_warning_ =
+            "the kernel did not stamp datagrams on arrival within 2 s of start-up: until it does, lines A and B "
+            "are merged in the order their sockets are read";
 }
 
 // The line's allowed senders (empty: any), for both receive paths.
@@ -319,14 +383,7 @@ int Receiver::receive(std::size_t si, std::uint8_t half) noexcept {
 }
 
 std::int64_t Receiver::kernel_ns(std::size_t si, std::uint8_t half, int i) const noexcept {
-    const mmsghdr& m = batch_->slots[2 * si + half].msgs[static_cast<std::size_t>(i)];
-    for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m.msg_hdr), c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-            timespec ts;
-            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-            return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-        }
-    return 0;
+    return stamp_ns(batch_->slots[2 * si + half].msgs[static_cast<std::size_t>(i)].msg_hdr);
 }
 
 const RawDatagram* Receiver::datagram(std::size_t si, std::uint8_t half, int i, bool& oversized) noexcept {

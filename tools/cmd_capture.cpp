@@ -58,7 +58,7 @@ int cmd_capture(const std::vector<std::string_view>& args) {
     const double duration = a.decimal("--duration", 0, 0, 1e9);
 
     Receiver receiver(cfg);
-    say_af_xdp_fallback(receiver, "capture");
+    say_receiver_warnings(receiver, "capture");
     // A capture records the venue as it is, MDP3's snapshot feed included
     // (the live handler joins it only while an instrument needs it).
     const auto every_snapshot_feed = std::make_unique<std::atomic<bool>[]>(cfg.channels.size());

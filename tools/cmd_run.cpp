@@ -154,7 +154,7 @@ public:
         serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
         if (o.fanout) fanout_.emplace(handler_, cfg);
         // Said once: the config asked for AF_XDP and got sockets.
-        say_af_xdp_fallback(handler_.stats().receiver, "tickgate");
+        say_receiver_warnings(handler_.stats().receiver, "tickgate");
     }
 
     int run() {

@@ -91,9 +91,11 @@ void serve_metrics(std::optional<MetricsServer>& server, MetricsRegistry& metric
     fmt::print(stderr, "metrics: http://{}:{}/metrics\n", listen->address, server->port());
 }
 
-void say_af_xdp_fallback(const Receiver& receiver, std::string_view command) {
+void say_receiver_warnings(const Receiver& receiver, std::string_view command) {
     if (const std::string& why = receiver.af_xdp_fallback_reason(); !why.empty())
         fmt::print(stderr, "{}: receiving on sockets (receiver.af_xdp.fallback = \"sockets\"): {}\n", command, why);
+    if (const std::string& why = receiver.timestamp_warning(); !why.empty())
+        fmt::print(stderr, "{}: warning: {}\n", command, why);
 }
 
 void install_signal_handlers() {

@@ -63,8 +63,9 @@ void require_channels(const Config& cfg, std::string_view command);
 // Set by SIGINT/SIGTERM once install_signal_handlers() ran.
 extern std::atomic<bool> g_stop;
 void install_signal_handlers();
-// Says once, on stderr, that a config asking for AF_XDP runs on sockets (its fallback), and why.
-void say_af_xdp_fallback(const Receiver& receiver, std::string_view command);
+// Says once, on stderr, what the receiver found at start-up that the user should know: a config
+// asking for AF_XDP runs on sockets (its fallback), and why; arrival timestamps not yet on.
+void say_receiver_warnings(const Receiver& receiver, std::string_view command);
 // Sleeps until `due` or a SIGINT/SIGTERM, whichever comes first; false if a signal came.
 bool sleep_until_or_signal(std::chrono::steady_clock::time_point due);
 

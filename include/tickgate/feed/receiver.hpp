@@ -113,6 +113,9 @@ public:
     [[nodiscard]] const XdpPort* af_xdp() const noexcept { return xdp_.get(); }
     // Why a config asking for AF_XDP runs on sockets (fallback = "sockets"), else empty.
     [[nodiscard]] const std::string& af_xdp_fallback_reason() const noexcept { return xdp_fallback_reason_; }
+    // Sockets backend: why the merge by kernel timestamp may not hold at
+    // first (the construction waited for arrival stamps in vain), else empty.
+    [[nodiscard]] const std::string& timestamp_warning() const noexcept { return stamps_warning_; }
 
 private:
     struct Socket;
@@ -160,6 +163,7 @@ private:
     std::int64_t drained_until_ = 0;
     std::unique_ptr<XdpPort> xdp_;
     std::string xdp_fallback_reason_;
+    std::string stamps_warning_;
     std::int64_t xdp_batch_ns_ = 0;
     // (group, port) -> socket index for AF_XDP frames: open addressing, a power of two.
     std::vector<std::uint64_t> line_keys_;
