@@ -46,8 +46,11 @@ public:
         if (!st.seen || st.deleted) [[unlikely]] return {GateReason::kUnknown, 0};
         if (!st.booked) [[unlikely]] return {GateReason::kNotSubscribed, 0};
         std::int64_t silence = 0;
-        if (st.alive && __builtin_sub_overflow(now_ns, st.last_alive_ns, &silence)) [[unlikely]]
-            silence = now_ns > st.last_alive_ns ? INT64_MAX : INT64_MIN;  // saturate
+        if (st.alive) {
+            const std::int64_t last_alive_ns = instruments_->last_alive_ns(id);
+            if (__builtin_sub_overflow(now_ns, last_alive_ns, &silence)) [[unlikely]]
+                silence = now_ns > last_alive_ns ? INT64_MAX : INT64_MIN;  // saturate
+        }
         if (st.alive && silence > stale_ns_) return {GateReason::kStale, silence / 1'000'000};
         if (st.has_source && outside_tolerance(now_ns, st.last_source_ns, st.clock_offset_ns, source_age_ns_))
             return {GateReason::kStaleAtSource, silence / 1'000'000};

@@ -4,6 +4,7 @@
 // capacity; engine thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -198,6 +199,26 @@ public:
         return 0;
     }
 
+    // Venues whose liveness is a channel's, not an instrument's (ITCH: any
+    // packet of a channel with no hole open): start-up, one clock per block
+    // of 2^id_shift ids (a channel's ids). The rules then set_block_alive()
+    // once a packet, O(1) however many instruments the channel has, and
+    // last_alive_ns() answers the later of the instrument's and its block's.
+    void share_liveness_by_block(unsigned id_shift) {
+        block_shift_ = id_shift;
+        block_alive_ns_.assign((states_.size() - 1) / (std::size_t{1} << id_shift) + 1, 0);
+    }
+    // Engine thread; a block beyond the ids is ignored.
+    void set_block_alive(std::uint32_t block, std::int64_t ns) noexcept {
+        if (block < block_alive_ns_.size()) block_alive_ns_[block] = ns;
+    }
+    // When `id` was last known alive (meaningful once state(id).alive): the gate's silence.
+    [[nodiscard]] std::int64_t last_alive_ns(std::uint32_t id) const noexcept {
+        const std::int64_t own = states_[id].last_alive_ns;
+        if (block_alive_ns_.empty()) [[likely]] return own;
+        return std::max(own, block_alive_ns_[id >> block_shift_]);
+    }
+
     [[nodiscard]] std::uint32_t max_instruments() const noexcept { return static_cast<std::uint32_t>(states_.size()); }
     [[nodiscard]] const InstrumentState& state(std::uint32_t id) const noexcept { return states_[id]; }
     [[nodiscard]] InstrumentState& state(std::uint32_t id) noexcept { return states_[id]; }
@@ -218,6 +239,8 @@ private:
     SymbolIndex subscriptions_;
     bool filtering_ = false;
     std::vector<std::pair<std::uint16_t, std::int64_t>> offsets_;  // configured channels only
+    std::vector<std::int64_t> block_alive_ns_;  // share_liveness_by_block(): per block of ids, else empty
+    unsigned block_shift_ = 0;
 };
 
 }  // namespace tickgate

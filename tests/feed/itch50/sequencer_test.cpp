@@ -126,7 +126,7 @@ TEST(ItchSequencer, GivenUpHoleMakesTheChannelSuspectAndStopsLiveness) {
     p.feed(mold_heartbeat("S1", 4), 600 * kMs);           // expire first: given up
     EXPECT_EQ(p.stream.channel(0).counters.lost_messages.get(), 1u);
     EXPECT_TRUE(p.instruments.state(5).suspect);
-    EXPECT_EQ(p.instruments.state(5).last_alive_ns, 0);  // never refreshed after the hole opened
+    EXPECT_EQ(p.instruments.last_alive_ns(5), 0);  // never refreshed after the hole opened
 }
 
 TEST(ItchSequencer, InstrumentFirstSeenWhileAHoleIsOpenIsSuspectUntilARefresh) {
@@ -135,19 +135,27 @@ TEST(ItchSequencer, InstrumentFirstSeenWhileAHoleIsOpenIsSuspectUntilARefresh) {
     p.feed(3, {add_order(7, 3, 'B', 1, 10)}, 1 * kMs);  // 7 held behind hole 2
     p.feed(2, {add_order(8, 2, 'B', 1, 10)}, 2 * kMs);  // fills: 8 and 7 applied, then refreshed
     EXPECT_FALSE(p.instruments.state(7).suspect);
-    EXPECT_EQ(p.instruments.state(7).last_alive_ns, 2 * kMs);
+    EXPECT_EQ(p.instruments.last_alive_ns(7), 2 * kMs);
 }
 
-TEST(ItchSequencer, LivenessIsRefreshedAtMostOncePerMillisecondButNewInstrumentsAtOnce) {
+// Liveness is the channel's: every clean packet moves its one clock, so an
+// instrument without messages of its own stays fresh while the channel
+// flows, and no packet walks the channel's instruments (each instrument's
+// own time stays where its first refresh left it). An instrument first
+// seen leaves its cold start with the packet that brought it.
+TEST(ItchSequencer, LivenessIsTheChannelsOneClockAndNewInstrumentsLeaveTheirColdStartAtOnce) {
     Pipeline p;
     p.feed(1, {add_order(5, 1, 'B', 1, 10)}, 0);
-    p.feed(2, {add_order(5, 2, 'B', 1, 10)}, kAliveRefreshNs - 1);
-    EXPECT_EQ(p.instruments.state(5).last_alive_ns, 0);  // lags by under kAliveRefreshNs: towards stale
-    p.feed(3, {add_order(6, 3, 'B', 1, 10)}, kAliveRefreshNs);
-    EXPECT_EQ(p.instruments.state(5).last_alive_ns, kAliveRefreshNs);
-    p.feed(4, {add_order(7, 4, 'B', 1, 10)}, kAliveRefreshNs + 1);  // a new instrument: refreshed at once
-    EXPECT_EQ(p.instruments.state(7).last_alive_ns, kAliveRefreshNs + 1);
+    for (std::uint64_t k = 2; k <= 6; ++k) p.feed(k, {add_order(6, k, 'B', 1, 10)}, std::int64_t(k) * 100 * kMs);
+    EXPECT_EQ(p.instruments.last_alive_ns(5), 600 * kMs);
+    EXPECT_EQ(p.instruments.state(5).last_alive_ns, 0) << "no walk of the channel's instruments per packet";
+    EXPECT_EQ(p.gate.check(5, 700 * kMs).reason, GateReason::kOk);  // 100 ms of silence: the channel's
+    EXPECT_EQ(p.gate.check(5, 900 * kMs).reason, GateReason::kStale);
+    EXPECT_EQ(p.gate.check(5, 900 * kMs).silence_ms, 300);
+    p.feed(7, {add_order(7, 7, 'B', 1, 10)}, 601 * kMs);  // a new instrument: alive at once
+    EXPECT_TRUE(p.instruments.state(7).alive);
     EXPECT_FALSE(p.instruments.state(7).suspect);
+    EXPECT_EQ(p.instruments.last_alive_ns(7), 601 * kMs);
 }
 
 TEST(ItchSequencer, NewSessionReadFromOneEmptiesBooksAndIsClean) {
