@@ -128,9 +128,12 @@ struct Rules {
             configure(static_cast<std::uint32_t>(cfg.channels.size()), cfg.itch.utc_offset_minutes);
         }
 
-        // What configure() and the constructor allocate for `ids` instrument ids and `channels` slots.
+        // What configure() and the constructor allocate for `ids` instrument ids
+        // and `channels` slots, with the instrument table's liveness clocks.
         [[nodiscard]] static constexpr std::size_t bytes_for(std::uint32_t ids, std::uint32_t channels) noexcept {
-            return std::size_t{ids} * sizeof(PerInstrument) + std::size_t{channels} * sizeof(Channel);
+            const std::size_t clocks = ids == 0 ? 0 : ((ids - 1) >> kLocateBits) + 1;
+            return std::size_t{ids} * sizeof(PerInstrument) + std::size_t{channels} * sizeof(Channel) +
+                   clocks * sizeof(std::int64_t);
         }
 
         [[nodiscard]] const ItchInstrumentCounters& counters(std::uint32_t id) const noexcept { return per_instrument_[id].counters; }
