@@ -42,7 +42,7 @@ for name in base:
 rb, rh = replay("base"), replay("head")
 if rb and rh:
     b, h = statistics.median(rb), statistics.median(rh)
-    lines.append(f"| replay_capture, M messages/s | {b:.1f} | {h:.1f} | {h / b:.2f} |")
+    lines.append(f"| replay (`tickgate replay`), M messages/s | {b:.1f} | {h:.1f} | {h / b:.2f} |")
 # Benchmarks that time each datagram (counters p50/p99_ns_per_msg): their percentiles, medians over the rounds.
 pb, ph = stages("base", "p99_ns_per_msg", None), stages("head", "p99_ns_per_msg", None)
 qb, qh = stages("base", "p50_ns_per_msg", None), stages("head", "p50_ns_per_msg", None)

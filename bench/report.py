@@ -133,7 +133,7 @@ L.append(f"Capture {replay['capture']}: {replay['records']} datagrams, {replay['
          f"{replay['frame_bytes'] / 1e6:.0f} MB of frames; all accepted: {str(replay['clean']).lower()}.\n")
 L.append("| reader | M msgs/s |\n|---|---:|")
 L.append(f"| bare pcap_next_ex loop | {replay['bare_msgs_per_s'] / 1e6:.1f} |")
-L.append(f"| replay_capture + Handler | {replay['replay_msgs_per_s'] / 1e6:.1f} |")
+L.append(f"| tickgate replay (BasicReplay) | {replay['replay_msgs_per_s'] / 1e6:.1f} |")
 L.append(f"\nratio replay/bare: {replay['ratio']:.2f}")
 with open(args.md, "w") as f:
     f.write("\n".join(L) + "\n")
