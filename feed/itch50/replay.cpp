@@ -34,22 +34,37 @@ Capacity replay_capacity(const Config& cfg, std::uint32_t unconfigured) {
 }
 
 Capacity Protocol::replay_capacity(const Config& cfg, const std::string* capture) {
-    return itch50::replay_capacity(cfg, capture != nullptr && cfg.channels.empty() ? channels_in(*capture) : 1);
+    return itch50::replay_capacity(cfg, capture != nullptr && cfg.channels.empty() ? census_of(*capture).channels : 1);
 }
 
-std::uint32_t channels_in(const std::string& path) {
+Capacity Protocol::fit_replay(Config& cfg, const std::string& capture) {
+    const CaptureCensus census = census_of(capture);
+    // The order store is sized whole at start-up (its table on huge pages):
+    // the default 16 M orders made the replay of a 17 KB sample 300 MB resident.
+    cfg.itch.max_orders = replay_max_orders(cfg.itch.max_orders, census.adds);
+    return itch50::replay_capacity(cfg, cfg.channels.empty() ? census.channels : 1);
+}
+
+CaptureCensus census_of(const std::string& path) {
     CaptureReader reader(path);
     FrameCounters frames;
     std::vector<std::pair<std::uint32_t, std::uint16_t>> seen;
+    CaptureCensus census;
     while (auto rec = reader.next()) {
         const auto d = extract_udp(reader.link_type(), rec->frame, frames);
         if (!d || !is_multicast(d->dst_ip)) continue;
         const std::pair<std::uint32_t, std::uint16_t> dst{d->dst_ip, d->dst_port};
-        if (std::find(seen.begin(), seen.end(), dst) != seen.end()) continue;
-        seen.push_back(dst);
-        if (seen.size() == kMaxUnconfiguredIdChannels) break;
+        if (seen.size() < kMaxUnconfiguredIdChannels && std::find(seen.begin(), seen.end(), dst) == seen.end())
+            seen.push_back(dst);
+        const moldudp64::Key key = moldudp64::read_key(d->payload, 0);
+        (void)moldudp64::walk(d->payload, key, [](std::uint8_t type) noexcept { return min_length(type); },
+                              [&](std::uint16_t, std::span<const std::byte> m) {
+                                  const auto type = std::to_integer<char>(m[0]);
+                                  census.adds += type == 'A' || type == 'F';
+                              });
     }
-    return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(seen.size()));
+    census.channels = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(seen.size()));
+    return census;
 }
 
 std::string summary_json(const SummarySource& src, const SummaryParts& parts, const SummaryContext& ctx,

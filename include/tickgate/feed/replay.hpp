@@ -414,6 +414,16 @@ template <VenueProtocol P>
     else return capacity_for<P>(cfg);
 }
 
+// The same for a replay of the capture at `capture`, where P may also lower
+// `cfg`'s sizes to what the capture can need (P::fit_replay: ITCH's order
+// store to the capture's adds), so a small capture reserves little. Never
+// raises a size: what the config would refuse, the fitted replay refuses.
+template <VenueProtocol P>
+[[nodiscard]] Capacity fit_replay(Config& cfg, const std::string& capture) {
+    if constexpr (requires { P::fit_replay(cfg, capture); }) return P::fit_replay(cfg, capture);
+    else return replay_capacity<P>(cfg, &capture);
+}
+
 // A capture through a handler of protocol P, and the summary of it: what
 // `tickgate replay` runs for every protocol, and the offline harness of
 // tests and benchmarks. The back end is BasicHandler<P>; the front is the
@@ -434,10 +444,12 @@ public:
         : cfg_(cfg), options_(options), handler_(cfg_, capacity), front_(make_front()) {
         if constexpr (std::is_same_v<Front, LineFront<Handler>>) apply_config(handler_, cfg_);  // P's front applies its own
     }
-    // Sized for the capture at `path` (replay_capacity may read it).
+    // Sized for the capture at `path` (fit_replay may read it).
     [[nodiscard]] static std::unique_ptr<BasicReplay> for_capture(const Config& cfg, const std::string& path,
                                                                   const ReplayOptions& options = {}) {
-        return std::make_unique<BasicReplay>(cfg, replay_capacity<P>(cfg, &path), options);
+        Config fitted = cfg;
+        const Capacity capacity = fit_replay<P>(fitted, path);
+        return std::make_unique<BasicReplay>(fitted, capacity, options);
     }
     BasicReplay(const BasicReplay&) = delete;
     BasicReplay& operator=(const BasicReplay&) = delete;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../support/json.hpp"
+#include "tickgate/feed/capture.hpp"
 #include "tickgate/feed/itch50/packet_builder.hpp"
 #include "tickgate/feed/itch50/protocol.hpp"
 
@@ -26,12 +27,12 @@ constexpr std::int64_t kMs = 1'000'000;
 Config small_config(std::string_view extra = "") {
     return parse_config(std::string("[itch]\nmax_orders = 4096\nmax_levels = 4096\n") + std::string(extra), "itch.toml");
 }
-Config two_line_config() {
-    return small_config(
-        "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
-        "a = { group = \"239.255.10.1\", port = 31001 }\n"
-        "b = { group = \"239.255.10.2\", port = 31002 }\n");
+constexpr std::string_view two_line_config_text() {
+    return "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
+           "a = { group = \"239.255.10.1\", port = 31001 }\n"
+           "b = { group = \"239.255.10.2\", port = 31002 }\n";
 }
+Config two_line_config() { return small_config(two_line_config_text()); }
 Config two_channel_config() {
     return small_config(
         "[[channel]]\nid = 7\nprotocol = \"itch50\"\n"
@@ -364,6 +365,50 @@ TEST(ItchReplayRule, NewSessionCostsOnlyTheChannelsOwnOrders) {
     EXPECT_EQ(replay.front().channel(0).counters.session_changes.get(), 1500u);
     EXPECT_EQ(replay.handler().book().open_orders(), 0u);
     EXPECT_EQ(replay.handler().book().probes(), before);
+}
+
+// A replay of a capture reserves the order store its adds can fill, not the
+// config's 16 M orders (the default replay of the 17 KB Nasdaq sample was
+// 300 MB resident): census_of counts `A` and `F` of every line and the
+// channels in one read; max_orders is lowered to the adds (at least
+// kMinReplayOrders), never raised, and the replay reads the same.
+TEST(ItchReplayRule, AReplayReservesTheOrdersItsCaptureCanHoldNoMoreThanTheConfigSays) {
+    const std::string path = ::testing::TempDir() + "itch-census.pcap";
+    {
+        CaptureWriter w(path);
+        std::int64_t t = 1'700'000'000'000'000'000;
+        for (std::uint64_t k = 0; k < 250; ++k) {  // 250 packets of 20 adds on A (8 'A', 12 'F'), copied on B
+            std::vector<Bytes> msgs;
+            for (std::uint64_t i = 0; i < 20; ++i)
+                msgs.push_back(add_order(5, 1 + k * 20 + i, 'B', 100, 1000 + static_cast<std::uint32_t>(i), 0, i >= 8));
+            const Bytes d = mold_packet("SESSION001", 1 + k * 20, msgs);
+            w.write_udp(t += 1000, 0x0A000001, 40000, kGroupA, 31001, d);
+            w.write_udp(t += 1000, 0x0A000001, 40000, kGroupB, 31002, d);
+        }
+        w.write_udp(t += 1000, 0x0A000001, 40000, kGroupOther, 31003, mold_heartbeat("SESSION001", 1));
+    }
+    const CaptureCensus census = census_of(path);
+    EXPECT_EQ(census.adds, 10'000u);  // both lines' copies
+    EXPECT_EQ(census.channels, 3u);
+    EXPECT_EQ(replay_max_orders(16'777'216, 10), kMinReplayOrders);
+    EXPECT_EQ(replay_max_orders(16'777'216, 10'000), 10'000u);
+    EXPECT_EQ(replay_max_orders(4096, 10'000), 4096u);
+
+    const Config defaults = parse_config(std::string(two_line_config_text()), "itch.toml");
+    const auto fitted = Replay::for_capture(defaults, path);
+    EXPECT_EQ(fitted->cfg().itch.max_orders, 10'000u);
+    const ReplayResult r = fitted->run(path);
+    EXPECT_EQ(r.frames.udp_datagrams, 501u);
+    EXPECT_EQ(fitted->messages(), 10'000u);
+    EXPECT_EQ(fitted->handler().book().open_orders(5), 5000u);  // A and B are one channel: each order once
+    EXPECT_EQ(fitted->handler().instruments().state(5).counters.accepted, 5000u);
+
+    const auto configured = Replay::for_capture(two_line_config(), path);  // max_orders = 4096: kept, not raised
+    EXPECT_EQ(configured->cfg().itch.max_orders, 4096u);
+    (void)configured->run(path);
+    EXPECT_EQ(configured->handler().book().open_orders(5), 4096u);
+    EXPECT_EQ(configured->handler().sequencer().venue().counters(5).refused_adds, 904u);
+    std::remove(path.c_str());
 }
 
 TEST(ItchConfig, KeysAndDefaults) {

@@ -111,6 +111,9 @@ struct Protocol {
     // (up to kMaxUnconfiguredIdChannels; one without a capture), checked
     // against capacity.max_memory_mb first (std::invalid_argument).
     [[nodiscard]] static Capacity replay_capacity(const Config& cfg, const std::string* capture);
+    // A replay of `capture` (replay.hpp's fit_replay): the same, from one
+    // read of it (census_of), and [itch] max_orders lowered to its adds.
+    [[nodiscard]] static Capacity fit_replay(Config& cfg, const std::string& capture);
     // config.hpp's estimate_memory for this protocol: its own parts, not the shared pipelines'.
     [[nodiscard]] static MemoryEstimate estimate_memory(const Config& cfg) {
         return itch50::estimate_memory(cfg, static_cast<std::uint32_t>(cfg.channels.size()));

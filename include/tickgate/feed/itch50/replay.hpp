@@ -23,9 +23,22 @@ using Replay = BasicReplay<Protocol>;
 // 1..kMaxUnconfiguredIdChannels), checked against capacity.max_memory_mb
 // before anything is allocated (std::invalid_argument saying what to raise).
 [[nodiscard]] Capacity replay_capacity(const Config& cfg, std::uint32_t unconfigured_channels);
-// The channels a replay without a config will see in the capture at
-// `path` (distinct multicast group:port, at most kMaxUnconfiguredIdChannels;
-// at least 1). Throws CaptureError as a replay does.
-[[nodiscard]] std::uint32_t channels_in(const std::string& path);
+// What a replay can learn of the capture at `path` before it starts, in one
+// read: the channels it will see without a config (distinct multicast
+// group:port, at most kMaxUnconfiguredIdChannels; at least 1) and its adds
+// (`A` and `F` messages, every line's copy counted: at least as many as
+// the orders it can ever hold at once). Throws CaptureError as a replay does.
+struct CaptureCensus {
+    std::uint32_t channels = 1;
+    std::uint64_t adds = 0;
+};
+[[nodiscard]] CaptureCensus census_of(const std::string& path);
+// The order store a replay of a capture with `adds` adds needs: `configured`,
+// or fewer (never under kMinReplayOrders) when the capture cannot fill it.
+inline constexpr std::uint32_t kMinReplayOrders = 4096;
+[[nodiscard]] constexpr std::uint32_t replay_max_orders(std::uint32_t configured, std::uint64_t adds) noexcept {
+    const std::uint64_t need = adds < kMinReplayOrders ? kMinReplayOrders : adds;
+    return need < configured ? static_cast<std::uint32_t>(need) : configured;
+}
 
 }  // namespace tickgate::itch50
