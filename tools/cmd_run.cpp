@@ -153,7 +153,7 @@ public:
         }
         serve_metrics(server_, metrics_, o.metrics_listen, o.metrics_option);
         if (o.fanout) fanout_.emplace(handler_, cfg);
-        // Said once: the config asked for AF_XDP and got sockets.
+        // Said once: the config asked for AF_XDP and got sockets; the kernel's arrival stamps were late.
         say_receiver_warnings(handler_.stats().receiver, "tickgate");
     }
 

@@ -33,9 +33,7 @@ Capacity replay_capacity(const Config& cfg, std::uint32_t unconfigured) {
     return sequencer_capacity(instrument_ids(n), cfg.capacity);
 }
 
-Capacity Protocol::replay_capacity(const Config& cfg, const std::string* capture) {
-    return itch50::replay_capacity(cfg, capture != nullptr && cfg.channels.empty() ? census_of(*capture).channels : 1);
-}
+Capacity Protocol::replay_capacity(const Config& cfg) { return itch50::replay_capacity(cfg, 1); }
 
 Capacity Protocol::fit_replay(Config& cfg, const std::string& capture) {
     const CaptureCensus census = census_of(capture);

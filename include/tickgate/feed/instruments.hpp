@@ -151,11 +151,6 @@ class InstrumentTable {
 public:
     // Throws std::invalid_argument for max_instruments 0.
     explicit InstrumentTable(std::uint32_t max_instruments);
-    // Not copied (block_alive_ points into its own storage); moving keeps that storage.
-    InstrumentTable(const InstrumentTable&) = delete;
-    InstrumentTable& operator=(const InstrumentTable&) = delete;
-    InstrumentTable(InstrumentTable&&) noexcept = default;
-    InstrumentTable& operator=(InstrumentTable&&) noexcept = default;
     // What the constructor allocates: per instrument its state and its slot in
     // seen_ids, the symbol index and the subscription set.
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments) noexcept {
@@ -212,17 +207,16 @@ public:
     void share_liveness_by_block(unsigned id_shift) {
         block_shift_ = id_shift;
         block_alive_ns_.assign((states_.size() - 1) / (std::size_t{1} << id_shift) + 1, 0);
-        block_alive_ = block_alive_ns_.data();
     }
     // Engine thread; a block beyond the ids is ignored.
     void set_block_alive(std::uint32_t block, std::int64_t ns) noexcept {
-        if (block < block_alive_ns_.size()) block_alive_[block] = ns;
+        if (block < block_alive_ns_.size()) block_alive_ns_[block] = ns;
     }
     // When `id` was last known alive (meaningful once state(id).alive): the gate's silence.
     [[nodiscard]] std::int64_t last_alive_ns(std::uint32_t id) const noexcept {
         const std::int64_t own = states_[id].last_alive_ns;
-        if (block_alive_ == nullptr) [[likely]] return own;  // one load and a test for the venues without
-        return std::max(own, block_alive_[id >> block_shift_]);
+        if (block_alive_ns_.empty()) [[likely]] return own;  // a test for the venues without
+        return std::max(own, block_alive_ns_[id >> block_shift_]);
     }
 
     [[nodiscard]] std::uint32_t max_instruments() const noexcept { return static_cast<std::uint32_t>(states_.size()); }
@@ -246,7 +240,6 @@ private:
     bool filtering_ = false;
     std::vector<std::pair<std::uint16_t, std::int64_t>> offsets_;  // configured channels only
     std::vector<std::int64_t> block_alive_ns_;  // share_liveness_by_block(): per block of ids, else empty
-    std::int64_t* block_alive_ = nullptr;       // its data, or nullptr
     unsigned block_shift_ = 0;
 };
 

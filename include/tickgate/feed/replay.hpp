@@ -403,25 +403,26 @@ struct ReplayFrontOf<P, Handler> {
 };
 }  // namespace detail
 
-// The capacities a replay of protocol P is built with: P::replay_capacity
-// where the protocol sizes them itself (ITCH: instrument ids per channel,
-// without a config for the channels the capture at `capture` holds, if
-// given), else capacity_for<P>(cfg). Throws std::invalid_argument if they
-// exceed capacity.max_memory_mb (checked before anything is allocated).
+// The capacities a replay of protocol P is built with when it has no
+// capture to look at: P::replay_capacity where the protocol sizes them
+// itself (ITCH: instrument ids per configured channel, or one channel's),
+// else capacity_for<P>(cfg). Throws std::invalid_argument if they exceed
+// capacity.max_memory_mb (checked before anything is allocated).
 template <VenueProtocol P>
-[[nodiscard]] Capacity replay_capacity(const Config& cfg, const std::string* capture = nullptr) {
-    if constexpr (requires { P::replay_capacity(cfg, capture); }) return P::replay_capacity(cfg, capture);
+[[nodiscard]] Capacity replay_capacity(const Config& cfg) {
+    if constexpr (requires { P::replay_capacity(cfg); }) return P::replay_capacity(cfg);
     else return capacity_for<P>(cfg);
 }
 
-// The same for a replay of the capture at `capture`, where P may also lower
-// `cfg`'s sizes to what the capture can need (P::fit_replay: ITCH's order
-// store to the capture's adds), so a small capture reserves little. Never
-// raises a size: what the config would refuse, the fitted replay refuses.
+// The same for a replay of the capture at `capture`, where P may size them
+// by the capture and lower `cfg`'s sizes to what it can need (P::fit_replay:
+// ITCH's instrument ids for the capture's channels, its order store to the
+// capture's adds), so a small capture reserves little. Never raises a size:
+// what the config would refuse, the fitted replay refuses.
 template <VenueProtocol P>
 [[nodiscard]] Capacity fit_replay(Config& cfg, const std::string& capture) {
     if constexpr (requires { P::fit_replay(cfg, capture); }) return P::fit_replay(cfg, capture);
-    else return replay_capacity<P>(cfg, &capture);
+    else return replay_capacity<P>(cfg);
 }
 
 // A capture through a handler of protocol P, and the summary of it: what

@@ -357,7 +357,7 @@ public:
     };
 
     // `cfg` must outlive the front. `handler` was sized by
-    // Protocol::replay_capacity: its rules get one slot per channel, its
+    // Protocol::replay_capacity or fit_replay: its rules get one slot per channel, its
     // instruments the channels' clock offsets and the subscriptions.
     ReplayFront(const Config& cfg, Handler& handler)
         : cfg_(cfg), handler_(handler), configured_(!cfg.channels.empty()), router_(cfg, slots(cfg)),

@@ -106,13 +106,13 @@ struct Protocol {
     [[nodiscard]] static Capacity capacity(const Config& cfg) noexcept {
         return sequencer_capacity(instrument_ids(cfg.channels.size()), cfg.capacity);
     }
-    // A replay's capacities (replay.hpp's replay_capacity): ids for every
-    // configured channel, or without channels for those the capture holds
-    // (up to kMaxUnconfiguredIdChannels; one without a capture), checked
-    // against capacity.max_memory_mb first (std::invalid_argument).
-    [[nodiscard]] static Capacity replay_capacity(const Config& cfg, const std::string* capture);
-    // A replay of `capture` (replay.hpp's fit_replay): the same, from one
-    // read of it (census_of), and [itch] max_orders lowered to its adds.
+    // A replay's capacities without a capture (replay.hpp's replay_capacity):
+    // ids for every configured channel, or one channel's, checked against
+    // capacity.max_memory_mb first (std::invalid_argument).
+    [[nodiscard]] static Capacity replay_capacity(const Config& cfg);
+    // A replay of `capture` (replay.hpp's fit_replay), from one read of it
+    // (census_of): without channels, ids for those the capture holds (up to
+    // kMaxUnconfiguredIdChannels); and [itch] max_orders lowered to its adds.
     [[nodiscard]] static Capacity fit_replay(Config& cfg, const std::string& capture);
     // config.hpp's estimate_memory for this protocol: its own parts, not the shared pipelines'.
     [[nodiscard]] static MemoryEstimate estimate_memory(const Config& cfg) {
