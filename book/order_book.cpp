@@ -76,19 +76,25 @@ std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t ma
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
     const std::uint32_t scope = scope_of(id);
-    // An order is in its window slot or in the table, never both. One a
-    // whole window older than the scope's newest has almost surely been
-    // moved on (references are dense), and a sparse scope's orders go to
-    // the table: the table first, so a lookup of those costs no miss on a
-    // cold window slot.
-    const ScopeRefs& sr = scopes_[scope];
-    const bool old = ref + window_.size() <= sr.top || sparse(sr);
+    // An order is in its window slot or in the table, never both: the
+    // table first for those table_first() names, so a lookup of those costs
+    // no miss on a cold window slot.
+    const bool old = table_first(scopes_[scope], ref);
     if (old && in_table_ != 0)
         if (Entry* e = table_find(scope, ref)) return e;
     ++probes_;
     Entry& w = slot(scope, ref);
     if (w.used && w.ref == ref && scope_of(w.id) == scope && live(w)) return &w;
     return old || in_table_ == 0 ? nullptr : table_find(scope, ref);
+}
+
+void OrderBook::prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side) const noexcept {
+    const std::uint32_t scope = scope_of(id);
+    const ScopeRefs& sr = scopes_[scope];
+    // Where add() (a sparse scope: the table) or find() looks first.
+    const bool table = add_side != nullptr ? sparse(sr) : table_first(sr, ref) && in_table_ != 0;
+    __builtin_prefetch(table ? &table_[home(scope, ref)] : &window_[slot_index(scope, ref)], 1);
+    if (add_side != nullptr) __builtin_prefetch(&sides_[std::size_t{id} * 2 + static_cast<std::size_t>(*add_side)], 1);
 }
 
 OrderBook::Entry* OrderBook::table_find(std::uint32_t scope, std::uint64_t ref) noexcept {

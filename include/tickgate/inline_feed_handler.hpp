@@ -154,6 +154,8 @@ private:
             if (self.sequencer_.delivers(u)) on_update(u, ev);
         }
         static void on_packet_end() noexcept {}
+        // What a front may prefetch for before it decodes a datagram (this thread applies it).
+        [[nodiscard]] const BasicInlineFeedHandler& prefetch_target() const noexcept { return self; }
     };
     // The receiver's sink: each accepted datagram and its key into the front.
     template <class F, class Probe>

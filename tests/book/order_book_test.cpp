@@ -249,6 +249,32 @@ TEST(OrderBookRule, ClearingAnInstrumentCostsNoWalkOfTheStoreAndItsEntriesComeBa
     EXPECT_LT(b.probes(), std::uint64_t{100} * 200 * kOrders);
 }
 
+// prefetch() (ITCH's pass before a datagram is applied) is a hint: for any
+// instrument, reference and side, in the window, the table or a sparse
+// scope, it reads no order and changes nothing, not even the probe count.
+TEST(OrderBookRule, APrefetchHintChangesNothing) {
+    constexpr std::uint32_t kOrders = 4096;
+    OrderBook b(2 * 65536, kOrders, 256);
+    for (std::uint64_t ref = 1; ref <= 3000; ++ref)  // dense: the window, the oldest moved to the table
+        ASSERT_EQ(b.add(7, ref, ref % 2 ? Side::kBid : Side::kAsk, 10, 1000 + ref % 40), OrderResult::kApplied);
+    for (std::uint64_t ref = 100; ref <= 100 * 200; ref += 100)  // sparse: the table
+        ASSERT_EQ(b.add(65536 + 3, ref, Side::kAsk, 5, 2000), OrderResult::kApplied);
+    const auto bids = levels(b, 7, Side::kBid), asks = levels(b, 65536 + 3, Side::kAsk);
+    const std::uint64_t probes = b.probes();
+    const Side sides[] = {Side::kBid, Side::kAsk};
+    for (const std::uint32_t id : {0u, 7u, 65536u + 3, 2 * 65536u - 1})
+        for (const std::uint64_t ref : {std::uint64_t{1}, std::uint64_t{2999}, std::uint64_t{5000}, std::uint64_t{100 * 150}, UINT64_MAX}) {
+            b.prefetch(id, ref, nullptr);
+            for (const Side& s : sides) b.prefetch(id, ref, &s);
+        }
+    EXPECT_EQ(b.probes(), probes);
+    EXPECT_EQ(b.open_orders(), 3000u + 200u);
+    EXPECT_EQ(levels(b, 7, Side::kBid), bids);
+    EXPECT_EQ(levels(b, 65536 + 3, Side::kAsk), asks);
+    EXPECT_EQ(b.remove(7, 1), OrderResult::kRemoved);  // the oldest, in the table, still found
+    EXPECT_EQ(b.remove(65536 + 3, 100 * 150), OrderResult::kRemoved);
+}
+
 // The generation of an emptied instrument wraps after 65,535 clears with
 // orders: an entry stale since then must not come back to life.
 TEST(OrderBookRule, AnOrderOfAnEmptiedInstrumentNeverComesBack) {

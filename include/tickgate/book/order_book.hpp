@@ -186,6 +186,11 @@ public:
     // U: the original order gone, a new one with `new_ref`, same side and instrument.
     OrderResult replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price) noexcept;
+    // A hint that an order message of `id` naming `ref` comes soon (an add
+    // on `*add_side`, or nullptr: a change of an order): fetches the store
+    // slot add() or find() looks in first, and an add's side record. Reads
+    // no order and changes nothing (probes() included); `id` < max_instruments().
+    void prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side) const noexcept;
     // Empties instrument `id` (a new session, an unsubscribe): its orders
     // (made stale in O(1)) and levels.
     void clear(std::uint32_t id) noexcept;
@@ -267,8 +272,15 @@ private:
     // The window slot of `ref`: consecutive references of a scope in
     // consecutive slots, each scope at its own offset (channels' references
     // overlap), so the newest orders of a channel share a few cache lines.
-    [[nodiscard]] Entry& slot(std::uint32_t scope, std::uint64_t ref) noexcept {
-        return window_[static_cast<std::size_t>((ref + std::uint64_t{scope} * 0x9E3779B97F4A7C15ull) & window_mask_)];
+    [[nodiscard]] std::size_t slot_index(std::uint32_t scope, std::uint64_t ref) const noexcept {
+        return static_cast<std::size_t>((ref + std::uint64_t{scope} * 0x9E3779B97F4A7C15ull) & window_mask_);
+    }
+    [[nodiscard]] Entry& slot(std::uint32_t scope, std::uint64_t ref) noexcept { return window_[slot_index(scope, ref)]; }
+    // Whether find() looks in the table before the window: the reference is
+    // a whole window older than its scope's newest (almost surely moved on:
+    // references are dense), or the scope is sparse (its orders go to the table).
+    [[nodiscard]] bool table_first(const ScopeRefs& sr, std::uint64_t ref) const noexcept {
+        return ref + window_.size() <= sr.top || sparse(sr);
     }
     [[nodiscard]] bool in_window(const Entry* e) const noexcept {
         return e >= window_.data() && e < window_.data() + window_.size();
