@@ -3,15 +3,17 @@
 # revision, in a temporary worktree) and at the working tree, then runs the two
 # builds alternately, ROUNDS times, pinned to the same core, so that load drift
 # on a shared machine hits both sides alike. Prints medians side by side.
-#   bench/compare.sh BASE [--filter REGEX] [--rounds N] [--replay] [--capture FILE] [--out FILE.md]
+#   bench/compare.sh BASE [--filter REGEX] [--rounds N] [--replay] [--protocol P] [--capture FILE] [--out FILE.md]
+# (--protocol P: replay_bench's, for a capture of P's simulator; QFB/1 without)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BASE=${1:?usage: bench/compare.sh BASE [--filter REGEX] [--rounds N] [--replay] [--capture FILE] [--out FILE.md]}
+BASE=${1:?usage: bench/compare.sh BASE [--filter REGEX] [--rounds N] [--replay] [--protocol P] [--capture FILE] [--out FILE.md]}
 shift
 FILTER='BM_(Pipeline|L2_Level_D|SnapshotApply|L1_SetTop_Q|SequencerVerdict_DQ)'
 ROUNDS=5
 REPLAY=0
 CAPTURE=/tmp/tickgate-bench-10M.pcap
+PROTOCOL=()
 OUTMD=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,6 +21,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$2; shift 2 ;;
     --replay) REPLAY=1; shift ;;
     --capture) CAPTURE=$2; shift 2 ;;
+    --protocol) PROTOCOL=(--protocol "$2"); shift 2 ;;
     --out) OUTMD=$2; shift 2 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -45,7 +48,7 @@ for r in $(seq 1 "$ROUNDS"); do
     "${PIN[@]}" "$dir/build-bench/bench/stages_bench" --benchmark_filter="$FILTER" \
       --benchmark_out="$TMP/$side-stages-$r.json" --benchmark_out_format=json >/dev/null 2>&1
     if [ "$REPLAY" = 1 ]; then
-      "${PIN[@]}" "$dir/build-bench/bench/replay_bench" --capture "$CAPTURE" --runs 1 \
+      "${PIN[@]}" "$dir/build-bench/bench/replay_bench" --capture "$CAPTURE" "${PROTOCOL[@]}" --runs 1 \
         --json "$TMP/$side-replay-$r.json" >/dev/null
     fi
   done
