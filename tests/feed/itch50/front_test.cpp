@@ -89,6 +89,15 @@ TEST(ItchPrefetch, ATruncatedOrLyingDatagramIsReadNoFurtherThanItsBytes) {
         ASSERT_LE(h.orders.hints.size(), all.orders.hints.size()) << len;
         EXPECT_TRUE(std::equal(h.orders.hints.begin(), h.orders.hints.end(), all.orders.hints.begin())) << len;
     }
+    // Each kind of order message last, in a datagram of exactly its bytes:
+    // nothing of it past its own length is read (D, 19 bytes, has no side).
+    for (const Bytes& last : every_kind_of_message()) {
+        const Bytes built = mold_packet("S1", 1, std::vector<Bytes>{last});
+        const Bytes d(built.begin(), built.end());  // an allocation of exactly its bytes
+        const HintRecorder h{{instrument_id(kSlot, 0x1000), {}, false}, {instrument_id(kSlot, 0x1000), {}}};
+        prefetch_orders(h, kSlot, d, moldudp64::read_key(d, 0));
+        EXPECT_LE(h.orders.hints.size(), 1u);
+    }
     // A key that claims more messages than the datagram holds: the walk ends at its last byte.
     Bytes lying = whole;
     lying[18] = std::byte{0x7F};  // count's high byte

@@ -126,8 +126,12 @@ void prefetch_orders(const Handler& handler, std::uint32_t slot, std::span<const
         if (id >= instruments.max_instruments() || id >= book.max_instruments()) return;
         instruments.prefetch(id);
         const AddOrderView order(m);  // every order message has its reference (U: the original) at offset 11
-        const Side side = order.side() == 'S' ? Side::kAsk : Side::kBid;
-        book.prefetch(id, order.order_ref(), add ? &side : nullptr);
+        if (!add) {
+            book.prefetch(id, order.order_ref(), nullptr);
+            return;
+        }
+        const Side side = order.side() == 'S' ? Side::kAsk : Side::kBid;  // only an add has its side (D ends before)
+        book.prefetch(id, order.order_ref(), &side);
     });
 }
 
