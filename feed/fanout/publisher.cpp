@@ -178,11 +178,41 @@ struct Publisher::Impl {
             counters.heartbeats.add();
     }
 
+    // After a (re)connect: the stream declared, every instrument's last
+    // record published again, and the stream to be confirmed (below).
     void resync() {
         declare_stream();
+        stream_unconfirmed = true;
+        republish();
+    }
+    void republish() {
         Record r;
         for (std::uint32_t id = 0; id < ring.max_instruments(); ++id)
             if (const std::uint64_t v = ring.read(id, r); v != 0) publish(r, v, true);
+    }
+    // The stream keeps what is published only while it has a leader; after
+    // the node that led it dies, a new one may take many seconds (11 s seen
+    // on a loaded 3-node cluster), and everything published meanwhile
+    // reaches live consumers but not the stream, which late and resyncing
+    // consumers read. So after a (re)connect the stream's leader is asked
+    // for its info once a second until it answers, and then every
+    // instrument is published again. Publisher thread.
+    void confirm_stream(std::chrono::steady_clock::time_point now) {
+        next_confirm = now + std::chrono::seconds(1);
+        if (js == nullptr || !stream_ok) return;  // declare_stream() first
+        jsOptions o;
+        jsOptions_Init(&o);
+        o.Wait = 500;  // the ring conflates meanwhile
+        jsErrCode jerr = static_cast<jsErrCode>(0);
+        jsStreamInfo* si = nullptr;
+        const natsStatus s = js_GetStreamInfo(&si, js, cfg.stream.c_str(), &o, &jerr);
+        if (si) jsStreamInfo_Destroy(si);
+        if (s != NATS_OK) {
+            counters.stream_errors.add();
+            return;
+        }
+        stream_unconfirmed = false;
+        republish();
     }
 
     void run() {
@@ -192,6 +222,8 @@ struct Publisher::Impl {
             // A cluster still electing its JetStream leader refuses the stream: again, until it takes.
             if (!stream_ok && up.load(std::memory_order_acquire) && std::chrono::steady_clock::now() >= next_declare)
                 declare_stream();
+            if (stream_unconfirmed && up.load(std::memory_order_acquire) && std::chrono::steady_clock::now() >= next_confirm)
+                confirm_stream(std::chrono::steady_clock::now());
             const std::size_t n = ring.drain([&](const Record& rec, std::uint64_t v) {
                 Record r = rec;
                 publish(r, v, false);
@@ -247,7 +279,9 @@ struct Publisher::Impl {
     std::atomic<bool> closing{false};
     bool said_stream_error = false;
     bool stream_ok = false;
+    bool stream_unconfirmed = false;  // since the last (re)connect, the stream's leader has not answered
     std::chrono::steady_clock::time_point next_declare{};
+    std::chrono::steady_clock::time_point next_confirm{};
     std::thread thread;
     PublisherCounters counters;
     CallbackFence fence;  // declared last: destroyed first, after close() waited on it
