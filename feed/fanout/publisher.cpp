@@ -219,11 +219,12 @@ struct Publisher::Impl {
         BackoffIdle<> idle{64, 16, std::chrono::microseconds(50), std::chrono::microseconds(200)};
         while (!stopping.load(std::memory_order_acquire)) {
             if (resync_wanted.exchange(false, std::memory_order_acq_rel)) resync();
-            // A cluster still electing its JetStream leader refuses the stream: again, until it takes.
-            if (!stream_ok && up.load(std::memory_order_acquire) && std::chrono::steady_clock::now() >= next_declare)
-                declare_stream();
-            if (stream_unconfirmed && up.load(std::memory_order_acquire) && std::chrono::steady_clock::now() >= next_confirm)
-                confirm_stream(std::chrono::steady_clock::now());
+            const auto now = std::chrono::steady_clock::now();
+            if (up.load(std::memory_order_acquire)) {
+                // A cluster still electing its JetStream leader refuses the stream: again, until it takes.
+                if (!stream_ok && now >= next_declare) declare_stream();
+                if (stream_unconfirmed && now >= next_confirm) confirm_stream(now);
+            }
             const std::size_t n = ring.drain([&](const Record& rec, std::uint64_t v) {
                 Record r = rec;
                 publish(r, v, false);

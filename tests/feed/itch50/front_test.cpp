@@ -43,6 +43,12 @@ struct HintRecorder {
 constexpr std::uint32_t kSlot = 1;
 constexpr int kBid = static_cast<int>(Side::kBid), kAsk = static_cast<int>(Side::kAsk);
 
+// A recorder whose instruments and book end at locate 0x1000 of kSlot.
+HintRecorder recorder(bool filtering_stocks = false) {
+    const std::uint32_t max = instrument_id(kSlot, 0x1000);
+    return {{max, {}, filtering_stocks}, {max, {}}};
+}
+
 std::vector<Bytes> every_kind_of_message() {
     return {stock_directory(5, "AAPL"),
             add_order(5, 100, 'B', 300, 1'000'000),
@@ -59,7 +65,7 @@ std::vector<Bytes> every_kind_of_message() {
 
 TEST(ItchPrefetch, HintsEveryOrderMessageAndNothingElseInOrder) {
     const Bytes d = mold_packet("S1", 1, every_kind_of_message());
-    const HintRecorder h{{instrument_id(kSlot, 0x1000), {}, false}, {instrument_id(kSlot, 0x1000), {}}};
+    const HintRecorder h = recorder();
     prefetch_orders(h, kSlot, d, moldudp64::read_key(d, 0));
     const std::uint32_t a = instrument_id(kSlot, 5), b = instrument_id(kSlot, 6);
     EXPECT_EQ(h.ids.ids, (std::vector<std::uint32_t>{a, b, a, a, b, b, a}));
@@ -71,7 +77,7 @@ TEST(ItchPrefetch, HintsEveryOrderMessageAndNothingElseInOrder) {
 
 TEST(ItchPrefetch, NoPassWhileASubscriptionListFiltersTheStocks) {
     const Bytes d = mold_packet("S1", 1, every_kind_of_message());
-    const HintRecorder h{{instrument_id(kSlot, 0x1000), {}, /*filtering_stocks=*/true}, {instrument_id(kSlot, 0x1000), {}}};
+    const HintRecorder h = recorder(/*filtering_stocks=*/true);
     prefetch_orders(h, kSlot, d, moldudp64::read_key(d, 0));
     EXPECT_TRUE(h.ids.ids.empty());
     EXPECT_TRUE(h.orders.hints.empty());
@@ -79,12 +85,12 @@ TEST(ItchPrefetch, NoPassWhileASubscriptionListFiltersTheStocks) {
 
 TEST(ItchPrefetch, ATruncatedOrLyingDatagramIsReadNoFurtherThanItsBytes) {
     const Bytes whole = mold_packet("S1", 1, every_kind_of_message());
-    const HintRecorder all{{instrument_id(kSlot, 0x1000), {}, false}, {instrument_id(kSlot, 0x1000), {}}};
+    const HintRecorder all = recorder();
     prefetch_orders(all, kSlot, whole, moldudp64::read_key(whole, 0));
     for (std::size_t len = 0; len < whole.size(); ++len) {
         // Its own allocation of exactly `len` bytes: the sanitizers see a read past it.
         const Bytes cut(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(len));
-        const HintRecorder h{{instrument_id(kSlot, 0x1000), {}, false}, {instrument_id(kSlot, 0x1000), {}}};
+        const HintRecorder h = recorder();
         prefetch_orders(h, kSlot, cut, moldudp64::read_key(cut, 0));  // the key as the front reads it: of the cut bytes
         ASSERT_LE(h.orders.hints.size(), all.orders.hints.size()) << len;
         EXPECT_TRUE(std::equal(h.orders.hints.begin(), h.orders.hints.end(), all.orders.hints.begin())) << len;
@@ -94,14 +100,14 @@ TEST(ItchPrefetch, ATruncatedOrLyingDatagramIsReadNoFurtherThanItsBytes) {
     for (const Bytes& last : every_kind_of_message()) {
         const Bytes built = mold_packet("S1", 1, std::vector<Bytes>{last});
         const Bytes d(built.begin(), built.end());  // an allocation of exactly its bytes
-        const HintRecorder h{{instrument_id(kSlot, 0x1000), {}, false}, {instrument_id(kSlot, 0x1000), {}}};
+        const HintRecorder h = recorder();
         prefetch_orders(h, kSlot, d, moldudp64::read_key(d, 0));
         EXPECT_LE(h.orders.hints.size(), 1u);
     }
     // A key that claims more messages than the datagram holds: the walk ends at its last byte.
     Bytes lying = whole;
     lying[18] = std::byte{0x7F};  // count's high byte
-    const HintRecorder h{{instrument_id(kSlot, 0x1000), {}, false}, {instrument_id(kSlot, 0x1000), {}}};
+    const HintRecorder h = recorder();
     prefetch_orders(h, kSlot, lying, moldudp64::read_key(lying, 0));
     EXPECT_EQ(h.orders.hints, all.orders.hints);
 }
