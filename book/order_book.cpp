@@ -392,6 +392,7 @@ bool OrderBook::ladder_to_flat(SideLevels& sl, Side s) noexcept {
     }
     probes_ += sl.size;
     release_ladder(sl);
+    sl.wide = true;
     sl.offset = static_cast<std::uint32_t>(offset);
     sl.cap = static_cast<std::uint16_t>(cap);
     return true;
@@ -401,9 +402,11 @@ std::uint32_t OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price
     SideLevels& sl = levels_of(id, s);
     // An empty side starts a ladder (if one is free); a ladder takes every
     // price of its grid its 64 slots can span, moving along it as the
-    // levels do; a price it cannot take makes the side flat, for good
-    // until the side empties.
-    if (sl.size == 0 && sl.root == 0 && !sl.ladder) (void)start_ladder(sl, price);
+    // levels do; a price it cannot take makes the side flat, and `wide`:
+    // flat for good (until cleared), for a side whose prices spread wider
+    // than a ladder once will again, and each start and giving way copies
+    // its levels (the day-like flow: 1.2 x the time with that churn).
+    if (sl.size == 0 && sl.root == 0 && !sl.ladder && !sl.wide) (void)start_ladder(sl, price);
     if (sl.ladder) {
         unsigned slot = 0;
         if (ladder_slot(sl, price, slot) || (rebase(sl, price) && ladder_slot(sl, price, slot))) {

@@ -270,6 +270,7 @@ private:
         std::uint32_t offset = 0;  // flat: its block in the arena; ladder: its first slot in ladders_
         std::uint16_t cap = 0;     // flat: the block's size (0: no block)
         bool ladder = false;       // the side is a ladder
+        bool wide = false;         // its prices outgrew a ladder once: flat for good (until cleared)
         std::uint32_t root = 0;    // tree: its root (0: the side is flat)
         std::uint32_t best = 0;    // tree: its last node (highest key)
         std::uint32_t size = 0;
