@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace tickgate {
@@ -23,6 +25,29 @@ std::vector<L> levels(const OrderBook& b, std::uint32_t id, Side s) {
     std::vector<L> v;
     for (const OrderLevel& l : b.side(id, s)) v.push_back({l.price, l.shares, l.orders});
     return v;
+}
+
+// Every side of instruments 0 .. ids-1 against the orders of `model` (a map
+// whose values have id, side, shares and price): levels best first, exact.
+template <class Model>
+void expect_sides_match(const OrderBook& b, const Model& model, std::uint32_t ids, int step) {
+    for (std::uint32_t id = 0; id < ids; ++id)
+        for (const Side s : {Side::kBid, Side::kAsk}) {
+            std::map<std::int64_t, L> agg;
+            for (const auto& [ref, o] : model)
+                if (o.id == id && o.side == s) {
+                    L& l = agg[o.price];
+                    l.price = o.price;
+                    l.shares += o.shares;
+                    ++l.orders;
+                }
+            std::vector<L> expected;
+            for (const auto& [p, l] : agg) expected.push_back(l);
+            if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
+            ASSERT_EQ(levels(b, id, s), expected) << "step " << step << ", instrument " << id;
+            ASSERT_EQ(b.side(id, s).size(), expected.size());
+        }
+    ASSERT_EQ(b.open_orders(), model.size());
 }
 
 TEST(OrderBookRule, AddBuildsLevelsBestFirstWithSharesAndOrderCount) {
@@ -174,22 +199,7 @@ TEST(OrderBookDifferential, MatchesAMapModel) {
             }
         }
         if (step % 997 != 0) continue;
-        for (std::uint32_t id = 0; id < 4; ++id)
-            for (const Side s : {Side::kBid, Side::kAsk}) {
-                std::map<std::int64_t, L> agg;
-                for (const auto& [ref, o] : model)
-                    if (o.id == id && o.side == s) {
-                        L& l = agg[o.price];
-                        l.price = o.price;
-                        l.shares += o.shares;
-                        ++l.orders;
-                    }
-                std::vector<L> expected;
-                for (const auto& [p, l] : agg) expected.push_back(l);
-                if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
-                ASSERT_EQ(levels(b, id, s), expected) << "step " << step;
-            }
-        ASSERT_EQ(b.open_orders(), model.size());
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, 4, step));
     }
 }
 
@@ -579,25 +589,137 @@ TEST(OrderBookDifferential, MatchesAMapModelWithDeepBooksAndClears) {
             }
         }
         if (step % 4999 != 0) continue;
-        for (std::uint32_t id = 0; id < 3; ++id)
-            for (const Side s : {Side::kBid, Side::kAsk}) {
-                std::map<std::int64_t, L> agg;
-                for (const auto& [ref, o] : model)
-                    if (o.id == id && o.side == s) {
-                        L& l = agg[o.price];
-                        l.price = o.price;
-                        l.shares += o.shares;
-                        ++l.orders;
-                    }
-                std::vector<L> expected;
-                for (const auto& [p, l] : agg) expected.push_back(l);
-                if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
-                ASSERT_EQ(levels(b, id, s), expected) << "step " << step;
-                ASSERT_EQ(b.side(id, s).size(), expected.size());
-            }
-        ASSERT_EQ(b.open_orders(), model.size());
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, 3, step));
     }
 }
+
+// Ladders (a side's levels on the tick grid, base + tick x 0..63): a level
+// is found from its price alone, one probe an add or a removal however
+// many levels the side holds; the side reads best first like any other.
+TEST(OrderBookRule, ALadderFindsALevelByItsPriceInOneProbe) {
+    OrderBook b(1, 1024, 1024);  // ladders_for(1, 1024): both sides
+    std::uint64_t ref = 1;
+    for (std::uint32_t t = 0; t < 40; ++t) {
+        const std::uint64_t before = b.probes();
+        ASSERT_EQ(b.add(0, ref++, Side::kBid, 10, 500'000 - 100 * t), OrderResult::kApplied);
+        ASSERT_EQ(b.add(0, ref++, Side::kAsk, 20, 500'100 + 100 * t), OrderResult::kApplied);
+        if (t > 33) {  // past the one move of each side (t = 32 asks, 33 bids)
+            EXPECT_LE(b.probes() - before, 4u) << t;  // two adds: a window slot and a level each
+        }
+    }
+    ASSERT_EQ(b.side(0, Side::kBid).size(), 40u);
+    std::int64_t bid = 500'000, ask = 500'100;
+    for (const OrderLevel& l : b.side(0, Side::kBid)) EXPECT_EQ(l.price, std::exchange(bid, bid - 100));
+    for (const OrderLevel& l : b.side(0, Side::kAsk)) EXPECT_EQ(l.price, std::exchange(ask, ask + 100));
+    const std::uint64_t before = b.probes();
+    ASSERT_EQ(b.remove(0, 41), OrderResult::kRemoved);  // a bid 20 ticks down: its level gone
+    EXPECT_LE(b.probes() - before, 2u);
+    EXPECT_EQ(b.side(0, Side::kBid).size(), 39u);
+}
+
+// A ladder moves along the grid while its levels and the new price span at
+// most 64 slots; beyond that, or off the grid (a sub-penny price), the
+// side becomes a sorted flat side with every level kept, then a tree past
+// 64 levels; emptied, it starts a ladder again where the prices are.
+TEST(OrderBookRule, ALadderMovesAlongTheGridAndOtherwiseBecomesFlatWithEveryLevelKept) {
+    OrderBook b(2, 4096, 4096);
+    std::uint64_t ref = 1;
+    std::vector<std::uint32_t> asks;
+    for (std::uint32_t t = 0; t < 64; ++t) {  // 64 slots up from the first: the ladder moves twice
+        asks.push_back(1'000'000 + 100 * t);
+        ASSERT_EQ(b.add(0, ref++, Side::kAsk, 1, asks.back()), OrderResult::kApplied);
+    }
+    auto prices = [&](std::uint32_t id, Side s) {
+        std::vector<std::int64_t> v;
+        for (const OrderLevel& l : b.side(id, s)) v.push_back(l.price);
+        return v;
+    };
+    EXPECT_EQ(prices(0, Side::kAsk), std::vector<std::int64_t>(asks.begin(), asks.end()));
+    ASSERT_EQ(b.add(0, ref++, Side::kAsk, 1, 1'000'000 + 100 * 64), OrderResult::kApplied);  // 65 slots: a tree
+    asks.push_back(1'000'000 + 100 * 64);
+    EXPECT_EQ(prices(0, Side::kAsk), std::vector<std::int64_t>(asks.begin(), asks.end()));
+    for (std::uint64_t r = 1; r < ref; ++r) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved);
+    EXPECT_TRUE(b.side(0, Side::kAsk).empty());
+
+    // Off the grid: flat, exact, and the bids of instrument 1 untouched.
+    ASSERT_EQ(b.add(1, ref++, Side::kBid, 5, 700'000), OrderResult::kApplied);
+    ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, 20'000), OrderResult::kApplied);
+    ASSERT_EQ(b.add(0, ref++, Side::kBid, 2, 20'050), OrderResult::kApplied);  // half a cent
+    ASSERT_EQ(b.add(0, ref++, Side::kBid, 3, 19'900), OrderResult::kApplied);
+    ASSERT_EQ(b.add(0, ref++, Side::kBid, 4, 20'050), OrderResult::kApplied);
+    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{20'050, 6, 2}, {20'000, 1, 1}, {19'900, 3, 1}}));
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{700'000, 5, 1}}));
+    EXPECT_THROW(OrderBook(1, 1, 1, 16, 0), std::invalid_argument);
+}
+
+// Prices on the grid around a touch that walks (spans beyond 64 slots
+// now and then), a few off it, clears, and more sides than ladders: every
+// shape (ladder, moving ladder, flat, tree) and every change between them
+// against a model.
+TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
+    struct O {
+        std::uint32_t id;
+        Side side;
+        std::uint32_t shares, price;
+    };
+    constexpr std::uint32_t kIds = 6;
+    std::map<std::uint64_t, O> model;
+    OrderBook b(kIds, 8192, 64 * 5);  // ladders_for: 5, for 12 sides
+    std::mt19937_64 rng(11);
+    std::uint64_t next_ref = 1;
+    std::vector<std::uint64_t> refs;
+    std::vector<std::uint32_t> touch(kIds, 1'000'000);
+    for (int step = 0; step < 200'000; ++step) {
+        const int op = static_cast<int>(rng() % 100);
+        if (op < 48 && model.size() < 3000) {
+            const auto id = static_cast<std::uint32_t>(rng() % kIds);
+            if (rng() % 50 == 0) touch[id] += rng() % 2 ? 100 : -100;
+            const Side side = rng() % 2 ? Side::kBid : Side::kAsk;
+            const auto ticks = static_cast<std::uint32_t>(rng() % 8 == 0 ? rng() % 90 : rng() % 6);
+            std::uint32_t price = side == Side::kBid ? touch[id] - 100 * ticks : touch[id] + 100 + 100 * ticks;
+            if (rng() % 500 == 0) price += 1 + static_cast<std::uint32_t>(rng() % 99);  // off the grid
+            const O o{id, side, static_cast<std::uint32_t>(1 + rng() % 50), price};
+            ASSERT_EQ(b.add(o.id, next_ref, o.side, o.shares, o.price), OrderResult::kApplied);
+            model[next_ref] = o;
+            refs.push_back(next_ref++);
+        } else if (op == 48) {
+            const auto id = static_cast<std::uint32_t>(rng() % kIds);
+            b.clear(id);
+            std::erase_if(model, [&](const auto& kv) { return kv.second.id == id; });
+        } else if (!refs.empty()) {
+            const std::size_t k = rng() % refs.size();
+            const std::uint64_t ref = refs[k];
+            refs[k] = refs.back();
+            refs.pop_back();
+            const auto it = model.find(ref);
+            if (it == model.end()) continue;  // emptied with its instrument
+            O& o = it->second;
+            if (op < 75) {
+                ASSERT_EQ(b.remove(o.id, ref), OrderResult::kRemoved);
+                model.erase(it);
+            } else if (op < 90) {
+                const auto n = static_cast<std::uint32_t>(1 + rng() % 40);
+                const OrderResult r = b.reduce(o.id, ref, n);
+                if (n < o.shares) {
+                    ASSERT_EQ(r, OrderResult::kApplied);
+                    o.shares -= n;
+                    refs.push_back(ref);
+                } else {
+                    model.erase(it);
+                }
+            } else {  // a replace one tick either way
+                const O n{o.id, o.side, o.shares, rng() % 2 ? o.price + 100 : o.price - 100};
+                ASSERT_EQ(b.replace(o.id, ref, next_ref, n.shares, n.price), OrderResult::kApplied);
+                model.erase(it);
+                model[next_ref] = n;
+                refs.push_back(next_ref++);
+            }
+        }
+        if (step % 3001 != 0) continue;
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, kIds, step));
+    }
+}
+
 
 }  // namespace
 }  // namespace tickgate

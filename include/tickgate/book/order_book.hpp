@@ -50,7 +50,9 @@
 // so. Engine thread only.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -101,9 +103,16 @@ public:
         iterator() = default;
         explicit iterator(const OrderLevel* p) noexcept : p_(p) {}
         iterator(const LevelNode* nodes, std::uint32_t at) noexcept : nodes_(nodes), at_(at) {}
-        const OrderLevel& operator*() const noexcept { return nodes_ != nullptr ? nodes_[at_].level : p_[-1]; }
+        iterator(const OrderLevel* slots, std::uint64_t occupied, bool descending) noexcept
+            : slots_(slots), bits_(occupied), descending_(descending) {}
+        const OrderLevel& operator*() const noexcept {
+            if (slots_ != nullptr) return slots_[slot()];
+            return nodes_ != nullptr ? nodes_[at_].level : p_[-1];
+        }
         iterator& operator++() noexcept {
-            if (nodes_ == nullptr) {
+            if (slots_ != nullptr) {
+                bits_ &= ~(std::uint64_t{1} << slot());
+            } else if (nodes_ == nullptr) {
                 --p_;
             } else {
                 at_ = predecessor(at_);
@@ -115,9 +124,14 @@ public:
             ++*this;
             return t;
         }
-        bool operator==(const iterator& o) const noexcept { return p_ == o.p_ && at_ == o.at_; }
+        bool operator==(const iterator& o) const noexcept { return p_ == o.p_ && at_ == o.at_ && bits_ == o.bits_; }
 
     private:
+        // A ladder's next slot: its highest occupied one (a bid's best) or its lowest (an ask's).
+        [[nodiscard]] unsigned slot() const noexcept {
+            return descending_ ? 63u - static_cast<unsigned>(std::countl_zero(bits_))
+                               : static_cast<unsigned>(std::countr_zero(bits_));
+        }
         // The in-order predecessor: amortised O(1) over a whole walk.
         [[nodiscard]] std::uint32_t predecessor(std::uint32_t x) const noexcept {
             if (nodes_[x].left != 0) {
@@ -135,24 +149,38 @@ public:
         const OrderLevel* p_ = nullptr;     // flat: one past the level it reads
         const LevelNode* nodes_ = nullptr;  // tree: the pool, and the node (0: past the last)
         std::uint32_t at_ = 0;
+        const OrderLevel* slots_ = nullptr;  // ladder: its slots, and those still to read (0: past the last)
+        std::uint64_t bits_ = 0;
+        bool descending_ = false;
     };
     // A flat side (ascending by key: the best level last).
     OrderBookSide(const OrderLevel* levels, std::uint32_t size) noexcept : levels_(levels), size_(size) {}
     // A tree side, from its best node.
     OrderBookSide(const LevelNode* nodes, std::uint32_t best, std::uint32_t size) noexcept
         : nodes_(nodes), best_(best), size_(size) {}
+    // A ladder side: its 64 slots, which of them hold a level, and whether
+    // the best is the highest slot (a bid) or the lowest (an ask).
+    OrderBookSide(const OrderLevel* slots, std::uint64_t occupied, bool descending, std::uint32_t size) noexcept
+        : levels_(slots), occupied_(occupied), size_(size), ladder_(true), descending_(descending) {}
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     [[nodiscard]] iterator begin() const noexcept {
+        if (ladder_) return {levels_, occupied_, descending_};
         return nodes_ != nullptr ? iterator(nodes_, best_) : iterator(levels_ + size_);
     }
-    [[nodiscard]] iterator end() const noexcept { return nodes_ != nullptr ? iterator(nodes_, 0) : iterator(levels_); }
+    [[nodiscard]] iterator end() const noexcept {
+        if (ladder_) return {levels_, 0, descending_};
+        return nodes_ != nullptr ? iterator(nodes_, 0) : iterator(levels_);
+    }
 
 private:
     const OrderLevel* levels_ = nullptr;
     const LevelNode* nodes_ = nullptr;
     std::uint32_t best_ = 0;
+    std::uint64_t occupied_ = 0;
     std::uint32_t size_;
+    bool ladder_ = false;
+    bool descending_ = false;
 };
 static_assert(std::forward_iterator<OrderBookSide::iterator>);
 
@@ -164,11 +192,18 @@ public:
     // many in trees (the pool). References are
     // unique within the ids sharing id >> scope_bits (ITCH: 16, a channel's
     // 65,536 locates). Throws std::invalid_argument for a zero capacity.
+    // `tick` (1 .. 65,535): the price step of a ladder's slots (ITCH: $0.01
+    // in 4 implied decimals); prices off that grid live in flat sides.
     OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
-              unsigned scope_bits = 16);
+              unsigned scope_bits = 16, std::uint32_t tick = 100);
     // What the constructor allocates (the config's memory estimate).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels, unsigned scope_bits = 16) noexcept;
+    // Ladders the book holds at once: one a side of as many instruments as
+    // its levels allow 64 each (a side beyond them stays flat).
+    [[nodiscard]] static std::uint32_t ladders_for(std::uint32_t max_instruments, std::uint32_t max_levels) noexcept {
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{max_instruments} * 2, max_levels / kLadderSlots));
+    }
     // What of it is resident once constructed: the per-instrument and
     // per-scope arrays (the order stores and level pool are zero pages until used).
     [[nodiscard]] static std::size_t resident_bytes_for(std::uint32_t max_instruments, unsigned scope_bits = 16) noexcept {
@@ -190,7 +225,7 @@ public:
     // on `*add_side`, or nullptr: a change of an order): fetches the store
     // slot add() or find() looks in first, and an add's side record. Reads
     // no order and changes nothing (probes() included); `id` < max_instruments().
-    void prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side) const noexcept;
+    void prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side, std::uint32_t add_price = 0) const noexcept;
     // Empties instrument `id` (a new session, an unsubscribe): its orders
     // (made stale in O(1)) and levels.
     void clear(std::uint32_t id) noexcept;
@@ -203,6 +238,7 @@ public:
 
     [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
         const SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+        if (sl.ladder) return {ladders_.data() + sl.offset, sl.occupied, s == Side::kBid, sl.size};
         if (sl.root != 0) return {nodes_.data(), sl.best, sl.size};
         return {arena_.data() + sl.offset, sl.size};
     }
@@ -229,15 +265,22 @@ private:
     };
     static constexpr std::uint8_t kPrice = 1, kNode = 2;
     static_assert(sizeof(Entry) == 24);
-    struct SideLevels {
-        std::uint32_t offset = 0;  // flat: its block in the arena
-        std::uint32_t cap = 0;     // flat: the block's size (0: no block)
+    // 32 bytes, aligned: one cache line per side touched.
+    struct alignas(32) SideLevels {
+        std::uint32_t offset = 0;  // flat: its block in the arena; ladder: its first slot in ladders_
+        std::uint16_t cap = 0;     // flat: the block's size (0: no block)
+        bool ladder = false;       // the side is a ladder
+        bool wide = false;         // its prices outgrew a ladder once: flat for good (until cleared)
         std::uint32_t root = 0;    // tree: its root (0: the side is flat)
         std::uint32_t best = 0;    // tree: its last node (highest key)
         std::uint32_t size = 0;
+        std::uint32_t base = 0;      // ladder: the price of slot 0
+        std::uint64_t occupied = 0;  // ladder: a bit per slot that holds a level
     };
+    static_assert(sizeof(SideLevels) == 32);
     static constexpr std::uint32_t kMinBlock = 4;
     static constexpr std::uint32_t kFlatLevels = 64;  // a side with more is a tree
+    static constexpr std::uint32_t kLadderSlots = 64;  // a ladder's prices: base + tick x 0..63
     static constexpr int kClasses = 7;                // blocks 4 .. 64
     static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
     // Per scope: the highest reference added so far (a higher one, every
@@ -310,6 +353,30 @@ private:
     // The first of a flat side's `size` levels whose key is above `key`.
     [[nodiscard]] static std::uint32_t flat_upper_bound(const OrderLevel* lv, std::uint32_t size, Side s,
                                                         std::int64_t key) noexcept;
+    // The slot of `price` in ladder `sl`, or false: below its base, past
+    // its last slot or off its grid (one multiply, no division).
+    [[nodiscard]] bool ladder_slot(const SideLevels& sl, std::uint32_t price, unsigned& slot) const noexcept {
+        const std::uint32_t d = price - sl.base;
+        if (price < sl.base || d >= kLadderSlots * tick_) return false;
+        const auto q = static_cast<std::uint32_t>((std::uint64_t{d} * tick_magic_) >> 40);  // d / tick, exact here
+        slot = q;
+        return q * tick_ == d;
+    }
+    [[nodiscard]] OrderLevel* ladder_levels(const SideLevels& sl) noexcept {
+        return ladders_.data() + sl.offset;
+    }
+    // Side `sl` (empty, no tree) made a ladder whose middle slot is `price`; false if none is free.
+    bool start_ladder(SideLevels& sl, std::uint32_t price) noexcept;
+    // Ladder `sl` moved along the grid so that `price` fits beside its
+    // levels (at most 64 levels move); false if it cannot (off the grid, or
+    // the levels and `price` span more than 64 slots).
+    bool rebase(SideLevels& sl, std::uint32_t price) noexcept;
+    // Ladder `sl` made a flat side, its levels in key order; false if the arena has no block.
+    bool ladder_to_flat(SideLevels& sl, Side s) noexcept;
+    void release_ladder(SideLevels& sl) noexcept;
+    // A block of `cap` levels from the arena (its free list, else unused
+    // room); false if there is none.
+    bool take_block(std::uint32_t cap, std::size_t& offset) noexcept;
     // Adds `shares` (one order) at `price`: the level's tree node (a tree
     // side), 0 (a flat side), or kNoRoom when the arena or pool has none.
     // A tree side stays one until it is empty, so an order added to a tree
@@ -355,6 +422,13 @@ private:
     std::vector<ScopeRefs> scopes_;
     std::vector<SideLevels> sides_;         // [id * 2 + side]
     ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
+    // Ladders: 64 slots each, a slot per price of the grid from the side's
+    // base (price = base + tick x slot), so a level is found by one multiply.
+    ZeroedArray<OrderLevel> ladders_;  // zero pages too
+    std::vector<std::uint32_t> free_ladders_;  // their first slots; reserved at start-up
+    std::uint32_t fresh_ladder_ = 0;           // the first ladder never used
+    std::uint32_t tick_;
+    std::uint64_t tick_magic_;                 // ceil(2^40 / tick_)
     std::size_t arena_used_ = 0;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks_;  // by log2(cap); reserved at start-up
     // Node 0 is nil; 1 .. max_levels the tree levels. Zero pages too.

@@ -131,7 +131,7 @@ void prefetch_orders(const Handler& handler, std::uint32_t slot, std::span<const
             return;
         }
         const Side side = order.side() == 'S' ? Side::kAsk : Side::kBid;  // only an add has its side (D ends before)
-        book.prefetch(id, order.order_ref(), &side);
+        book.prefetch(id, order.order_ref(), &side, order.price());
     });
 }
 
