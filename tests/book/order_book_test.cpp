@@ -652,6 +652,34 @@ TEST(OrderBookRule, ALadderMovesAlongTheGridAndOtherwiseBecomesFlatWithEveryLeve
     EXPECT_THROW(OrderBook(1, 1, 1, 16, 0), std::invalid_argument);
 }
 
+// A side whose prices outgrew its ladder once stays flat, emptied or not,
+// until it is cleared (a new session): restarting a ladder on each emptied
+// side and giving it up again copied the levels each time. Seen in the
+// work: 40 bids each below the others cost a level moved per level there
+// already on a flat side, one slot each on a ladder.
+TEST(OrderBookRule, ASideThatOutgrewItsLadderStaysFlatUntilCleared) {
+    OrderBook b(1, 4096, 4096);
+    std::uint64_t ref = 1;
+    auto forty_bids_down = [&] {
+        const std::uint64_t before = b.probes();
+        const std::uint64_t first = ref;
+        for (std::uint32_t t = 0; t < 40; ++t) EXPECT_EQ(b.add(0, ref++, Side::kBid, 1, 900'000 - 100 * t), OrderResult::kApplied);
+        const std::uint64_t cost = b.probes() - before;
+        for (std::uint64_t r = first; r < ref; ++r) EXPECT_EQ(b.remove(0, r), OrderResult::kRemoved);
+        return cost;
+    };
+    const std::uint64_t ladder = forty_bids_down();
+    ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, 500'000), OrderResult::kApplied);
+    ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, 500'001), OrderResult::kApplied);  // off the grid: flat
+    ASSERT_EQ(b.remove(0, ref - 1), OrderResult::kRemoved);
+    ASSERT_EQ(b.remove(0, ref - 2), OrderResult::kRemoved);
+    const std::uint64_t flat = forty_bids_down();
+    EXPECT_LT(ladder, 40u * 4);
+    EXPECT_GE(flat, 39u * 40 / 2);  // 0 + 1 + ... + 39 levels moved
+    b.clear(0);
+    EXPECT_EQ(forty_bids_down(), ladder);
+}
+
 // Prices on the grid around a touch that walks (spans beyond 64 slots
 // now and then), a few off it, clears, and more sides than ladders: every
 // shape (ladder, moving ladder, flat, tree) and every change between them

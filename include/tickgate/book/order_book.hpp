@@ -31,7 +31,15 @@
 // once, when live plus stale table entries reach max_orders and at least
 // 1/32 of the table is stale (so a sweep costs at most 32 slots per entry
 // it frees, and the load stays about where live orders alone put it).
-// Levels: per instrument and side a sorted flat array of at most kFlatLevels (64) levels searched
+// Levels: where a side's prices allow, a *ladder*: kLadderSlots (64) slots on the tick grid
+// from a base, a level found from its price by one multiply and the best by
+// a bit scan of the occupancy mask; it moves along the grid while its
+// levels and a new price span at most 64 ticks, and a price it cannot take
+// (off the grid, or too far) makes the side flat for good until cleared (a
+// side that spread wide once will again; each start and giving way copies
+// the levels). Ladders come from a fixed pool (ladders_for); a side beyond
+// it is flat. Otherwise:
+// per instrument and side a sorted flat array of at most kFlatLevels (64) levels searched
 // by bisection (best last, so the updates near the touch that dominate real
 // feeds move little), carved from one arena in power-of-two blocks; a side
 // that outgrows it becomes a red-black tree of levels whose nodes come
@@ -222,9 +230,11 @@ public:
     OrderResult replace(std::uint32_t id, std::uint64_t ref, std::uint64_t new_ref, std::uint32_t shares,
                         std::uint32_t price) noexcept;
     // A hint that an order message of `id` naming `ref` comes soon (an add
-    // on `*add_side`, or nullptr: a change of an order): fetches the store
-    // slot add() or find() looks in first, and an add's side record. Reads
-    // no order and changes nothing (probes() included); `id` < max_instruments().
+    // on `*add_side` at `add_price`, or nullptr: a change of an order):
+    // fetches the store slot add() or find() looks in first, an add's side
+    // record, and the level's ladder slot (a change's only if its order is
+    // in its window slot, the one entry read). Changes nothing (probes()
+    // included); `id` < max_instruments().
     void prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side, std::uint32_t add_price = 0) const noexcept;
     // Empties instrument `id` (a new session, an unsubscribe): its orders
     // (made stale in O(1)) and levels.

@@ -25,13 +25,13 @@ struct HintRecorder {
         [[nodiscard]] bool filtering() const noexcept { return filtering_stocks; }
         void prefetch(std::uint32_t id) const { ids.push_back(id); }
     };
-    using BookHint = std::tuple<std::uint32_t, std::uint64_t, int>;  // id, reference, add side (-1: a change)
+    using BookHint = std::tuple<std::uint32_t, std::uint64_t, int, std::uint32_t>;  // id, reference, add side (-1: a change), add price
     struct OrderStore {
         std::uint32_t max;
         mutable std::vector<BookHint> hints;
         [[nodiscard]] std::uint32_t max_instruments() const noexcept { return max; }
-        void prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side) const {
-            hints.emplace_back(id, ref, add_side != nullptr ? static_cast<int>(*add_side) : -1);
+        void prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side, std::uint32_t add_price = 0) const {
+            hints.emplace_back(id, ref, add_side != nullptr ? static_cast<int>(*add_side) : -1, add_price);
         }
     };
     Instruments ids;
@@ -70,9 +70,9 @@ TEST(ItchPrefetch, HintsEveryOrderMessageAndNothingElseInOrder) {
     const std::uint32_t a = instrument_id(kSlot, 5), b = instrument_id(kSlot, 6);
     EXPECT_EQ(h.ids.ids, (std::vector<std::uint32_t>{a, b, a, a, b, b, a}));
     EXPECT_EQ(h.orders.hints, (std::vector<HintRecorder::BookHint>{
-                                  {a, 100, kBid}, {b, 101, kAsk}, {a, 100, -1}, {a, 100, -1}, {b, 101, -1},
-                                  {b, 101, -1},  // U: its original reference
-                                  {a, 100, -1}}));
+                                  {a, 100, kBid, 1'000'000}, {b, 101, kAsk, 1'000'100}, {a, 100, -1, 0}, {a, 100, -1, 0},
+                                  {b, 101, -1, 0}, {b, 101, -1, 0},  // U: its original reference
+                                  {a, 100, -1, 0}}));
 }
 
 TEST(ItchPrefetch, NoPassWhileASubscriptionListFiltersTheStocks) {
