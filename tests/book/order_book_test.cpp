@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -27,11 +29,18 @@ std::vector<L> levels(const OrderBook& b, std::uint32_t id, Side s) {
     return v;
 }
 
-// Every side of instruments 0 .. ids-1 against the orders of `model` (a map
+// Instruments 0 .. n-1.
+std::vector<std::uint32_t> first_ids(std::uint32_t n) {
+    std::vector<std::uint32_t> v(n);
+    std::iota(v.begin(), v.end(), 0u);
+    return v;
+}
+
+// Every side of instruments `ids` against the orders of `model` (a map
 // whose values have id, side, shares and price): levels best first, exact.
 template <class Model>
-void expect_sides_match(const OrderBook& b, const Model& model, std::uint32_t ids, int step) {
-    for (std::uint32_t id = 0; id < ids; ++id)
+void expect_sides_match(const OrderBook& b, const Model& model, std::span<const std::uint32_t> ids, int step) {
+    for (const std::uint32_t id : ids)
         for (const Side s : {Side::kBid, Side::kAsk}) {
             std::map<std::int64_t, L> agg;
             for (const auto& [ref, o] : model)
@@ -48,6 +57,39 @@ void expect_sides_match(const OrderBook& b, const Model& model, std::uint32_t id
             ASSERT_EQ(b.side(id, s).size(), expected.size());
         }
     ASSERT_EQ(b.open_orders(), model.size());
+}
+
+// Empties instrument `id` in the book and in its model.
+template <class Model>
+void clear_both(OrderBook& b, Model& model, std::uint32_t id) {
+    b.clear(id);
+    std::erase_if(model, [&](const auto& kv) { return kv.second.id == id; });
+}
+
+// One of `refs` at random, taken out of it.
+std::uint64_t take_any(std::vector<std::uint64_t>& refs, std::mt19937_64& rng) {
+    const std::size_t k = rng() % refs.size();
+    const std::uint64_t ref = refs[k];
+    refs[k] = refs.back();
+    refs.pop_back();
+    return ref;
+}
+
+// Takes `n` shares from the order at `it` in the book and in its model; a
+// reference still live goes back into `refs`.
+template <class Model>
+void reduce_both(OrderBook& b, Model& model, typename Model::iterator it, std::vector<std::uint64_t>& refs,
+                 std::uint32_t n) {
+    auto& o = it->second;
+    const OrderResult r = b.reduce(o.id, it->first, n);
+    if (n < o.shares) {
+        ASSERT_EQ(r, OrderResult::kApplied);
+        o.shares -= n;
+        refs.push_back(it->first);
+    } else {
+        ASSERT_EQ(r, n == o.shares ? OrderResult::kRemoved : OrderResult::kOverExecution);
+        model.erase(it);
+    }
 }
 
 TEST(OrderBookRule, AddBuildsLevelsBestFirstWithSharesAndOrderCount) {
@@ -199,7 +241,7 @@ TEST(OrderBookDifferential, MatchesAMapModel) {
             }
         }
         if (step % 997 != 0) continue;
-        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, 4, step));
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, first_ids(4), step));
     }
 }
 
@@ -520,22 +562,7 @@ TEST(OrderBookDifferential, MatchesAMapModelWithReusedReferencesInTwoScopes) {
             model[std::make_pair(scope, new_ref)] = n;  // a live new_ref is replaced, as by an add
         }
         if (step % 1999 != 0) continue;
-        for (const std::uint32_t i : ids)
-            for (const Side s : {Side::kBid, Side::kAsk}) {
-                std::map<std::int64_t, L> agg;
-                for (const auto& [k, o] : model)
-                    if (o.id == i && o.side == s) {
-                        L& l = agg[o.price];
-                        l.price = o.price;
-                        l.shares += o.shares;
-                        ++l.orders;
-                    }
-                std::vector<L> expected;
-                for (const auto& [p, l] : agg) expected.push_back(l);
-                if (s == Side::kBid) std::reverse(expected.begin(), expected.end());
-                ASSERT_EQ(levels(b, i, s), expected) << "step " << step;
-            }
-        ASSERT_EQ(b.open_orders(), model.size());
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, ids, step));
     }
 }
 
@@ -562,34 +589,20 @@ TEST(OrderBookDifferential, MatchesAMapModelWithDeepBooksAndClears) {
             model[next_ref] = o;
             refs.push_back(next_ref++);
         } else if (op == 50) {
-            const auto id = static_cast<std::uint32_t>(rng() % 3);
-            b.clear(id);
-            std::erase_if(model, [&](const auto& kv) { return kv.second.id == id; });
+            clear_both(b, model, static_cast<std::uint32_t>(rng() % 3));
         } else if (!refs.empty()) {
-            const std::size_t k = rng() % refs.size();
-            const std::uint64_t ref = refs[k];
-            refs[k] = refs.back();
-            refs.pop_back();
+            const std::uint64_t ref = take_any(refs, rng);
             const auto it = model.find(ref);
             if (it == model.end()) continue;  // emptied with its instrument
             if (op < 80) {
                 ASSERT_EQ(b.remove(it->second.id, ref), OrderResult::kRemoved);
                 model.erase(it);
             } else {
-                O& o = it->second;
-                const auto n = static_cast<std::uint32_t>(1 + rng() % 40);
-                const OrderResult r = b.reduce(o.id, ref, n);
-                if (n < o.shares) {
-                    ASSERT_EQ(r, OrderResult::kApplied);
-                    o.shares -= n;
-                    refs.push_back(ref);
-                } else {
-                    model.erase(it);
-                }
+                ASSERT_NO_FATAL_FAILURE(reduce_both(b, model, it, refs, static_cast<std::uint32_t>(1 + rng() % 40)));
             }
         }
         if (step % 4999 != 0) continue;
-        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, 3, step));
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, first_ids(3), step));
     }
 }
 
@@ -711,14 +724,9 @@ TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
             model[next_ref] = o;
             refs.push_back(next_ref++);
         } else if (op == 48) {
-            const auto id = static_cast<std::uint32_t>(rng() % kIds);
-            b.clear(id);
-            std::erase_if(model, [&](const auto& kv) { return kv.second.id == id; });
+            clear_both(b, model, static_cast<std::uint32_t>(rng() % kIds));
         } else if (!refs.empty()) {
-            const std::size_t k = rng() % refs.size();
-            const std::uint64_t ref = refs[k];
-            refs[k] = refs.back();
-            refs.pop_back();
+            const std::uint64_t ref = take_any(refs, rng);
             const auto it = model.find(ref);
             if (it == model.end()) continue;  // emptied with its instrument
             O& o = it->second;
@@ -726,15 +734,7 @@ TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
                 ASSERT_EQ(b.remove(o.id, ref), OrderResult::kRemoved);
                 model.erase(it);
             } else if (op < 90) {
-                const auto n = static_cast<std::uint32_t>(1 + rng() % 40);
-                const OrderResult r = b.reduce(o.id, ref, n);
-                if (n < o.shares) {
-                    ASSERT_EQ(r, OrderResult::kApplied);
-                    o.shares -= n;
-                    refs.push_back(ref);
-                } else {
-                    model.erase(it);
-                }
+                ASSERT_NO_FATAL_FAILURE(reduce_both(b, model, it, refs, static_cast<std::uint32_t>(1 + rng() % 40)));
             } else {  // a replace one tick either way
                 const O n{o.id, o.side, o.shares, rng() % 2 ? o.price + 100 : o.price - 100};
                 ASSERT_EQ(b.replace(o.id, ref, next_ref, n.shares, n.price), OrderResult::kApplied);
@@ -744,7 +744,7 @@ TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
             }
         }
         if (step % 3001 != 0) continue;
-        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, kIds, step));
+        ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, first_ids(kIds), step));
     }
 }
 
