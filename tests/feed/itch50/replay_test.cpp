@@ -357,7 +357,7 @@ TEST(ItchReplayRule, NewSessionCostsOnlyTheChannelsOwnOrders) {
     feed(replay, mold_packet("SESSION000", 1, msgs), kGroupA, 31001, 0);
     const std::uint64_t before = replay.handler().book().probes();
     for (int i = 0; i < 1500; ++i) {
-        char session[11];
+        char session[16];  // 10 characters; room for any int, so -Wformat-truncation has nothing to say
         std::snprintf(session, sizeof session, "S%09d", i);
         const Bytes hb = mold_heartbeat(session, 1);
         feed(replay, hb, kGroupA, 31001, 1 + i);

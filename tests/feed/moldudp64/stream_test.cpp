@@ -236,7 +236,7 @@ TEST_F(StreamRule, NewSessionLosesTheOpenHoleDiscardsHeldAndOldSessionPacketsAre
 // of it was taken for a new session (the books emptied again).
 TEST_F(StreamRule, TheLastSixteenReplacedSessionsAreStaleAndAnOlderOneIsNewAgain) {
     const auto name = [](int n) {
-        char s[11];
+        char s[16];  // 10 characters; room for any int, so -Wformat-truncation has nothing to say
         std::snprintf(s, sizeof s, "S%09d", n);
         return std::string(s);
     };
