@@ -116,7 +116,7 @@ void OrderBook::prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_si
         s = static_cast<Side>(w.side);
         price = w.at;
     }
-    const SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+    const SideLevels& sl = levels_of(id, s);
     unsigned slot = 0;
     if (sl.ladder && ladder_slot(sl, price, slot)) __builtin_prefetch(&ladders_[sl.offset + slot], 1);
 }
@@ -346,34 +346,26 @@ void OrderBook::release_ladder(SideLevels& sl) noexcept {
 
 bool OrderBook::rebase(SideLevels& sl, std::uint32_t price) noexcept {
     if (price % tick_ != sl.base % tick_ || sl.occupied == 0) return false;  // off the grid: no base puts it on a slot
-    const auto lowest = static_cast<unsigned>(std::countr_zero(sl.occupied));
-    const unsigned highest = 63u - static_cast<unsigned>(std::countl_zero(sl.occupied));
-    const std::uint32_t lo = std::min(price, sl.base + lowest * tick_);
-    const std::uint32_t hi = std::max(price, sl.base + highest * tick_);
+    const std::uint32_t lo = std::min(price, sl.base + next_ladder_slot(sl.occupied, false) * tick_);
+    const std::uint32_t hi = std::max(price, sl.base + next_ladder_slot(sl.occupied, true) * tick_);
     const std::uint32_t span = (hi - lo) / tick_ + 1;
     if (span > kLadderSlots) return false;
     // Centred on the levels and `price`: room to move both ways again.
     const std::uint32_t base = lo - std::min(lo / tick_, (kLadderSlots - span) / 2) * tick_;
-    OrderLevel* lv = ladder_levels(sl);
-    probes_ += sl.size;  // levels moved
-    if (base < sl.base) {  // levels move up: the highest first
-        const std::uint32_t up = (sl.base - base) / tick_;
+    if (base != sl.base) {
+        // Levels moving up go highest first, down lowest first: none is overwritten before it moves.
+        const bool up = base < sl.base;
+        const std::uint32_t shift = (up ? sl.base - base : base - sl.base) / tick_;
+        OrderLevel* lv = ladder_levels(sl);
+        probes_ += sl.size;  // levels moved
         for (std::uint64_t bits = sl.occupied; bits != 0;) {
-            const unsigned i = 63u - static_cast<unsigned>(std::countl_zero(bits));
-            lv[i + up] = lv[i];
+            const unsigned i = next_ladder_slot(bits, up);
+            lv[up ? i + shift : i - shift] = lv[i];
             bits &= ~(std::uint64_t{1} << i);
         }
-        sl.occupied <<= up;
-    } else if (base > sl.base) {  // down: the lowest first
-        const std::uint32_t down = (base - sl.base) / tick_;
-        for (std::uint64_t bits = sl.occupied; bits != 0;) {
-            const auto i = static_cast<unsigned>(std::countr_zero(bits));
-            lv[i - down] = lv[i];
-            bits &= bits - 1;
-        }
-        sl.occupied >>= down;
+        sl.occupied = up ? sl.occupied << shift : sl.occupied >> shift;
+        sl.base = base;
     }
-    sl.base = base;
     return true;
 }
 
@@ -385,8 +377,7 @@ bool OrderBook::ladder_to_flat(SideLevels& sl, Side s) noexcept {
     OrderLevel* to = arena_.data() + offset;
     // Keys ascend towards the best: a bid's slots upwards, an ask's downwards.
     for (std::uint64_t bits = sl.occupied; bits != 0;) {
-        const unsigned i = s == Side::kBid ? static_cast<unsigned>(std::countr_zero(bits))
-                                           : 63u - static_cast<unsigned>(std::countl_zero(bits));
+        const unsigned i = next_ladder_slot(bits, s == Side::kAsk);
         *to++ = from[i];
         bits &= ~(std::uint64_t{1} << i);
     }
@@ -464,6 +455,7 @@ void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone)
     OrderLevel* l = nullptr;
     std::uint32_t node = 0;
     std::uint32_t at = 0;
+    unsigned slot = 0;
     const auto price = static_cast<std::int64_t>(e.at);
     const std::int64_t key = key_of(s, price);
     if (e.used == kNode) {
@@ -472,15 +464,8 @@ void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone)
         l = &nodes_[node].level;
     } else if (sl.ladder) {
         ++probes_;
-        unsigned slot = 0;
         if (!ladder_slot(sl, e.at, slot) || (sl.occupied >> slot & 1) == 0) return;  // not reached
         l = &ladder_levels(sl)[slot];
-        l->shares -= shares;
-        if (order_gone) --l->orders;
-        if (l->orders != 0) return;
-        sl.occupied &= ~(std::uint64_t{1} << slot);
-        if (--sl.size == 0) release_ladder(sl);  // the next add starts one where the prices are then
-        return;
     } else if (sl.root != 0) {
         std::uint32_t parent = 0;
         bool left = false;
@@ -496,6 +481,11 @@ void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone)
     l->shares -= shares;
     if (order_gone) --l->orders;
     if (l->orders != 0) return;
+    if (sl.ladder) {
+        sl.occupied &= ~(std::uint64_t{1} << slot);
+        if (--sl.size == 0) release_ladder(sl);  // the next add starts one where the prices are then
+        return;
+    }
     if (node != 0) {
         erase_level(sl, node);  // the last one gone: the side is flat (and blockless) again
         return;

@@ -71,6 +71,12 @@
 
 namespace tickgate {
 
+// The slot a walk of a ladder's occupancy mask `bits` (not 0) reads
+// next: its highest (`descending`) or its lowest.
+[[nodiscard]] inline unsigned next_ladder_slot(std::uint64_t bits, bool descending) noexcept {
+    return descending ? 63u - static_cast<unsigned>(std::countl_zero(bits)) : static_cast<unsigned>(std::countr_zero(bits));
+}
+
 // One aggregated price level; converts to a Level (shares saturated to u32).
 struct OrderLevel {
     std::int64_t price;   // the wire price (4 implied decimals for ITCH)
@@ -136,10 +142,7 @@ public:
 
     private:
         // A ladder's next slot: its highest occupied one (a bid's best) or its lowest (an ask's).
-        [[nodiscard]] unsigned slot() const noexcept {
-            return descending_ ? 63u - static_cast<unsigned>(std::countl_zero(bits_))
-                               : static_cast<unsigned>(std::countr_zero(bits_));
-        }
+        [[nodiscard]] unsigned slot() const noexcept { return next_ladder_slot(bits_, descending_); }
         // The in-order predecessor: amortised O(1) over a whole walk.
         [[nodiscard]] std::uint32_t predecessor(std::uint32_t x) const noexcept {
             if (nodes_[x].left != 0) {
@@ -247,7 +250,7 @@ public:
     }
 
     [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
-        const SideLevels& sl = sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+        const SideLevels& sl = levels_of(id, s);
         if (sl.ladder) return {ladders_.data() + sl.offset, sl.occupied, s == Side::kBid, sl.size};
         if (sl.root != 0) return {nodes_.data(), sl.best, sl.size};
         return {arena_.data() + sl.offset, sl.size};
@@ -358,6 +361,9 @@ private:
     // Level keys ascend towards the best level: the bid's price, the ask's negated.
     [[nodiscard]] static std::int64_t key_of(Side s, std::int64_t price) noexcept { return s == Side::kBid ? price : -price; }
     [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
+        return sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
+    }
+    [[nodiscard]] const SideLevels& levels_of(std::uint32_t id, Side s) const noexcept {
         return sides_[std::size_t{id} * 2 + static_cast<std::size_t>(s)];
     }
     // The first of a flat side's `size` levels whose key is above `key`.
