@@ -146,7 +146,7 @@ private:
         BasicInlineFeedHandler& self;
         F& on_update;
         Probe& probe;
-        void on_event(const Event& ev) noexcept {
+        [[gnu::always_inline]] void on_event(const Event& ev) noexcept {
             probe.decoded(ev);
             self.recovery_.before(self.instruments_, ev);
             const Update u = self.sequencer_.apply(ev);

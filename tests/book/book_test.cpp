@@ -125,6 +125,24 @@ TEST_F(BookRule, AppendLevelOutOfOrderStillSorted) {
     EXPECT_EQ(asks(), (Book{{3, 2}, {4, 2}, {5, 2}}));  // an equal price replaces
 }
 
+// A snapshot event's levels in one call: in order they are appended; an
+// out-of-order or equal price goes through a sorted insert and the levels
+// after it still append (the side's count is read back from it); an empty
+// level is none; past a full side a better level pushes the worst out, a
+// worse one is dropped, and the return counts those dropped.
+TEST_F(BookRule, AppendLevelsTakesABatchAndCountsWhatItDropped) {
+    const std::int64_t bid_px[] = {100, 98, 99, 99, 97, 96};
+    const std::uint32_t bid_qty[] = {1, 2, 3, 4, 5, 6};
+    EXPECT_EQ(books_.append_levels(kId, Side::kBid, bid_px, bid_qty, 6), 1u);
+    EXPECT_EQ(bids(), (Book{{100, 1}, {99, 4}, {98, 2}, {97, 5}}));
+    const std::int64_t ask_px[] = {5, 6, 7, 8, 9, 4, 10};
+    const std::uint32_t ask_qty[] = {1, 0, 1, 1, 1, 1, 1};
+    EXPECT_EQ(books_.append_levels(kId, Side::kAsk, ask_px, ask_qty, 7), 1u);
+    EXPECT_EQ(asks(), (Book{{4, 1}, {5, 1}, {7, 1}, {8, 1}}));
+    EXPECT_EQ(books_.append_levels(kId, Side::kAsk, ask_px, ask_qty, 0), 0u);
+    EXPECT_EQ(asks().size(), kDepth);
+}
+
 TEST_F(BookRule, DepthIsRespected) {
     for (std::int64_t px = 110; px > 100; --px) books_.append_level(kId, Side::kBid, px, 1);
     EXPECT_EQ(bids(), (Book{{110, 1}, {109, 1}, {108, 1}, {107, 1}}));

@@ -40,12 +40,13 @@ concept ReadableBook = requires(const B& b, std::uint32_t id, Side s) {
 
 // Write side, driven by the sequencer: a sequenced book event (a quote, a
 // delta, or a protocol's own kinds) applied in order; an instrument emptied
-// (session reset, snapshot start); snapshot levels appended, best first.
+// (session reset, snapshot start); a snapshot event's levels of one side
+// appended, best first (append_levels: how many of them were dropped).
 template <class B>
 concept SequencedBook = ReadableBook<B> && requires(B& b, std::uint32_t id, Side s, const Event& ev) {
     { b.apply(id, ev) } noexcept -> std::same_as<BookEffect>;
     { b.clear(id) } noexcept;
-    { b.append_level(id, s, std::int64_t{}, std::uint32_t{}) } noexcept -> std::same_as<bool>;
+    { b.append_levels(id, s, ev.u.levels.price, ev.u.levels.qty, std::uint32_t{}) } noexcept -> std::same_as<std::uint32_t>;
 };
 
 // A non-template handle on any ReadableBook for the cold paths (summary,

@@ -164,20 +164,35 @@ public:
         set_only_level(slot(id, Side::kAsk), ask_px, ask_qty);
     }
 
-    // Appends a snapshot level (best-first order expected; out-of-order input
-    // is put in order). Levels beyond depth are dropped; returns false then.
-    bool append_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
-        if (qty == 0) return true;  // an empty level is no level, as in set_level
+    // Appends `count` snapshot levels of one side (best-first order expected;
+    // out-of-order input is put in order); returns how many were dropped
+    // (beyond depth). The side's count and the book's shape stay in registers
+    // over the batch: a call per level reloaded them after every store.
+    std::uint32_t append_levels(std::uint32_t id, Side s, const std::int64_t* price, const std::uint32_t* qty,
+                                std::uint32_t count) noexcept {
         const std::size_t k = slot(id, s);
-        detail::BookSlot* lv = slots_.data() + k * stride_;
-        std::uint32_t& n = counts_[k];
-        const std::int64_t key = price ^ detail::side_mask(s);
-        if (n < depth_ && (n == 0 || lv[n - 1].key < key)) {
-            lv[n++] = {key, qty};
-            return true;
+        detail::BookSlot* const lv = slots_.data() + k * stride_;
+        const std::int64_t mask = detail::side_mask(s);
+        const std::uint32_t depth = depth_;
+        std::uint32_t n = counts_[k];
+        std::uint32_t dropped = 0;
+        for (std::uint32_t j = 0; j < count; ++j) {
+            if (qty[j] == 0) continue;  // an empty level is no level, as in set_level
+            const std::int64_t key = price[j] ^ mask;
+            if (n < depth && (n == 0 || lv[n - 1].key < key)) [[likely]] {
+                lv[n++] = {key, qty[j]};
+                continue;
+            }
+            counts_[k] = n;
+            dropped += !insert_level(id, s, price[j], qty[j]);
+            n = counts_[k];
         }
-        // Out of order, equal price or full: fall back to a sorted insert.
-        return set_level(id, s, price, qty) != LevelResult::kDroppedDeep;
+        counts_[k] = n;
+        return dropped;
+    }
+    // One snapshot level: false if it was dropped.
+    bool append_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
+        return append_levels(id, s, &price, &qty, 1) == 0;
     }
 
 private:
@@ -185,6 +200,13 @@ private:
 
     [[nodiscard]] std::size_t slot(std::uint32_t id, Side s) const noexcept {
         return std::size_t{id} * 2 + static_cast<std::size_t>(s);
+    }
+
+    // A snapshot level out of order, at an equal price or past a full side: a
+    // sorted insert, kept out of append_levels' loop (inlined there, its
+    // shifts took the loop's registers); false if dropped.
+    [[gnu::noinline]] bool insert_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
+        return set_level(id, s, price, qty) != LevelResult::kDroppedDeep;
     }
 
     // Number of kept levels with a smaller key than `key`: its sorted position.

@@ -44,11 +44,12 @@ public:
     BasicHandler& operator=(const BasicHandler&) = delete;
 
     // Decodes one datagram and applies its events; `on_update(const Update&)`
-    // is called for every event (inlined; no std::function).
+    // is called for every event (inlined; no std::function). The sink is
+    // forced inline: each decoder site then applies its own kind (sequencer.hpp).
     template <class OnUpdate>
     DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns, std::uint8_t line,
                              OnUpdate&& on_update) noexcept {
-        return decoder_.decode(datagram, recv_ns, line, [&](const Event& ev) {
+        return decoder_.decode(datagram, recv_ns, line, [&](const Event& ev) __attribute__((always_inline)) {
             const Update u = sequencer_.apply(ev);
             if (sequencer_.delivers(u)) on_update(u);
         });

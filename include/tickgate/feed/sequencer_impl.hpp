@@ -244,14 +244,10 @@ Update BasicSequencer<Rules, Book>::on_snapshot_levels(const Event& ev) noexcept
     const std::uint32_t asks = std::min(count - bids, pending_.asks_left);
     pending_.bids_left -= bids;
     pending_.asks_left -= asks;
-    if (pending_.apply && state(id).booked) {
-        std::uint32_t dropped = 0;
-        for (std::uint32_t k = 0; k < bids; ++k)
-            dropped += !book_.append_level(id, Side::kBid, ev.u.levels.price[k], ev.u.levels.qty[k]);
-        for (std::uint32_t k = bids; k < bids + asks; ++k)
-            dropped += !book_.append_level(id, Side::kAsk, ev.u.levels.price[k], ev.u.levels.qty[k]);
-        state(id).counters.book_overflows += dropped;
-    }
+    if (pending_.apply && state(id).booked)
+        state(id).counters.book_overflows +=
+            book_.append_levels(id, Side::kBid, ev.u.levels.price, ev.u.levels.qty, bids) +
+            book_.append_levels(id, Side::kAsk, ev.u.levels.price + bids, ev.u.levels.qty + bids, asks);
     if (pending_.bids_left + pending_.asks_left == 0) {
         if (pending_.apply) return finish_snapshot();
         pending_.active = false;

@@ -61,7 +61,7 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
 
 // The order book the rules drive. An order book is built from orders: it
 // takes ITCH's order events (apply), and no bare price level (a GLIMPSE
-// snapshot is orders too), so append_level refuses.
+// snapshot is orders too), so append_levels drops every level.
 class Book : public OrderBook {
 public:
     using OrderBook::OrderBook;
@@ -97,7 +97,9 @@ public:
         const OrderResult r = apply_order(id, ev);
         return {r != OrderResult::kUnknownOrder && r != OrderResult::kStoreFull, 0};
     }
-    bool append_level(std::uint32_t, Side, std::int64_t, std::uint32_t) noexcept { return false; }
+    std::uint32_t append_levels(std::uint32_t, Side, const std::int64_t*, const std::uint32_t*, std::uint32_t count) noexcept {
+        return count;
+    }
 };
 
 struct Rules {

@@ -231,6 +231,12 @@ public:
         ++live_[k];
         return true;
     }
+    // SequencedBook: a snapshot event's levels of one side; none counted dropped (above).
+    std::uint32_t append_levels(std::uint32_t id, Side s, const std::int64_t* price, const std::uint32_t* qty,
+                                std::uint32_t count) noexcept {
+        for (std::uint32_t j = 0; j < count; ++j) (void)append_level(id, s, price[j], qty[j]);
+        return 0;
+    }
 
 private:
     [[nodiscard]] static std::size_t slot(std::uint32_t id, Side s) noexcept {
