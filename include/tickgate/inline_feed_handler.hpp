@@ -149,7 +149,7 @@ private:
         [[gnu::always_inline]] void on_event(const Event& ev) noexcept {
             probe.decoded(ev);
             self.recovery_.before(self.instruments_, ev);
-            const Update u = self.sequencer_.apply(ev);
+            const Update u = self.sequencer_.apply_inlined(ev);
             self.recovery_.on_update(u, ev);
             if (self.sequencer_.delivers(u)) on_update(u, ev);
         }

@@ -50,7 +50,7 @@ public:
     DecodeResult on_datagram(std::span<const std::byte> datagram, std::int64_t recv_ns, std::uint8_t line,
                              OnUpdate&& on_update) noexcept {
         return decoder_.decode(datagram, recv_ns, line, [&](const Event& ev) __attribute__((always_inline)) {
-            const Update u = sequencer_.apply(ev);
+            const Update u = sequencer_.apply_inlined(ev);
             if (sequencer_.delivers(u)) on_update(u);
         });
     }
