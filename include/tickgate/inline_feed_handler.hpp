@@ -146,10 +146,10 @@ private:
         BasicInlineFeedHandler& self;
         F& on_update;
         Probe& probe;
-        [[gnu::always_inline]] void on_event(const Event& ev) noexcept {
+        void on_event(const Event& ev) noexcept {
             probe.decoded(ev);
             self.recovery_.before(self.instruments_, ev);
-            const Update u = self.sequencer_.apply_inlined(ev);
+            const Update u = self.sequencer_.apply(ev);
             self.recovery_.on_update(u, ev);
             if (self.sequencer_.delivers(u)) on_update(u, ev);
         }

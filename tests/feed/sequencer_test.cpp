@@ -342,6 +342,33 @@ TEST_F(SequencerRule, SnapshotWhenSuspectReplacesBookSetsLastSeqClearsSuspectRef
     EXPECT_EQ(st().counters.lost, 1u);
 }
 
+// A snapshot deeper than the book: each level event's levels go to the
+// side they continue (an event can end the bids and start the asks), and
+// the levels past the depth are counted in book_overflows, not kept.
+TEST_F(SequencerRule, SnapshotLevelsPastTheBookDepthAreCountedAsOverflowsOnEachSide) {
+    std::vector<Px> bids_in, asks_in;
+    for (std::int64_t k = 0; k < 10; ++k) bids_in.push_back({100 - k, static_cast<std::uint32_t>(1 + k)});
+    for (std::int64_t k = 0; k < 4; ++k) asks_in.push_back({101 + k, static_cast<std::uint32_t>(20 + k)});
+    const std::vector<Event> s = snapshot(0, 100, bids_in, asks_in);
+    ASSERT_EQ(s.size(), 6u);  // begin, then 3 + 3 + 3 + (1 bid, 2 asks) + 2
+    const auto [begin, end] = apply(s);
+    EXPECT_EQ(end.verdict, Verdict::kSnapshotApplied);
+    Book want_bids, want_asks;
+    for (std::size_t k = 0; k < 8; ++k) want_bids.emplace_back(bids_in[k].px, bids_in[k].qty);  // depth 8
+    for (const Px& a : asks_in) want_asks.emplace_back(a.px, a.qty);
+    EXPECT_EQ(bids(), want_bids);
+    EXPECT_EQ(asks(), want_asks);
+    EXPECT_EQ(st().counters.book_overflows, 2u);
+    // The same on the ask side, the bids now the short one.
+    std::vector<Px> deep_asks;
+    for (std::int64_t k = 0; k < 9; ++k) deep_asks.push_back({101 + k, 1});
+    apply(snapshot(1, 200, {{100, 1}}, deep_asks));
+    EXPECT_EQ(bids(), (Book{{100, 1}}));
+    EXPECT_EQ(asks().size(), 8u);
+    EXPECT_EQ(asks().back(), (std::pair<std::int64_t, std::uint32_t>{108, 1}));
+    EXPECT_EQ(st().counters.book_overflows, 3u);
+}
+
 TEST_F(SequencerRule, SnapshotAtOrAfterLastSeqIsAppliedOnCleanInstrument) {
     apply(quote(1, 100));
     apply(quote(2, 200));

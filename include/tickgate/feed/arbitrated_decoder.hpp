@@ -104,8 +104,7 @@ private:
     template <class Sink>
     void decode(std::span<const std::byte> payload, const Key& key, SessionMark mark, std::int64_t recv_ns,
                 std::uint8_t line, Sink& sink) noexcept {
-        decoder_.decode(payload, key, mark, recv_ns, line,
-                        [&](const Event& ev) __attribute__((always_inline)) { sink.on_event(ev); });
+        decoder_.decode(payload, key, mark, recv_ns, line, [&](const Event& ev) { sink.on_event(ev); });
         sink.on_packet_end();
     }
 

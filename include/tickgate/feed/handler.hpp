@@ -60,10 +60,12 @@ public:
     }
     // Applies one decoded event (from a decoder of the caller's, or a test).
     Update apply(const Event& ev) noexcept { return sequencer_.apply(ev); }
-    // The same as on_datagram for a datagram whose key was read and observed (by streams()) already.
+    // The same as on_datagram for a datagram whose key was read and observed
+    // (by streams()) already: offline replay's path (LineFront).
     DecodeResult on_packet(std::span<const std::byte> datagram, const Key& key, SessionMark mark,
                            std::int64_t recv_ns, std::uint8_t line) noexcept {
-        return decoder_.decode(datagram, key, mark, recv_ns, line, [&](const Event& ev) { (void)sequencer_.apply(ev); });
+        return decoder_.decode(datagram, key, mark, recv_ns, line,
+                               [&](const Event& ev) __attribute__((always_inline)) { (void)sequencer_.apply_inlined(ev); });
     }
 
     // The same for a datagram of a line outside arbitration (HasUnarbitratedLines: MDP3's snapshot and definition lines).

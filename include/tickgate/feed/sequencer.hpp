@@ -143,7 +143,7 @@ public:
     // and session changes (instruments of the channel).
     Update apply(const Event& ev) noexcept;
     // The same, forced inline into the caller: for a decoder's sink, whose
-    // per-type sites then know the event's kind (below).
+    // per-type sites then know the event's kind (below; BasicHandler's).
     [[gnu::always_inline]] Update apply_inlined(const Event& ev) noexcept;
 
     // With `learn` false, definition messages no longer change the symbols
@@ -241,11 +241,12 @@ private:
 // message (measured: set_only_level, on_quote). apply_inlined, with the
 // sinks that call it: inlined into each of a decoder's per-type sites, the
 // kind is a constant there and the checks on it fold away (QFB/1 mix: 326 ->
-// 299 instructions a message, callgrind).
+// 297 instructions a message, bench/instructions.sh).
 
-// apply and apply_inlined differ only in the attribute: apply's body as an
-// always_inline call kept GCC from shrink-wrapping it (every event saved six
-// registers, a heartbeat 3.6 -> 5.5 ns in BM_SequencerVerdict_H).
+// apply and apply_inlined differ only in the attribute. apply written as a
+// call of apply_inlined (or made always_inline itself) lost GCC's
+// shrink-wrapping of its out-of-line copy: every event, a heartbeat too,
+// saved six registers (3.6 -> 5.5 ns a heartbeat in BM_SequencerVerdict_H).
 template <SequencingRules Rules, SequencedBook Book>
 inline Update BasicSequencer<Rules, Book>::apply(const Event& ev) noexcept {
     if (is_hot_event(ev)) [[likely]] return apply_hot(ev);
