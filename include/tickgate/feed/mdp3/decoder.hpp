@@ -438,16 +438,16 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
 // entries (MDPriceLevel), else trades, statistics, volume, limits.
 template <bool Book, class Sink>
 [[gnu::always_inline]] inline void PacketDecoder::emit_entries(const Checked& c, Event& ev, Sink& sink) noexcept {
-    const GroupSpan g = c.groups[0];
+    const std::size_t count = c.groups[0].count, entry_len = c.groups[0].entry_len;
     const TemplateLayout& l = *c.layout;
     const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
     const SeqFields at = l.seq;
     const std::int8_t exponent = l.price_exponent;
     // Counted once per group, not per entry (an atomic store each): the
     // same figure once the packet is decoded.
-    mdp3_.entries.add(g.count);
-    const std::byte* e = g.first;
-    for (std::uint32_t i = 0; i < g.count; ++i, e += g.entry_len) {
+    mdp3_.entries.add(count);
+    const std::byte* e = c.groups[0].first;
+    for (std::size_t i = 0; i < count; ++i, e += entry_len) {
         // Every field set again per entry: a new instrument's definition
         // (slot_for) goes out through `ev` first.
         const std::uint32_t id = slot_for(load_le<std::int32_t>(e + at.security_id), ev, sink);

@@ -276,11 +276,14 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
 
 // A repeating group located inside a message: `count` entries of `entry_len`
 // bytes from `first`. Trivial (no member initializers): the decoder keeps
-// one per group of each message and fills only those present.
+// one per group of each message and fills only those present. Word-sized
+// fields: the decoder writes them field by field and reads them back at
+// once; a read wider than the write that made it cannot be forwarded from
+// the store buffer (u16 + u8 fields read as one word stalled every message).
 struct GroupSpan {
     const std::byte* first;
-    std::uint16_t entry_len;
-    std::uint8_t count;
+    std::size_t entry_len;
+    std::size_t count;
     [[nodiscard]] const std::byte* entry(std::size_t i) const noexcept { return first + i * entry_len; }
 };
 
