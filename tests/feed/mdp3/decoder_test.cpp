@@ -313,6 +313,14 @@ TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
         Writer groups = test::group_header(32, 1).append(test::book_entry(1, 1, 1, 2, 1, 0, '0')).put<std::uint16_t>(24);
         cases.push_back({"group header past the message", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
     }
+    {
+        // a whole book entry, then an order-id group whose entries do not fit
+        Writer groups = test::group_header(32, 1)
+                            .append(test::book_entry(1, 1, 1, 2, 1, 0, '0'))
+                            .append(test::group_header8(24, 2))
+                            .zeros(24);
+        cases.push_back({"order-id entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+    }
     cases.push_back({"snapshot root shorter than its fields",
                      test::message(tid::kSnapshot52, 9, Writer().zeros(20), test::group_header(22, 0))});
     for (const MalformedCase& c : cases) {

@@ -227,7 +227,10 @@ private:
         counters_.malformed_packets.add();
         return {PacketVerdict::kMalformed, f, messages};
     }
+    template <bool Incremental>
     static Fault check(const std::byte* m, std::size_t size, Checked& out) noexcept;
+    static Fault check_group(const std::byte* m, std::size_t size, std::size_t& pos, std::size_t header,
+                             std::uint16_t min_entry, GroupSpan& out) noexcept;
     // The fields every event of a packet shares.
     static Event packet_event(const Key& key, std::int64_t recv_ns, std::uint8_t line) noexcept {
         Event ev;
@@ -304,10 +307,30 @@ private:
     std::uint32_t channel_count_ = 0;
 };
 
+// One repeating group at `pos` (advanced past it) of the message at `m` of
+// `size` bytes: its `header`-byte dimension and its entries fit, and an
+// entry holds the `min_entry` bytes read from it.
+[[gnu::always_inline]] inline Fault PacketDecoder::check_group(const std::byte* m, std::size_t size, std::size_t& pos,
+                                                               std::size_t header, std::uint16_t min_entry,
+                                                               GroupSpan& out) noexcept {
+    if (size - pos < header) return Fault::kOverrun;
+    const std::uint16_t entry_len = load_le<std::uint16_t>(m + pos);
+    const std::uint8_t count = load_le<std::uint8_t>(m + pos + header - 1);
+    pos += header;
+    if (count != 0 && entry_len < min_entry) return Fault::kBadLength;
+    if (std::size_t{count} * entry_len > size - pos) return Fault::kOverrun;
+    out = {m + pos, entry_len, count};
+    pos += std::size_t{count} * entry_len;
+    return Fault::kNone;
+}
+
 // Checks the message at `m` of `size` bytes (MsgSize, >= kMessageHeaderSize,
 // inside the datagram) whose layout `out.layout` is known: its root block and
-// every group its Version has fit.
-inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
+// every group its Version has fit. `Incremental`: a kBook or kSequenced
+// layout, whose shape (wire.hpp has_incremental_shape) lets the group loop unroll with
+// constant header sizes — the check every book entry's message takes.
+template <bool Incremental>
+[[gnu::always_inline]] inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
     const TemplateLayout& l = *out.layout;
     const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
     const std::uint16_t version = load_le<std::uint16_t>(m + 8);
@@ -315,20 +338,20 @@ inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked&
     if (block_length < l.min_root) return Fault::kBadLength;
     out.root = m + kMessageHeaderSize;
     std::size_t pos = kMessageHeaderSize + block_length;
-    for (std::uint8_t g = 0; g < l.group_count; ++g) {
-        const GroupLayout& gl = l.groups[g];
-        if (version < gl.since_version) break;  // this and later groups are newer than the message
-        const std::size_t header = group_header_size(gl.header);
-        if (size - pos < header) return Fault::kOverrun;
-        const std::uint16_t entry_len = load_le<std::uint16_t>(m + pos);
-        const std::uint8_t count = load_le<std::uint8_t>(m + pos + header - 1);
-        pos += header;
-        if (count != 0 && entry_len < gl.min_entry) return Fault::kBadLength;
-        if (std::size_t{count} * entry_len > size - pos) return Fault::kOverrun;
-        out.groups[g] = {m + pos, entry_len, count};
-        pos += std::size_t{count} * entry_len;
+    if constexpr (Incremental) {
+        if (const Fault f = check_group(m, size, pos, 3, l.groups[0].min_entry, out.groups[0]); f != Fault::kNone) return f;
+        if (l.group_count < 2 || version < l.groups[1].since_version) return Fault::kNone;
+        return check_group(m, size, pos, 8, l.groups[1].min_entry, out.groups[1]);
+    } else {
+        for (std::uint8_t g = 0; g < l.group_count; ++g) {
+            const GroupLayout& gl = l.groups[g];
+            if (version < gl.since_version) break;  // this and later groups are newer than the message
+            if (const Fault f = check_group(m, size, pos, group_header_size(gl.header), gl.min_entry, out.groups[g]);
+                f != Fault::kNone)
+                return f;
+        }
+        return Fault::kNone;  // bytes after the last known group: a newer Version's, skipped
     }
-    return Fault::kNone;  // bytes after the last known group: a newer Version's, skipped
 }
 
 template <class Sink>
@@ -391,13 +414,17 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
         if (msg_size > size - off) return malformed(Fault::kOverrun, done);
         Checked c;
         c.layout = &layout_of(load_le<std::uint16_t>(m + 4));
-        if (c.layout->kind == TemplateKind::kUnknown) {
+        const TemplateKind kind = c.layout->kind;
+        if (kind == TemplateKind::kBook || kind == TemplateKind::kSequenced) [[likely]] {  // entries: most messages
+            if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return malformed(f, done);
+            emit(c, ev, incremental, sink);
+        } else if (kind == TemplateKind::kUnknown) {
             counters_.unknown_messages.add();
             ch.counters.unknown_templates.add();
-        } else if (const Fault f = check(m, msg_size, c); f != Fault::kNone) {
+        } else if (const Fault f = check<false>(m, msg_size, c); f != Fault::kNone) {
             return malformed(f, done);
         } else {
-            if (incremental && c.layout->kind == TemplateKind::kChannelReset) ch.counters.resets.add();
+            if (incremental && kind == TemplateKind::kChannelReset) ch.counters.resets.add();
             emit(c, ev, incremental, sink);
         }
         ++done;

@@ -274,6 +274,20 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
     return template_id < detail::kLayoutIds ? detail::kLayouts[template_id] : detail::kUnknownLayout;
 }
 
+// The shape the decoder's check of entries relies on (decoder.hpp check<true>):
+// every kBook / kSequenced template has NoMDEntries (groupSize) and at most
+// one group after it, of groupSize8Byte.
+[[nodiscard]] constexpr bool has_incremental_shape(const TemplateLayout& t) noexcept {
+    if (t.kind != TemplateKind::kBook && t.kind != TemplateKind::kSequenced) return true;
+    return t.group_count >= 1 && t.group_count <= 2 && t.groups[0].header == GroupHeader::kSize3 &&
+           t.groups[0].since_version == 0 && (t.group_count == 1 || t.groups[1].header == GroupHeader::kSize8);
+}
+static_assert([] {
+    for (const TemplateLayout& t : detail::kLayouts)
+        if (!has_incremental_shape(t)) return false;
+    return true;
+}());
+
 // A repeating group located inside a message: `count` entries of `entry_len`
 // bytes from `first`. Trivial (no member initializers): the decoder keeps
 // one per group of each message and fills only those present. Word-sized
