@@ -45,7 +45,8 @@ for name, label in (("BM_Pipeline/mix", "QFB/1 mix"), ("BM_Pipeline/only_Q", "QF
         flows.append((label, med[name]["ns_per_msg"], None, None))
 if mdp3:
     for st in mdp3["streams"]:
-        label = {"mdp3": "MDP3 v6.1 capture", "qfb1_mix": "QFB/1 mix, per datagram"}.get(st["stream"])
+        label = {"mdp3": "MDP3 v6.1 capture", "mdp3_repaired_first": "MDP3 v6.1, instruments repaired",
+                 "qfb1_mix": "QFB/1 mix, per datagram"}.get(st["stream"])
         if label:
             flows.append((label, st["mean_ns_per_msg"], st["p50_ns_per_msg"], st["p99_ns_per_msg"]))
 itch_labels = {"uniform_5000_stocks": "ITCH uniform, 5,000 stocks", "half_on_100_stocks": "ITCH half on 100 stocks",
