@@ -3,9 +3,14 @@
 // packet of the real v6.1 capture (lines A and B as one channel, as a config
 // makes them: B's copies are dropped by MsgSeqNum), and decode-only time per
 // entry; the same for the QFB/1 benchmark mix (stages_bench's, 8 messages a
-// datagram); and MDP3 again with the live handlers' snapshot-feed decision
-// (SnapshotFeedControl) per event and packet. "parsed": the packets not
-// dropped as another line's copy.
+// datagram); MDP3 again with every instrument repaired first (the capture
+// carries no snapshot, so in the first row every instrument is suspect and
+// buffers its entries: first_rpt_seqs below), with the count of instruments
+// suspect after the last round; and MDP3 again with the live handlers'
+// snapshot-feed decision (SnapshotFeedControl) per event and packet.
+// "parsed": the packets not dropped as another line's copy. Every MDP3 row
+// measures its decode-only column afresh over the same datagrams with the
+// same decoder: one figure, measured three times.
 // Per-packet times are TSC deltas calibrated against
 // steady_clock, minus the measured cost of an empty TSC pair.
 // Steady state, as in a long-running handler: each round builds a fresh
@@ -137,8 +142,9 @@ struct Figures {
 // rows). A handler on the snapshot feed repairs each within seconds; these
 // empty ones, at RptSeq one before each instrument's first entry, repair
 // them before the clock starts, so their entries run the clean path.
-// First RptSeq by instrument id (ids as the handler's decoder gives them:
-// in order of first sight); 0 for none.
+// First RptSeq by instrument id; 0 for none (RptSeq counts from 1). The ids
+// are the handler's own only because both decoders are built the same way
+// and see the same datagrams: ids go out in order of first sight.
 std::vector<std::uint32_t> first_rpt_seqs(const std::vector<Datagram>& mdp) {
     SessionDecoder<mdp3::Protocol> dec;
     std::vector<std::uint32_t> first;
@@ -341,7 +347,8 @@ int main(int argc, char** argv) {
             return {{"stream", name},          {"packets", x.packets},           {"parsed", x.taken},
                     {"p50_ns", x.p50},         {"p99_ns", x.p99},                {"parsed_p50_ns", x.taken_p50},
                     {"parsed_p99_ns", x.taken_p99}, {"p50_ns_per_msg", x.msg_p50}, {"p99_ns_per_msg", x.msg_p99},
-                    {"mean_ns_per_msg", x.msg_mean}, {"decode_ns_per_entry", x.decode_ns_per_entry}};
+                    {"mean_ns_per_msg", x.msg_mean}, {"decode_ns_per_entry", x.decode_ns_per_entry},
+                    {"suspect_at_end", x.suspect_at_end}};
         };
         const tickgate::json::Value doc = {
             {"machine", bench::machine_json(mi)},

@@ -135,6 +135,15 @@ template <class P>
     std::memcpy(&p, ev.u.venue.data, sizeof p);
     return p;
 }
+// One field of them, `T` at byte `offset` (offsetof(P, field)), read alone.
+// Read right after the decoder wrote the fields, a whole-struct copy comes in
+// loads wider than its stores, which the store buffer cannot forward.
+template <class T>
+[[nodiscard]] inline T venue_field(const Event& ev, std::size_t offset) noexcept {
+    T v;
+    std::memcpy(&v, ev.u.venue.data + offset, sizeof v);
+    return v;
+}
 template <class P>
 inline void set_venue_fields(Event& ev, const P& p) noexcept {
     static_assert(std::is_trivially_copyable_v<P> && sizeof(P) <= sizeof ev.u.venue.data);

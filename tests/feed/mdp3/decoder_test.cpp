@@ -105,6 +105,12 @@ TEST(Mdp3Framing, AGroupTheVersionDoesNotHaveIsAbsent) {
     Writer q = test::packet(2, 0);
     q.append(test::message(tid::kBook32, 9, test::incremental_root(1), groups));
     EXPECT_EQ(decode(dec, q).result.verdict, PacketVerdict::kMalformed) << "version 9 has it: missing is a truncation";
+    Writer r = test::packet(3, 0);
+    r.append(test::message(tid::kBook32, 7, test::incremental_root(1), groups));
+    EXPECT_EQ(decode(dec, r).result.verdict, PacketVerdict::kDecoded) << "version 7: not yet";
+    Writer s = test::packet(4, 0);
+    s.append(test::message(tid::kBook32, 8, test::incremental_root(1), groups));
+    EXPECT_EQ(decode(dec, s).result.verdict, PacketVerdict::kMalformed) << "version 8 brought it";
 }
 
 TEST(Mdp3Framing, UnknownTemplatesAreSkippedAndCountedOrderBookOnesAreKnown) {

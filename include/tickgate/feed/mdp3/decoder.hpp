@@ -327,8 +327,9 @@ private:
 // Checks the message at `m` of `size` bytes (MsgSize, >= kMessageHeaderSize,
 // inside the datagram) whose layout `out.layout` is known: its root block and
 // every group its Version has fit. `Incremental`: a kBook or kSequenced
-// layout, whose shape (wire.hpp has_incremental_shape) lets the group loop unroll with
-// constant header sizes — the check every book entry's message takes.
+// layout, whose shape (wire.hpp has_incremental_shape) lets the group loop
+// unroll with constant header sizes: the check every book and sequenced
+// message takes.
 template <bool Incremental>
 [[gnu::always_inline]] inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
     const TemplateLayout& l = *out.layout;
@@ -339,9 +340,12 @@ template <bool Incremental>
     out.root = m + kMessageHeaderSize;
     std::size_t pos = kMessageHeaderSize + block_length;
     if constexpr (Incremental) {
-        if (const Fault f = check_group(m, size, pos, 3, l.groups[0].min_entry, out.groups[0]); f != Fault::kNone) return f;
+        constexpr std::size_t kEntries = group_header_size(GroupHeader::kSize3);
+        constexpr std::size_t kOrderIds = group_header_size(GroupHeader::kSize8);
+        if (const Fault f = check_group(m, size, pos, kEntries, l.groups[0].min_entry, out.groups[0]); f != Fault::kNone)
+            return f;
         if (l.group_count < 2 || version < l.groups[1].since_version) return Fault::kNone;
-        return check_group(m, size, pos, 8, l.groups[1].min_entry, out.groups[1]);
+        return check_group(m, size, pos, kOrderIds, l.groups[1].min_entry, out.groups[1]);
     } else {
         for (std::uint8_t g = 0; g < l.group_count; ++g) {
             const GroupLayout& gl = l.groups[g];

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "tickgate/event.hpp"
 
@@ -28,25 +27,18 @@ struct EntryFields {
     std::int8_t price_exponent;  // of the template's prices (v6 PRICE -7, v9 PRICE9 -9)
 };
 
-// One field of an entry, read alone from where set_entry_fields put it.
-template <class T>
-[[nodiscard]] inline T entry_field(const Event& ev, std::size_t offset) noexcept {
-    T v;
-    std::memcpy(&v, ev.u.venue.data + offset, sizeof v);
-    return v;
-}
-// Field by field: as one 24-byte copy (venue_fields) the fields came in 16-
-// and 8-byte loads, each spanning several of the decoder's narrower stores
-// made just before, which the store buffer cannot forward: a stall on every
-// entry the rules and the book read.
+// Field by field (venue_field): as one 24-byte copy (venue_fields) the
+// fields came in 16- and 8-byte loads, each spanning several of the
+// decoder's narrower stores made just before, which the store buffer cannot
+// forward: a stall on every entry the rules and the book read.
 [[nodiscard]] inline EntryFields entry_fields(const Event& ev) noexcept {
-    return {entry_field<std::int64_t>(ev, offsetof(EntryFields, price)),
-            entry_field<std::int32_t>(ev, offsetof(EntryFields, qty)),
-            entry_field<std::int32_t>(ev, offsetof(EntryFields, orders)),
-            entry_field<std::uint8_t>(ev, offsetof(EntryFields, level)),
-            entry_field<std::uint8_t>(ev, offsetof(EntryFields, action)),
-            entry_field<char>(ev, offsetof(EntryFields, entry_type)),
-            entry_field<std::int8_t>(ev, offsetof(EntryFields, price_exponent))};
+    return {.price = venue_field<std::int64_t>(ev, offsetof(EntryFields, price)),
+            .qty = venue_field<std::int32_t>(ev, offsetof(EntryFields, qty)),
+            .orders = venue_field<std::int32_t>(ev, offsetof(EntryFields, orders)),
+            .level = venue_field<std::uint8_t>(ev, offsetof(EntryFields, level)),
+            .action = venue_field<std::uint8_t>(ev, offsetof(EntryFields, action)),
+            .entry_type = venue_field<char>(ev, offsetof(EntryFields, entry_type)),
+            .price_exponent = venue_field<std::int8_t>(ev, offsetof(EntryFields, price_exponent))};
 }
 inline void set_entry_fields(Event& ev, const EntryFields& f) noexcept { set_venue_fields(ev, f); }
 

@@ -291,9 +291,9 @@ static_assert([] {
 // A repeating group located inside a message: `count` entries of `entry_len`
 // bytes from `first`. Trivial (no member initializers): the decoder keeps
 // one per group of each message and fills only those present. Word-sized
-// fields: the decoder writes them field by field and reads them back at
-// once; a read wider than the write that made it cannot be forwarded from
-// the store buffer (u16 + u8 fields read as one word stalled every message).
+// fields, written and read back right after one at a time: a read wider than
+// the write that made it cannot be forwarded from the store buffer (u16 + u8
+// fields read back as one word stalled every message). Do not copy one whole.
 struct GroupSpan {
     const std::byte* first;
     std::size_t entry_len;
