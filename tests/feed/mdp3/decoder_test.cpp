@@ -99,18 +99,19 @@ TEST(Mdp3Framing, RootBlockAndEntriesAreReadByTheirOwnLengths) {
 TEST(Mdp3Framing, AGroupTheVersionDoesNotHaveIsAbsent) {
     PacketDecoder dec;
     Writer groups = test::group_header(32, 1).append(test::book_entry(10, 1, 7, 3, 1, 0, '0'));
-    Writer p = test::packet(1, 0);
-    p.append(test::message(tid::kBook32, 6, test::incremental_root(1), groups));
-    EXPECT_EQ(decode(dec, p).result.verdict, PacketVerdict::kDecoded) << "version 6: no order-id group";
-    Writer q = test::packet(2, 0);
-    q.append(test::message(tid::kBook32, 9, test::incremental_root(1), groups));
-    EXPECT_EQ(decode(dec, q).result.verdict, PacketVerdict::kMalformed) << "version 9 has it: missing is a truncation";
-    Writer r = test::packet(3, 0);
-    r.append(test::message(tid::kBook32, 7, test::incremental_root(1), groups));
-    EXPECT_EQ(decode(dec, r).result.verdict, PacketVerdict::kDecoded) << "version 7: not yet";
-    Writer s = test::packet(4, 0);
-    s.append(test::message(tid::kBook32, 8, test::incremental_root(1), groups));
-    EXPECT_EQ(decode(dec, s).result.verdict, PacketVerdict::kMalformed) << "version 8 brought it";
+    // Template 32's order-id group came with schema version 8: before it the
+    // message ends after NoMDEntries; from it on, a missing one is a truncation.
+    const struct {
+        std::uint16_t version;
+        PacketVerdict verdict;
+    } cases[] = {{6, PacketVerdict::kDecoded}, {7, PacketVerdict::kDecoded}, {8, PacketVerdict::kMalformed},
+                 {9, PacketVerdict::kMalformed}};
+    std::uint32_t seq = 0;
+    for (const auto& c : cases) {
+        Writer p = test::packet(++seq, 0);
+        p.append(test::message(tid::kBook32, c.version, test::incremental_root(1), groups));
+        EXPECT_EQ(decode(dec, p).result.verdict, c.verdict) << "version " << c.version;
+    }
 }
 
 TEST(Mdp3Framing, UnknownTemplatesAreSkippedAndCountedOrderBookOnesAreKnown) {
