@@ -135,13 +135,14 @@ template <class P>
     std::memcpy(&p, ev.u.venue.data, sizeof p);
     return p;
 }
-// One field of them, `T` at byte `offset` (offsetof(P, field)), read alone.
+// One field of them, `T` at byte `Offset` (offsetof(P, field)), read alone.
 // Read right after the decoder wrote the fields, a whole-struct copy comes in
 // loads wider than its stores, which the store buffer cannot forward.
-template <class T>
-[[nodiscard]] inline T venue_field(const Event& ev, std::size_t offset) noexcept {
+template <class T, std::size_t Offset>
+[[nodiscard]] inline T venue_field(const Event& ev) noexcept {
+    static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= sizeof ev.u.venue.data);
     T v;
-    std::memcpy(&v, ev.u.venue.data + offset, sizeof v);
+    std::memcpy(&v, ev.u.venue.data + Offset, sizeof v);
     return v;
 }
 template <class P>

@@ -32,13 +32,14 @@ struct EntryFields {
 // decoder's narrower stores made just before, which the store buffer cannot
 // forward: a stall on every entry the rules and the book read.
 [[nodiscard]] inline EntryFields entry_fields(const Event& ev) noexcept {
-    return {.price = venue_field<std::int64_t>(ev, offsetof(EntryFields, price)),
-            .qty = venue_field<std::int32_t>(ev, offsetof(EntryFields, qty)),
-            .orders = venue_field<std::int32_t>(ev, offsetof(EntryFields, orders)),
-            .level = venue_field<std::uint8_t>(ev, offsetof(EntryFields, level)),
-            .action = venue_field<std::uint8_t>(ev, offsetof(EntryFields, action)),
-            .entry_type = venue_field<char>(ev, offsetof(EntryFields, entry_type)),
-            .price_exponent = venue_field<std::int8_t>(ev, offsetof(EntryFields, price_exponent))};
+    using E = EntryFields;
+    return {.price = venue_field<decltype(E::price), offsetof(E, price)>(ev),
+            .qty = venue_field<decltype(E::qty), offsetof(E, qty)>(ev),
+            .orders = venue_field<decltype(E::orders), offsetof(E, orders)>(ev),
+            .level = venue_field<decltype(E::level), offsetof(E, level)>(ev),
+            .action = venue_field<decltype(E::action), offsetof(E, action)>(ev),
+            .entry_type = venue_field<decltype(E::entry_type), offsetof(E, entry_type)>(ev),
+            .price_exponent = venue_field<decltype(E::price_exponent), offsetof(E, price_exponent)>(ev)};
 }
 inline void set_entry_fields(Event& ev, const EntryFields& f) noexcept { set_venue_fields(ev, f); }
 
