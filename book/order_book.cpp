@@ -45,7 +45,7 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
         throw std::invalid_argument("order book: capacities must be positive");
     if (tick == 0 || tick > UINT16_MAX) throw std::invalid_argument("order book: the tick must be 1 .. 65535");
     tick_ = tick;
-    tick_magic_ = ((std::uint64_t{1} << 40) + tick - 1) / tick;
+    tick_magic_ = ((std::uint64_t{1} << 48) + tick - 1) / tick;
     window_ = ZeroedArray<Entry>(window_size(max_orders));  // an all-zero Entry is an empty slot
     table_ = ZeroedArray<Entry>(table_size(max_orders));
     // Both are read at random (the table by hash, the window by reference,
@@ -69,7 +69,14 @@ OrderBook::OrderBook(std::uint32_t max_instruments, std::uint32_t max_orders, st
     const std::uint32_t ladders = ladders_for(max_instruments, max_levels);
     ladders_ = ZeroedArray<OrderLevel>(std::size_t{ladders} * kLadderSlots);
     ladders_.advise_huge_pages();
-    free_ladders_.reserve(ladders);
+    ladder_bits_ = ZeroedArray<std::uint64_t>(ladders);
+    for (const std::uint32_t words : kLadderWords) free_ladders_[static_cast<std::size_t>(ladder_class(words))].reserve(ladders / words);
+}
+
+std::size_t OrderBook::ladder_bytes(std::uint32_t ladders) noexcept {
+    std::size_t free_lists = 0;
+    for (const std::uint32_t words : kLadderWords) free_lists += ladders / words * sizeof(std::uint32_t);
+    return std::size_t{ladders} * (kLadderSlots * sizeof(OrderLevel) + sizeof(std::uint64_t)) + free_lists;
 }
 
 std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders, std::uint32_t max_levels,
@@ -79,7 +86,7 @@ std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t ma
     for (std::size_t block = kMinBlock; block <= kFlatLevels; block *= 2) free_lists += arena / block * sizeof(std::uint32_t);
     return (window_size(max_orders) + table_size(max_orders)) * sizeof(Entry) + resident_bytes_for(max_instruments, scope_bits) + arena * sizeof(OrderLevel) +
            free_lists + pool_size(max_levels) * sizeof(LevelNode) +
-           std::size_t{ladders_for(max_instruments, max_levels)} * (kLadderSlots * sizeof(OrderLevel) + sizeof(std::uint32_t));
+           ladder_bytes(ladders_for(max_instruments, max_levels));
 }
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
@@ -318,19 +325,26 @@ void OrderBook::give_back(std::uint32_t root) noexcept {
     forest_ = root;
 }
 
-bool OrderBook::start_ladder(SideLevels& sl, std::uint32_t price) noexcept {
-    std::uint32_t ladder;
-    if (!free_ladders_.empty()) {
-        ladder = free_ladders_.back();
-        free_ladders_.pop_back();
-    } else if (std::size_t{fresh_ladder_} * kLadderSlots < ladders_.size()) {
-        ladder = fresh_ladder_++;
+bool OrderBook::take_ladder(std::uint32_t words, std::uint32_t& offset) noexcept {
+    auto& fl = free_ladders_[static_cast<std::size_t>(ladder_class(words))];
+    if (!fl.empty()) {
+        offset = fl.back();
+        fl.pop_back();
+    } else if (fresh_ladder_ + words <= ladder_bits_.size()) {
+        offset = fresh_ladder_ * kLadderSlots;
+        fresh_ladder_ += words;
     } else {
         return false;
     }
+    return true;
+}
+
+bool OrderBook::start_ladder(SideLevels& sl, std::uint32_t price) noexcept {
+    std::uint32_t offset = 0;
+    if (!take_ladder(1, offset)) return false;
     release_block(sl);
-    sl.ladder = true;
-    sl.offset = ladder * kLadderSlots;
+    sl.ladder = 1;
+    sl.offset = offset;
     // The first price in the middle: the touch moves either way.
     sl.base = price - std::min(price / tick_, kLadderSlots / 2) * tick_;
     sl.occupied = 0;
@@ -338,54 +352,113 @@ bool OrderBook::start_ladder(SideLevels& sl, std::uint32_t price) noexcept {
 }
 
 void OrderBook::release_ladder(SideLevels& sl) noexcept {
-    if (sl.ladder) free_ladders_.push_back(sl.offset / kLadderSlots);
-    sl.ladder = false;
+    if (sl.ladder != 0) {
+        if (sl.ladder > 1) std::fill_n(ladder_words(sl), sl.ladder, std::uint64_t{0});  // a cleared side's levels
+        free_ladders_[static_cast<std::size_t>(ladder_class(sl.ladder))].push_back(sl.offset);
+    }
+    sl.ladder = 0;
     sl.offset = 0;
     sl.occupied = 0;
 }
 
-bool OrderBook::rebase(SideLevels& sl, std::uint32_t price) noexcept {
-    if (price % tick_ != sl.base % tick_ || sl.occupied == 0) return false;  // off the grid: no base puts it on a slot
-    const std::uint32_t lo = std::min(price, sl.base + next_ladder_slot(sl.occupied, false) * tick_);
-    const std::uint32_t hi = std::max(price, sl.base + next_ladder_slot(sl.occupied, true) * tick_);
+bool OrderBook::centred_base(std::uint32_t lo, std::uint32_t hi, std::uint32_t slots, std::uint32_t& base) const noexcept {
     const std::uint32_t span = (hi - lo) / tick_ + 1;
-    if (span > kLadderSlots) return false;
-    // Centred on the levels and `price`: room to move both ways again.
-    const std::uint32_t base = lo - std::min(lo / tick_, (kLadderSlots - span) / 2) * tick_;
-    if (base != sl.base) {
-        // Levels moving up go highest first, down lowest first: none is overwritten before it moves.
-        const bool up = base < sl.base;
-        const std::uint32_t shift = (up ? sl.base - base : base - sl.base) / tick_;
-        OrderLevel* lv = ladder_levels(sl);
-        probes_ += sl.size;  // levels moved
-        for (std::uint64_t bits = sl.occupied; bits != 0;) {
-            const unsigned i = next_ladder_slot(bits, up);
-            lv[up ? i + shift : i - shift] = lv[i];
-            bits &= ~(std::uint64_t{1} << i);
-        }
-        sl.occupied = up ? sl.occupied << shift : sl.occupied >> shift;
-        sl.base = base;
-    }
+    if (span > slots) return false;
+    // Centred on the prices: room to move both ways again.
+    base = lo - std::min(lo / tick_, (slots - span) / 2) * tick_;
     return true;
 }
 
-bool OrderBook::ladder_to_flat(SideLevels& sl, Side s) noexcept {
-    std::size_t offset;
-    const std::uint32_t cap = std::max(kMinBlock, std::bit_ceil(sl.size));
-    if (!take_block(cap, offset)) return false;
-    const OrderLevel* from = ladder_levels(sl);
-    OrderLevel* to = arena_.data() + offset;
-    // Keys ascend towards the best: a bid's slots upwards, an ask's downwards.
-    for (std::uint64_t bits = sl.occupied; bits != 0;) {
-        const unsigned i = next_ladder_slot(bits, s == Side::kAsk);
-        *to++ = from[i];
-        bits &= ~(std::uint64_t{1} << i);
+bool OrderBook::make_room(SideLevels& sl, std::uint32_t price) noexcept {
+    if (price % tick_ != sl.base % tick_ || sl.size == 0) return false;  // off the grid: no base puts it on a slot
+    const std::uint32_t lo = std::min(price, sl.base + ladder_end(sl, false) * tick_);
+    const std::uint32_t hi = std::max(price, sl.base + ladder_end(sl, true) * tick_);
+    std::uint32_t base = 0;
+    OrderLevel* const from = ladder_levels(sl);
+    // Moved along the grid, in place: a one-word ladder moves at most 64
+    // levels; a larger one only once as many levels were added since it
+    // last moved (`best`), each paying for a level moved, so no sequence of
+    // prices makes its moves cost more than a level a message.
+    if (centred_base(lo, hi, sl.ladder * kLadderSlots, base) && (sl.ladder == 1 || sl.best >= sl.size)) {
+        sl.best = 0;
+        if (base == sl.base) return true;
+        // Levels moving up go highest first, down lowest first: none is overwritten before it moves.
+        const bool up = base < sl.base;
+        const std::uint32_t shift = (up ? sl.base - base : base - sl.base) / tick_;
+        probes_ += sl.size;  // levels moved
+        if (sl.ladder == 1) {
+            for_each_ladder_slot(sl, up, [&](unsigned i) { from[up ? i + shift : i - shift] = from[i]; });
+            sl.occupied = up ? sl.occupied << shift : sl.occupied >> shift;
+        } else {
+            std::array<std::uint64_t, 16> moved{};
+            for_each_ladder_slot(sl, up, [&](unsigned i) {
+                const unsigned to = up ? i + shift : i - shift;
+                from[to] = from[i];
+                moved[to / 64] |= std::uint64_t{1} << (to % 64);
+            });
+            sl.occupied = 0;
+            for (unsigned w = 0; w < sl.ladder; ++w) {
+                ladder_words(sl)[w] = moved[w];
+                if (moved[w] != 0) sl.occupied |= std::uint64_t{1} << w;
+            }
+        }
+        sl.base = base;
+        return true;
     }
-    probes_ += sl.size;
-    release_ladder(sl);
+    // A larger ladder (the smallest that spans the prices), the levels copied into it.
+    for (const std::uint32_t words : kLadderWords) {
+        std::uint32_t offset = 0;
+        if (words <= sl.ladder || !centred_base(lo, hi, words * kLadderSlots, base)) continue;
+        if (!take_ladder(words, offset)) return false;
+        SideLevels wider = sl;
+        wider.ladder = static_cast<std::uint8_t>(words);
+        wider.offset = offset;
+        wider.base = base;
+        wider.occupied = 0;
+        wider.best = 0;
+        OrderLevel* const to = ladder_levels(wider);
+        probes_ += sl.size;  // levels moved
+        for_each_ladder_slot(sl, false, [&](unsigned i) {
+            const unsigned at = (sl.base + i * tick_ - base) / tick_;
+            to[at] = from[i];
+            ladder_set(wider, at);
+        });
+        release_ladder(sl);
+        sl = wider;
+        return true;
+    }
+    return false;
+}
+
+bool OrderBook::ladder_to_flat(SideLevels& sl, Side s) noexcept {
+    const OrderLevel* from = ladder_levels(sl);
+    const std::uint32_t n = sl.size;
+    // Keys ascend towards the best: a bid's slots upwards, an ask's downwards.
+    const bool down = s == Side::kAsk;
+    sl.best = 0;  // a ladder's count of added levels; a tree's best node from here
+    if (n > kFlatLevels) {  // a tree, each level the new last node
+        if (nodes_.size() - 1 - nodes_in_use_ <= n) return false;  // room for these and the new one
+        const SideLevels ladder = sl;  // its slots read while the tree grows (the tree changes no ladder field)
+        sl.size = 0;
+        for_each_ladder_slot(ladder, down, [&](unsigned i) {
+            std::uint32_t parent = 0;
+            bool left = false;
+            (void)search(sl, s, key_of(s, from[i].price), parent, left);
+            (void)tree_insert(sl, s, parent, left, from[i]);
+        });
+        release_ladder(sl);
+    } else {
+        std::size_t offset;
+        const std::uint32_t cap = std::max(kMinBlock, std::bit_ceil(n));
+        if (!take_block(cap, offset)) return false;
+        OrderLevel* to = arena_.data() + offset;
+        for_each_ladder_slot(sl, down, [&](unsigned i) { *to++ = from[i]; });
+        release_ladder(sl);
+        sl.offset = static_cast<std::uint32_t>(offset);
+        sl.cap = static_cast<std::uint16_t>(cap);
+    }
+    probes_ += n;
     sl.wide = true;
-    sl.offset = static_cast<std::uint32_t>(offset);
-    sl.cap = static_cast<std::uint16_t>(cap);
     return true;
 }
 
@@ -400,17 +473,17 @@ std::uint32_t OrderBook::level_add(std::uint32_t id, Side s, std::uint32_t price
     if (sl.size == 0 && sl.root == 0 && !sl.ladder && !sl.wide) (void)start_ladder(sl, price);
     if (sl.ladder) {
         unsigned slot = 0;
-        if (ladder_slot(sl, price, slot) || (rebase(sl, price) && ladder_slot(sl, price, slot))) {
+        if (ladder_slot(sl, price, slot) || (make_room(sl, price) && ladder_slot(sl, price, slot))) {
             ++probes_;
             OrderLevel& l = ladder_levels(sl)[slot];
-            const std::uint64_t bit = std::uint64_t{1} << slot;
-            if ((sl.occupied & bit) != 0) {
+            if (ladder_has(sl, slot)) {
                 l.shares += shares;
                 ++l.orders;
             } else {
                 l = {price, shares, 1};
-                sl.occupied |= bit;
+                ladder_set(sl, slot);
                 ++sl.size;
+                ++sl.best;  // pays for moving a level
             }
             return 0;
         }
@@ -464,7 +537,7 @@ void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone)
         l = &nodes_[node].level;
     } else if (sl.ladder) {
         ++probes_;
-        if (!ladder_slot(sl, e.at, slot) || (sl.occupied >> slot & 1) == 0) return;  // not reached
+        if (!ladder_slot(sl, e.at, slot) || !ladder_has(sl, slot)) return;  // not reached
         l = &ladder_levels(sl)[slot];
     } else if (sl.root != 0) {
         std::uint32_t parent = 0;
@@ -482,8 +555,11 @@ void OrderBook::level_sub(const Entry& e, std::uint32_t shares, bool order_gone)
     if (order_gone) --l->orders;
     if (l->orders != 0) return;
     if (sl.ladder) {
-        sl.occupied &= ~(std::uint64_t{1} << slot);
-        if (--sl.size == 0) release_ladder(sl);  // the next add starts one where the prices are then
+        ladder_reset(sl, slot);
+        if (--sl.size == 0) {
+            release_ladder(sl);
+            sl.best = 0;
+        }  // the next add starts one where the prices are then
         return;
     }
     if (node != 0) {

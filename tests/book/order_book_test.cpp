@@ -630,31 +630,63 @@ TEST(OrderBookRule, ALadderFindsALevelByItsPriceInOneProbe) {
     EXPECT_EQ(b.side(0, Side::kBid).size(), 39u);
 }
 
-// A ladder moves along the grid while its levels and the new price span at
-// most 64 slots; beyond that, or off the grid (a sub-penny price), the
-// side becomes a sorted flat side with every level kept, then a tree past
-// 64 levels; emptied, it starts a ladder again where the prices are.
-TEST(OrderBookRule, ALadderMovesAlongTheGridAndOtherwiseBecomesFlatWithEveryLevelKept) {
-    OrderBook b(2, 4096, 4096);
+// A ladder moves along the grid while its levels and the new price span
+// its slots, else takes a larger one (64, then 256, then 1,024 slots),
+// every level kept and each later add one probe again; beyond 1,024 ticks,
+// or off the grid (a sub-penny price), the side becomes a sorted flat side
+// with every level kept (a tree past 64 levels); emptied, it starts a
+// ladder again where the prices are.
+TEST(OrderBookRule, ALadderMovesAlongTheGridWidensAndOtherwiseBecomesFlatWithEveryLevelKept) {
+    OrderBook b(2, 4096, 4096);  // ladders_for(2, 4096): 64 units, room for a 16-word ladder
     std::uint64_t ref = 1;
-    std::vector<std::uint32_t> asks;
-    for (std::uint32_t t = 0; t < 64; ++t) {  // 64 slots up from the first: the ladder moves twice
-        asks.push_back(1'000'000 + 100 * t);
-        ASSERT_EQ(b.add(0, ref++, Side::kAsk, 1, asks.back()), OrderResult::kApplied);
-    }
+    std::vector<std::int64_t> asks;
     auto prices = [&](std::uint32_t id, Side s) {
         std::vector<std::int64_t> v;
         for (const OrderLevel& l : b.side(id, s)) v.push_back(l.price);
         return v;
     };
-    EXPECT_EQ(prices(0, Side::kAsk), std::vector<std::int64_t>(asks.begin(), asks.end()));
-    ASSERT_EQ(b.add(0, ref++, Side::kAsk, 1, 1'000'000 + 100 * 64), OrderResult::kApplied);  // 65 slots: a tree
-    asks.push_back(1'000'000 + 100 * 64);
-    EXPECT_EQ(prices(0, Side::kAsk), std::vector<std::int64_t>(asks.begin(), asks.end()));
-    for (std::uint64_t r = 1; r < ref; ++r) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved);
+    auto add_ask = [&](std::uint32_t t) {  // the cost of adding an ask t ticks up
+        const std::uint64_t before = b.probes();
+        asks.push_back(1'000'000 + 100 * t);
+        EXPECT_EQ(b.add(0, ref++, Side::kAsk, 1, static_cast<std::uint32_t>(asks.back())), OrderResult::kApplied);
+        return b.probes() - before;
+    };
+    for (std::uint32_t t = 0; t < 64; ++t) add_ask(t);  // 64 slots up from the first: the ladder moves twice
+    EXPECT_EQ(prices(0, Side::kAsk), asks);
+    EXPECT_EQ(add_ask(64), 2u + 64);  // a 65th slot: 256 slots centred on the 65 levels, which it copies
+    for (std::uint32_t t = 65; t <= 160; ++t) ASSERT_EQ(add_ask(t), 2u) << t;  // each its slot, no move
+    EXPECT_EQ(prices(0, Side::kAsk), asks);
+    // Past its last slot with 97 levels added since it started, fewer than
+    // the 161 it would move: 1,024 slots instead, centred on ticks 0 .. 161.
+    EXPECT_EQ(add_ask(161), 2u + 161);
+    for (std::uint32_t t = 162; t <= 592; t += 7) ASSERT_EQ(add_ask(t), 2u) << t;
+    EXPECT_EQ(prices(0, Side::kAsk), asks);
+    const std::size_t n = asks.size();
+    EXPECT_GT(add_ask(1024), 2u + n);  // 1,025 ticks: a tree of every level
+    EXPECT_EQ(prices(0, Side::kAsk), asks);
+    EXPECT_EQ(levels(b, 0, Side::kAsk).front(), (L{1'000'000, 1, 1}));
+    std::vector<std::int64_t> left;  // the tree keeps working: every other level gone, one more
+    for (std::uint64_t r = 1; r < ref; ++r) {
+        if (r % 2 == 0) left.push_back(asks[r - 1]);
+        else ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved) << r;
+    }
+    asks = left;
+    add_ask(2000);
+    EXPECT_EQ(prices(0, Side::kAsk), asks);
+    for (std::uint64_t r = 2; r < ref; r += r + 1 < ref ? 2 : 1) ASSERT_EQ(b.remove(0, r), OrderResult::kRemoved) << r;
     EXPECT_TRUE(b.side(0, Side::kAsk).empty());
 
+    // Bids walking down across a 256-slot ladder's words read best first.
+    b.clear(0);
+    std::vector<std::int64_t> bids;
+    for (std::uint32_t t = 0; t < 200; t += 3) {
+        bids.push_back(2'000'000 - 100 * t);
+        ASSERT_EQ(b.add(0, ref++, Side::kBid, 1 + t, static_cast<std::uint32_t>(bids.back())), OrderResult::kApplied);
+    }
+    EXPECT_EQ(prices(0, Side::kBid), bids);
+
     // Off the grid: flat, exact, and the bids of instrument 1 untouched.
+    b.clear(0);
     ASSERT_EQ(b.add(1, ref++, Side::kBid, 5, 700'000), OrderResult::kApplied);
     ASSERT_EQ(b.add(0, ref++, Side::kBid, 1, 20'000), OrderResult::kApplied);
     ASSERT_EQ(b.add(0, ref++, Side::kBid, 2, 20'050), OrderResult::kApplied);  // half a cent
@@ -663,6 +695,30 @@ TEST(OrderBookRule, ALadderMovesAlongTheGridAndOtherwiseBecomesFlatWithEveryLeve
     EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{20'050, 6, 2}, {20'000, 1, 1}, {19'900, 3, 1}}));
     EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{700'000, 5, 1}}));
     EXPECT_THROW(OrderBook(1, 1, 1, 16, 0), std::invalid_argument);
+}
+
+// A ladder larger than one word moves along the grid only once as many
+// levels were added since its last move as it holds. 128 levels on a
+// 256-slot ladder, and a level 100 ticks beyond each end in turn, each
+// removed at once: without that budget each of those adds moves the 128
+// levels (12,800 moved over the 100 round trips); with it, the first takes
+// 1,024 slots (the 128 copied once) and the others fit. Every level is kept.
+TEST(OrderBookRule, ALargeLadderMovesOnlyOnTheLevelsAddedSinceItsLastMove) {
+    OrderBook b(1, 4096, 4096);
+    std::uint64_t ref = 1;
+    std::vector<L> expected;
+    for (std::uint32_t t = 0; t < 128; ++t) {  // the 65th level takes 256 slots
+        ASSERT_EQ(b.add(0, ref++, Side::kAsk, 1, 1'000'000 + 100 * t), OrderResult::kApplied);
+        expected.push_back({1'000'000 + 100 * static_cast<std::int64_t>(t), 1, 1});
+    }
+    const std::uint64_t before = b.probes();
+    for (int trip = 0; trip < 100; ++trip) {
+        const std::uint32_t price = trip % 2 == 0 ? 1'000'000 + 100 * (127 + 100) : 1'000'000 - 100 * 100;
+        ASSERT_EQ(b.add(0, ref, Side::kAsk, 1, price), OrderResult::kApplied) << trip;
+        ASSERT_EQ(b.remove(0, ref++), OrderResult::kRemoved) << trip;
+    }
+    EXPECT_LT(b.probes() - before, 1'000u);  // 128 copied, 2 probes a message
+    EXPECT_EQ(levels(b, 0, Side::kAsk), expected);
 }
 
 // A side whose prices outgrew its ladder once stays flat, emptied or not,
@@ -697,7 +753,9 @@ TEST(OrderBookRule, ASideThatOutgrewItsLadderStaysFlatUntilCleared) {
 // now and then), a few off it, clears, and more sides than ladders: every
 // shape (ladder, moving ladder, flat, tree) and every change between them
 // against a model.
-TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
+// `max_levels` sizes the ladder pool; orders land up to `near_ticks` from
+// the touch, one in eight up to `far_ticks`.
+void ladders_against_a_model(std::uint32_t max_levels, std::uint32_t near_ticks, std::uint32_t far_ticks) {
     struct O {
         std::uint32_t id;
         Side side;
@@ -705,7 +763,7 @@ TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
     };
     constexpr std::uint32_t kIds = 6;
     std::map<std::uint64_t, O> model;
-    OrderBook b(kIds, 8192, 64 * 5);  // ladders_for: 5, for 12 sides
+    OrderBook b(kIds, 8192, max_levels);
     std::mt19937_64 rng(11);
     std::uint64_t next_ref = 1;
     std::vector<std::uint64_t> refs;
@@ -716,7 +774,7 @@ TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
             const auto id = static_cast<std::uint32_t>(rng() % kIds);
             if (rng() % 50 == 0) touch[id] += rng() % 2 ? 100 : -100;
             const Side side = rng() % 2 ? Side::kBid : Side::kAsk;
-            const auto ticks = static_cast<std::uint32_t>(rng() % 8 == 0 ? rng() % 90 : rng() % 6);
+            const auto ticks = static_cast<std::uint32_t>(rng() % 8 == 0 ? rng() % far_ticks : rng() % near_ticks);
             std::uint32_t price = side == Side::kBid ? touch[id] - 100 * ticks : touch[id] + 100 + 100 * ticks;
             if (rng() % 500 == 0) price += 1 + static_cast<std::uint32_t>(rng() % 99);  // off the grid
             const O o{id, side, static_cast<std::uint32_t>(1 + rng() % 50), price};
@@ -746,6 +804,17 @@ TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingAndGivingWay) {
         if (step % 3001 != 0) continue;
         ASSERT_NO_FATAL_FAILURE(expect_sides_match(b, model, first_ids(kIds), step));
     }
+}
+
+TEST(OrderBookDifferential, MatchesAMapModelWithLaddersMovingWideningAndGivingWay) {
+    // ladders_for: 10 units for 12 sides (most sides flat, few widen); 120
+    // (ladders of 256 slots, some moving in place); then 200 for prices
+    // beyond 1,024 slots (ladders widened, moved and given up: for flat
+    // sides, and with prices spread near the touch too, for trees).
+    ASSERT_NO_FATAL_FAILURE(ladders_against_a_model(64 * 5, 6, 90));
+    ASSERT_NO_FATAL_FAILURE(ladders_against_a_model(64 * 60, 6, 200));
+    ASSERT_NO_FATAL_FAILURE(ladders_against_a_model(64 * 100, 6, 1500));
+    ASSERT_NO_FATAL_FAILURE(ladders_against_a_model(64 * 100, 90, 1500));
 }
 
 

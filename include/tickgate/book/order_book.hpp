@@ -31,14 +31,17 @@
 // once, when live plus stale table entries reach max_orders and at least
 // 1/32 of the table is stale (so a sweep costs at most 32 slots per entry
 // it frees, and the load stays about where live orders alone put it).
-// Levels: where a side's prices allow, a *ladder*: kLadderSlots (64) slots on the tick grid
+// Levels: where a side's prices allow, a *ladder*: slots on the tick grid
 // from a base, a level found from its price by one multiply and the best by
-// a bit scan of the occupancy mask; it moves along the grid while its
-// levels and a new price span at most 64 ticks, and a price it cannot take
-// (off the grid, or too far) makes the side flat for good until cleared (a
-// side that spread wide once will again; each start and giving way copies
-// the levels). Ladders come from a fixed pool (ladders_for); a side beyond
-// it is flat. Otherwise:
+// a bit scan (of the occupancy word, or of the word of words not 0, then
+// that word). A side starts with 64 slots; it moves along the grid while
+// its levels and a new price span the ladder's slots, else takes a larger
+// ladder (256 or 1,024 slots: a busy stock's orders rest up to a few
+// dollars from a touch that wanders all day); a price none can take (off
+// the grid, or 1,024 ticks from the others) makes the side flat for good
+// until cleared (a side that spread that wide once will again; each start
+// and giving way copies the levels). Ladders come from a fixed pool
+// (ladders_for) in units of 64 slots; a side beyond it is flat. Otherwise:
 // per instrument and side a sorted flat array of at most kFlatLevels (64) levels searched
 // by bisection (best last, so the updates near the touch that dominate real
 // feeds move little), carved from one arena in power-of-two blocks; a side
@@ -117,15 +120,30 @@ public:
         iterator() = default;
         explicit iterator(const OrderLevel* p) noexcept : p_(p) {}
         iterator(const LevelNode* nodes, std::uint32_t at) noexcept : nodes_(nodes), at_(at) {}
+        // A ladder of one word: `occupied` is its bitmap.
         iterator(const OrderLevel* slots, std::uint64_t occupied, bool descending) noexcept
             : slots_(slots), bits_(occupied), descending_(descending) {}
+        // A ladder of several words: `words` its bitmaps, `nonempty` a bit per word that is not 0.
+        iterator(const OrderLevel* slots, const std::uint64_t* words, std::uint64_t nonempty, bool descending) noexcept
+            : slots_(slots), words_(words), descending_(descending) {
+            if (nonempty == 0) return;
+            word_ = next_ladder_slot(nonempty, descending);
+            rest_ = nonempty & ~(std::uint64_t{1} << word_);
+            bits_ = words[word_];
+        }
         const OrderLevel& operator*() const noexcept {
-            if (slots_ != nullptr) return slots_[slot()];
+            if (slots_ != nullptr) return slots_[word_ * 64 + slot()];
             return nodes_ != nullptr ? nodes_[at_].level : p_[-1];
         }
         iterator& operator++() noexcept {
             if (slots_ != nullptr) {
                 bits_ &= ~(std::uint64_t{1} << slot());
+                if (bits_ == 0 && rest_ != 0) {  // the next word that holds a level
+                    word_ = next_ladder_slot(rest_, descending_);
+                    rest_ &= ~(std::uint64_t{1} << word_);
+                    bits_ = words_[word_];
+                }
+                if (bits_ == 0) word_ = 0;  // past the last: equal to end()
             } else if (nodes_ == nullptr) {
                 --p_;
             } else {
@@ -138,7 +156,9 @@ public:
             ++*this;
             return t;
         }
-        bool operator==(const iterator& o) const noexcept { return p_ == o.p_ && at_ == o.at_ && bits_ == o.bits_; }
+        bool operator==(const iterator& o) const noexcept {
+            return p_ == o.p_ && at_ == o.at_ && bits_ == o.bits_ && word_ == o.word_;
+        }
 
     private:
         // A ladder's next slot: its highest occupied one (a bid's best) or its lowest (an ask's).
@@ -161,7 +181,10 @@ public:
         const LevelNode* nodes_ = nullptr;  // tree: the pool, and the node (0: past the last)
         std::uint32_t at_ = 0;
         const OrderLevel* slots_ = nullptr;  // ladder: its slots, and those still to read (0: past the last)
-        std::uint64_t bits_ = 0;
+        const std::uint64_t* words_ = nullptr;  // several words: their bitmaps
+        std::uint64_t bits_ = 0;   // the current word's slots still to read
+        std::uint64_t rest_ = 0;   // several words: those after the current one still to read
+        unsigned word_ = 0;        // the current word
         bool descending_ = false;
     };
     // A flat side (ascending by key: the best level last).
@@ -169,14 +192,17 @@ public:
     // A tree side, from its best node.
     OrderBookSide(const LevelNode* nodes, std::uint32_t best, std::uint32_t size) noexcept
         : nodes_(nodes), best_(best), size_(size) {}
-    // A ladder side: its 64 slots, which of them hold a level, and whether
-    // the best is the highest slot (a bid) or the lowest (an ask).
-    OrderBookSide(const OrderLevel* slots, std::uint64_t occupied, bool descending, std::uint32_t size) noexcept
-        : levels_(slots), occupied_(occupied), size_(size), ladder_(true), descending_(descending) {}
+    // A ladder side: its slots, which of them hold a level (`words`
+    // nullptr: `occupied` is the bitmap of its 64; else `words` are the
+    // bitmaps and `occupied` a bit per word not 0), and whether the best is
+    // the highest slot (a bid) or the lowest (an ask).
+    OrderBookSide(const OrderLevel* slots, const std::uint64_t* words, std::uint64_t occupied, bool descending,
+                  std::uint32_t size) noexcept
+        : levels_(slots), words_(words), occupied_(occupied), size_(size), ladder_(true), descending_(descending) {}
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     [[nodiscard]] iterator begin() const noexcept {
-        if (ladder_) return {levels_, occupied_, descending_};
+        if (ladder_) return words_ != nullptr ? iterator(levels_, words_, occupied_, descending_) : iterator(levels_, occupied_, descending_);
         return nodes_ != nullptr ? iterator(nodes_, best_) : iterator(levels_ + size_);
     }
     [[nodiscard]] iterator end() const noexcept {
@@ -188,6 +214,7 @@ private:
     const OrderLevel* levels_ = nullptr;
     const LevelNode* nodes_ = nullptr;
     std::uint32_t best_ = 0;
+    const std::uint64_t* words_ = nullptr;
     std::uint64_t occupied_ = 0;
     std::uint32_t size_;
     bool ladder_ = false;
@@ -210,10 +237,11 @@ public:
     // What the constructor allocates (the config's memory estimate).
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t max_instruments, std::uint32_t max_orders,
                                                std::uint32_t max_levels, unsigned scope_bits = 16) noexcept;
-    // Ladders the book holds at once: one a side of as many instruments as
-    // its levels allow 64 each (a side beyond them stays flat).
+    // The ladder pool, in units of 64 slots: twice max_levels slots (as the
+    // flat arena), or 16 units a side (both sides of every instrument at
+    // 1,024 slots) if fewer. A side that finds none, or no larger one, is flat.
     [[nodiscard]] static std::uint32_t ladders_for(std::uint32_t max_instruments, std::uint32_t max_levels) noexcept {
-        return static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{max_instruments} * 2, max_levels / kLadderSlots));
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{max_instruments} * 32, std::uint64_t{max_levels} * 2 / kLadderSlots));
     }
     // What of it is resident once constructed: the per-instrument and
     // per-scope arrays (the order stores and level pool are zero pages until used).
@@ -251,7 +279,7 @@ public:
 
     [[nodiscard]] OrderBookSide side(std::uint32_t id, Side s) const noexcept {
         const SideLevels& sl = levels_of(id, s);
-        if (sl.ladder) return {ladders_.data() + sl.offset, sl.occupied, s == Side::kBid, sl.size};
+        if (sl.ladder) return {ladders_.data() + sl.offset, sl.ladder == 1 ? nullptr : ladder_words(sl), sl.occupied, s == Side::kBid, sl.size};
         if (sl.root != 0) return {nodes_.data(), sl.best, sl.size};
         return {arena_.data() + sl.offset, sl.size};
     }
@@ -282,18 +310,23 @@ private:
     struct alignas(32) SideLevels {
         std::uint32_t offset = 0;  // flat: its block in the arena; ladder: its first slot in ladders_
         std::uint16_t cap = 0;     // flat: the block's size (0: no block)
-        bool ladder = false;       // the side is a ladder
+        std::uint8_t ladder = 0;   // a ladder's words of 64 slots (1, 4 or 16); 0: not a ladder
         bool wide = false;         // its prices outgrew a ladder once: flat for good (until cleared)
         std::uint32_t root = 0;    // tree: its root (0: the side is flat)
-        std::uint32_t best = 0;    // tree: its last node (highest key)
+        std::uint32_t best = 0;    // tree: its last node (highest key); ladder: levels added since it last moved
         std::uint32_t size = 0;
         std::uint32_t base = 0;      // ladder: the price of slot 0
-        std::uint64_t occupied = 0;  // ladder: a bit per slot that holds a level
+        std::uint64_t occupied = 0;  // ladder of 1 word: a bit per slot that holds a level; of more: per word not 0
     };
     static_assert(sizeof(SideLevels) == 32);
     static constexpr std::uint32_t kMinBlock = 4;
     static constexpr std::uint32_t kFlatLevels = 64;  // a side with more is a tree
-    static constexpr std::uint32_t kLadderSlots = 64;  // a ladder's prices: base + tick x 0..63
+    static constexpr std::uint32_t kLadderSlots = 64;  // a ladder word's slots: a pool unit
+    // Ladders of 1, 4 and 16 words (64, 256, 1,024 slots): a side starts
+    // with one and takes the next that spans its prices.
+    static constexpr std::uint32_t kLadderWords[] = {1, 4, 16};
+    static constexpr int kLadderClasses = 3;
+    [[nodiscard]] static int ladder_class(std::uint32_t words) noexcept { return std::countr_zero(words) / 2; }
     static constexpr int kClasses = 7;                // blocks 4 .. 64
     static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
     // Per scope: the highest reference added so far (a higher one, every
@@ -373,21 +406,78 @@ private:
     // its last slot or off its grid (one multiply, no division).
     [[nodiscard]] bool ladder_slot(const SideLevels& sl, std::uint32_t price, unsigned& slot) const noexcept {
         const std::uint32_t d = price - sl.base;
-        if (price < sl.base || d >= kLadderSlots * tick_) return false;
-        const auto q = static_cast<std::uint32_t>((std::uint64_t{d} * tick_magic_) >> 40);  // d / tick, exact here
+        if (price < sl.base || d >= sl.ladder * kLadderSlots * tick_) return false;
+        const auto q = static_cast<std::uint32_t>((std::uint64_t{d} * tick_magic_) >> 48);  // d / tick, exact here
         slot = q;
         return q * tick_ == d;
     }
     [[nodiscard]] OrderLevel* ladder_levels(const SideLevels& sl) noexcept {
         return ladders_.data() + sl.offset;
     }
-    // Side `sl` (empty, no tree) made a ladder whose middle slot is `price`; false if none is free.
+    // A ladder of several words: its bitmaps (`occupied` has a bit per word not 0).
+    [[nodiscard]] std::uint64_t* ladder_words(const SideLevels& sl) noexcept {
+        return ladder_bits_.data() + sl.offset / kLadderSlots;
+    }
+    [[nodiscard]] const std::uint64_t* ladder_words(const SideLevels& sl) const noexcept {
+        return ladder_bits_.data() + sl.offset / kLadderSlots;
+    }
+    [[nodiscard]] bool ladder_has(const SideLevels& sl, unsigned slot) const noexcept {
+        if (sl.ladder == 1) return (sl.occupied >> slot & 1) != 0;
+        return (ladder_words(sl)[slot / 64] >> (slot % 64) & 1) != 0;
+    }
+    void ladder_set(SideLevels& sl, unsigned slot) noexcept {
+        if (sl.ladder == 1) {
+            sl.occupied |= std::uint64_t{1} << slot;
+            return;
+        }
+        ladder_words(sl)[slot / 64] |= std::uint64_t{1} << (slot % 64);
+        sl.occupied |= std::uint64_t{1} << (slot / 64);
+    }
+    void ladder_reset(SideLevels& sl, unsigned slot) noexcept {
+        if (sl.ladder == 1) {
+            sl.occupied &= ~(std::uint64_t{1} << slot);
+            return;
+        }
+        std::uint64_t& w = ladder_words(sl)[slot / 64];
+        w &= ~(std::uint64_t{1} << (slot % 64));
+        if (w == 0) sl.occupied &= ~(std::uint64_t{1} << (slot / 64));
+    }
+    // Ladder `sl`'s highest (`highest`) or lowest slot that holds a level; it holds one.
+    [[nodiscard]] unsigned ladder_end(const SideLevels& sl, bool highest) const noexcept {
+        if (sl.ladder == 1) return next_ladder_slot(sl.occupied, highest);
+        const unsigned w = next_ladder_slot(sl.occupied, highest);
+        return w * 64 + next_ladder_slot(ladder_words(sl)[w], highest);
+    }
+    // Calls f(slot) for each slot of ladder `sl` that holds a level, highest first if `down`.
+    template <class F>
+    void for_each_ladder_slot(const SideLevels& sl, bool down, F&& f) const noexcept {
+        for (std::uint64_t nonempty = sl.ladder == 1 ? 1 : sl.occupied; nonempty != 0;) {
+            const unsigned w = next_ladder_slot(nonempty, down);
+            nonempty &= ~(std::uint64_t{1} << w);
+            for (std::uint64_t bits = sl.ladder == 1 ? sl.occupied : ladder_words(sl)[w]; bits != 0;) {
+                const unsigned i = next_ladder_slot(bits, down);
+                bits &= ~(std::uint64_t{1} << i);
+                f(w * 64 + i);
+            }
+        }
+    }
+    // A ladder of `words` words from the pool (its free list, else unused
+    // room): its first slot, or false if there is none.
+    bool take_ladder(std::uint32_t words, std::uint32_t& offset) noexcept;
+    // What a pool of `ladders` units takes: its slots, bitmaps and free lists.
+    [[nodiscard]] static std::size_t ladder_bytes(std::uint32_t ladders) noexcept;
+    // Side `sl` (empty, no tree) made a one-word ladder whose middle slot is `price`; false if none is free.
     bool start_ladder(SideLevels& sl, std::uint32_t price) noexcept;
-    // Ladder `sl` moved along the grid so that `price` fits beside its
-    // levels (at most 64 levels move); false if it cannot (off the grid, or
-    // the levels and `price` span more than 64 slots).
-    bool rebase(SideLevels& sl, std::uint32_t price) noexcept;
-    // Ladder `sl` made a flat side, its levels in key order; false if the arena has no block.
+    // The base that centres a ladder of `slots` on prices lo .. hi (on its
+    // grid), or false if they span more slots.
+    [[nodiscard]] bool centred_base(std::uint32_t lo, std::uint32_t hi, std::uint32_t slots, std::uint32_t& base) const noexcept;
+    // Ladder `sl` moved along the grid, or into a larger ladder, so that
+    // `price` fits beside its levels (its levels move); false if it cannot
+    // (off the grid, the levels and `price` span more than 1,024 slots, or
+    // the pool has no larger ladder).
+    bool make_room(SideLevels& sl, std::uint32_t price) noexcept;
+    // Ladder `sl` made a flat side (a tree past kFlatLevels), its levels in
+    // key order; false if the arena or pool has no room.
     bool ladder_to_flat(SideLevels& sl, Side s) noexcept;
     void release_ladder(SideLevels& sl) noexcept;
     // A block of `cap` levels from the arena (its free list, else unused
@@ -438,13 +528,15 @@ private:
     std::vector<ScopeRefs> scopes_;
     std::vector<SideLevels> sides_;         // [id * 2 + side]
     ZeroedArray<OrderLevel> arena_;  // zero pages: resident only where levels were
-    // Ladders: 64 slots each, a slot per price of the grid from the side's
-    // base (price = base + tick x slot), so a level is found by one multiply.
+    // Ladders: 64, 256 or 1,024 slots each, a slot per price of the grid
+    // from the side's base (price = base + tick x slot), so a level is
+    // found by one multiply; carved from one pool in units of 64.
     ZeroedArray<OrderLevel> ladders_;  // zero pages too
-    std::vector<std::uint32_t> free_ladders_;  // their first slots; reserved at start-up
-    std::uint32_t fresh_ladder_ = 0;           // the first ladder never used
+    ZeroedArray<std::uint64_t> ladder_bits_;  // a word per unit: the bitmaps of ladders of several words (0 when free)
+    std::array<std::vector<std::uint32_t>, kLadderClasses> free_ladders_;  // their first slots, by size; reserved at start-up
+    std::uint32_t fresh_ladder_ = 0;           // the first unit never used
     std::uint32_t tick_;
-    std::uint64_t tick_magic_;                 // ceil(2^40 / tick_)
+    std::uint64_t tick_magic_;                 // ceil(2^48 / tick_)
     std::size_t arena_used_ = 0;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks_;  // by log2(cap); reserved at start-up
     // Node 0 is nil; 1 .. max_levels the tree levels. Zero pages too.
