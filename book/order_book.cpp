@@ -91,7 +91,7 @@ std::size_t OrderBook::bytes_for(std::uint32_t max_instruments, std::uint32_t ma
 
 OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept {
     const std::uint32_t scope = scope_of(id);
-    // An order is in its window slot or in the table, never both: the
+    // An order is in its window slot, the table or the stash, never two: the
     // table first for those table_first() names, so a lookup of those costs
     // no miss on a cold window slot.
     const bool old = table_first(scopes_[scope], ref);
@@ -100,7 +100,20 @@ OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept 
     ++probes_;
     Entry& w = slot(scope, ref);
     if (w.used && w.ref == ref && scope_of(w.id) == scope && live(w)) return &w;
-    return old || in_table_ == 0 ? nullptr : table_find(scope, ref);
+    if (!old && in_table_ != 0)
+        if (Entry* e = table_find(scope, ref)) return e;
+    for (Entry& e : stash_)
+        if (e.used && e.ref == ref && scope_of(e.id) == scope && live(e)) return &e;
+    return nullptr;
+}
+
+void OrderBook::stash(const Entry& e, std::size_t home) noexcept {
+    Entry& oldest = stash_[stash_next_];
+    if (oldest.used && live(oldest)) table_insert(oldest, stash_home_[stash_next_]);
+    __builtin_prefetch(&table_[home], 1);
+    oldest = e;
+    stash_home_[stash_next_] = home;
+    stash_next_ = stash_next_ + 1 == kStash ? 0 : stash_next_ + 1;
 }
 
 void OrderBook::prefetch(std::uint32_t id, std::uint64_t ref, const Side* add_side, std::uint32_t add_price) const noexcept {
@@ -156,7 +169,7 @@ void OrderBook::shift_into(std::size_t hole) noexcept {
 void OrderBook::erase(Entry* e) noexcept {
     --orders_of_[e->id];
     --size_;
-    if (in_window(e)) {
+    if (in_window(e) || in_stash(e)) {
         e->used = 0;
         return;
     }
@@ -186,6 +199,8 @@ void OrderBook::table_insert(const Entry& e, std::size_t from) noexcept {
 }
 
 void OrderBook::sweep_window() noexcept {
+    for (Entry& e : stash_)
+        if (e.used && !live(e)) e.used = 0;
     for (Entry& e : window_) {
         ++probes_;
         if (e.used && !live(e)) e.used = 0;
@@ -264,7 +279,7 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
     } else {
         // The newest reference takes its window slot; an order still live there
         // (an older reference, or one chosen to collide) moves to the table.
-        if (w->used && live(*w)) table_insert(*w, home(scope_of(w->id), w->ref));
+        if (w->used && live(*w)) stash(*w, home(scope_of(w->id), w->ref));
         *w = e;
     }
     ++size_;

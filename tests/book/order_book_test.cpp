@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <utility>
@@ -301,6 +302,48 @@ TEST(OrderBookRule, ClearingAnInstrumentCostsNoWalkOfTheStoreAndItsEntriesComeBa
     EXPECT_LT(b.probes(), std::uint64_t{100} * 200 * kOrders);
 }
 
+// An order a newer reference moved out of its window slot waits in a
+// stash of 8 before it enters the table (its table line fetched
+// meanwhile): there it is found, changed and removed like any other, it
+// counts as open, and it is gone with its instrument when that is cleared
+// (a later order with its reference is a new one).
+TEST(OrderBookRule, AnOrderOnItsWayToTheTableIsFoundChangedAndCleared) {
+    OrderBook b(2, 4096, 1024);  // a window of 4,096 slots: references r and r + 4,096 share one
+    std::set<std::pair<std::uint32_t, std::uint64_t>> live;
+    auto add = [&](std::uint32_t id, std::uint64_t ref, std::uint32_t price) {
+        ASSERT_EQ(b.add(id, ref, Side::kBid, 10, price), OrderResult::kApplied) << ref;
+        live.insert({id, ref});
+    };
+    for (std::uint64_t ref = 1; ref <= 68; ++ref) add(0, ref, 1000);
+    for (std::uint64_t ref = 4097; ref <= 4100; ++ref) add(0, ref, 1000);  // 1 .. 4 moved out: in the stash
+    EXPECT_EQ(b.open_orders(), 72u);
+    EXPECT_EQ(b.reduce(0, 1, 4), OrderResult::kApplied);
+    EXPECT_EQ(b.remove(0, 2), OrderResult::kRemoved);
+    EXPECT_EQ(b.replace(0, 3, 4101, 5, 1100), OrderResult::kApplied);  // 4,101 moves 5 out
+    EXPECT_EQ(b.reduce(0, 4, 10), OrderResult::kRemoved);
+    EXPECT_EQ(b.remove(0, 2), OrderResult::kUnknownOrder);
+    for (const std::uint64_t gone : {2, 3, 4}) live.erase({0, gone});
+    live.insert({0, 4101});
+    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{1100, 5, 1}, {1000, 686, 69}}));
+    // Instrument 1's orders moved out (12 on to the table, 8 in the stash), then cleared.
+    for (std::uint64_t ref = 5001; ref <= 5020; ++ref) add(1, ref, 2000);
+    for (std::uint64_t ref = 9097; ref <= 9116; ++ref) add(0, ref, 1000);
+    b.clear(1);
+    for (std::uint64_t ref = 5001; ref <= 5020; ++ref) {
+        ASSERT_EQ(b.remove(1, ref), OrderResult::kUnknownOrder) << ref;
+        live.erase({1, ref});
+    }
+    EXPECT_EQ(b.open_orders(), live.size());
+    // Stale entries leave the stash as new ones come, counted nowhere.
+    for (std::uint64_t ref = 8193; ref <= 8300; ++ref) add(ref % 2 == 0 ? 0 : 1, ref, 3000);
+    EXPECT_EQ(b.open_orders(), live.size());
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{3000, 540, 54}}));
+    for (const auto& [id, ref] : live) ASSERT_EQ(b.remove(id, ref), OrderResult::kRemoved) << id << " " << ref;
+    EXPECT_EQ(b.open_orders(), 0u);
+    EXPECT_TRUE(b.side(0, Side::kBid).empty());
+    EXPECT_TRUE(b.side(1, Side::kBid).empty());
+}
+
 // prefetch() (ITCH's pass before a datagram is applied) is a hint: for any
 // instrument, reference and side, in the window, the table or a sparse
 // scope, it reads no order and changes nothing, not even the probe count.
@@ -328,18 +371,23 @@ TEST(OrderBookRule, APrefetchHintChangesNothing) {
 }
 
 // The generation of an emptied instrument wraps after 65,535 clears with
-// orders: an entry stale since then must not come back to life.
+// orders: an entry stale since then, in the window, the table or the stash,
+// must not come back to life.
 TEST(OrderBookRule, AnOrderOfAnEmptiedInstrumentNeverComesBack) {
-    OrderBook b(2, 64, 64);
+    OrderBook b(2, 64, 64);  // a window of 64 slots
     b.add(0, 2, Side::kBid, 5, 100);
     b.add(0, 1, Side::kBid, 5, 100);
-    b.clear(0);
-    for (int round = 0; round < 70'000; ++round) {
+    b.add(0, 3, Side::kBid, 5, 100);
+    b.add(0, 67, Side::kBid, 5, 100);  // 3's window slot: 3 waits in the stash
+    b.clear(0);  // generation 1; the stale entries are of generation 0
+    for (int round = 0; round < 65'535; ++round) {  // back at generation 0
         ASSERT_EQ(b.add(0, 1, Side::kBid, 5, 100), OrderResult::kApplied);
         b.clear(0);
         b.clear(1);  // no orders: nothing to retire
     }
     EXPECT_EQ(b.reduce(0, 2, 1), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.reduce(0, 3, 1), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.reduce(0, 67, 1), OrderResult::kUnknownOrder);
     EXPECT_EQ(b.open_orders(), 0u);
     EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
 }

@@ -12,7 +12,8 @@
 // (plus a per-scope offset), holds each new order in its reference's slot,
 // found and deleted in one slot with no hash. An order still live when a
 // newer reference needs its slot moves to the *table*, the long-lived
-// tail, and every order of a *sparse* scope (one whose adds step its
+// tail (by way of a *stash* of 8, where it waits while its table line is
+// fetched), and every order of a *sparse* scope (one whose adds step its
 // references by more than 4 on average: few of its stocks booked, so each
 // add would take a window line of its own, and few of its orders die
 // within the window's span of references): one open-addressing table (linear probing, backward-shift delete)
@@ -374,6 +375,12 @@ private:
     [[nodiscard]] bool in_window(const Entry* e) const noexcept {
         return e >= window_.data() && e < window_.data() + window_.size();
     }
+    [[nodiscard]] bool in_stash(const Entry* e) const noexcept { return e >= stash_.data() && e < stash_.data() + kStash; }
+    // An order a newer reference took the window slot of, on its way to
+    // the table: the table home is fetched now and the insert made kStash
+    // moves later, when the line has arrived (a move into the table was a
+    // miss on a random line, waited for, on 1 add in 4 of the day-like flow).
+    void stash(const Entry& e, std::size_t home) noexcept;
     [[nodiscard]] std::uint32_t scope_of(std::uint32_t id) const noexcept { return id >> scope_bits_; }
     [[nodiscard]] static std::size_t scopes_for(std::uint32_t max_instruments, unsigned scope_bits) noexcept {
         return ((std::size_t{max_instruments} - 1) >> scope_bits) + 1;
@@ -389,7 +396,7 @@ private:
     void shift_into(std::size_t hole) noexcept;
     // Removes every stale entry of the table (one walk of it).
     void sweep() noexcept;
-    // Frees every stale slot of the window (one walk of it: before a generation wraps).
+    // Frees every stale slot of the window and the stash (one walk of it: before a generation wraps).
     void sweep_window() noexcept;
     // Level keys ascend towards the best level: the bid's price, the ask's negated.
     [[nodiscard]] static std::int64_t key_of(Side s, std::int64_t price) noexcept { return s == Side::kBid ? price : -price; }
@@ -511,6 +518,13 @@ private:
     void give_back(std::uint32_t root) noexcept;
 
     ZeroedArray<Entry> window_;  // zero pages too
+    // Orders moved out of the window, not yet in the table: a ring, the
+    // oldest inserted when a new one comes; found by a scan after the
+    // window and table (a lookup that gets there is a rare one).
+    static constexpr std::size_t kStash = 8;
+    std::array<Entry, kStash> stash_{};
+    std::array<std::size_t, kStash> stash_home_{};
+    std::size_t stash_next_ = 0;
     std::size_t window_mask_;
     ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
     std::size_t size_ = 0;   // live orders, window and table
