@@ -115,7 +115,8 @@ struct Rules {
         // Makes `instruments` keep liveness per channel (ids are a channel's: its block of kLocateBits).
         State(InstrumentTable& instruments, const Capacity&)
             : channels_(std::max<std::uint32_t>(1, (instruments.max_instruments() + kMaxLocates - 1) / kMaxLocates)),
-              per_instrument_(instruments.max_instruments()) {
+              per_instrument_(instruments.max_instruments()),
+              seen_(instruments.max_instruments()) {
             instruments.share_liveness_by_block(kLocateBits);
         }
         // Start-up: `max_channels` channel slots (the stream's); venue time
@@ -134,7 +135,7 @@ struct Rules {
         // and `channels` slots, with the instrument table's liveness clocks.
         [[nodiscard]] static constexpr std::size_t bytes_for(std::uint32_t ids, std::uint32_t channels) noexcept {
             const std::size_t clocks = ids == 0 ? 0 : ((ids - 1) >> kLocateBits) + 1;
-            return std::size_t{ids} * sizeof(PerInstrument) + std::size_t{channels} * sizeof(Channel) +
+            return std::size_t{ids} * (sizeof(PerInstrument) + sizeof(Seen)) + std::size_t{channels} * sizeof(Channel) +
                    clocks * sizeof(std::int64_t);
         }
 
@@ -165,10 +166,15 @@ struct Rules {
             ItchInstrumentCounters counters;
             std::uint32_t next_in_channel = kNoInstrument;
             char trading_state = 0;
-            bool linked = false;   // in its channel's list (bound once, for good: ids are the channel's)
             bool refused = false;  // a full store refused one of its adds: its book is incomplete
             bool rebooked = false; // booked after orders went by unkept: its book is incomplete
-            bool named = false;    // a directory or an add gave it its symbol in this session
+        };
+        // What every message of an instrument reads, apart: two bytes an id,
+        // so a channel's thousands of stocks stay in cache (in PerInstrument,
+        // 40 bytes an id, they missed on most messages of the day-like flow).
+        struct Seen {
+            bool linked = false;  // in its channel's list (bound once, for good: ids are the channel's)
+            bool named = false;   // a directory or an add gave it its symbol in this session
         };
         struct Channel {
             std::uint32_t first_instrument = kNoInstrument;
@@ -182,6 +188,7 @@ struct Rules {
         };
         std::vector<Channel> channels_;
         std::vector<PerInstrument> per_instrument_;
+        std::vector<Seen> seen_;
         std::optional<std::int32_t> fixed_offset_;
     };
 
@@ -202,8 +209,8 @@ struct Rules {
         take_offset(s, c, ev);
         if (ev.kind == kStockMessage && venue_fields<CodeFields>(ev).type == 'S') [[unlikely]]
             c.system_event = venue_fields<CodeFields>(ev).code;
-        State::PerInstrument& pi = s.per_instrument_[id];
-        if (!pi.linked) [[unlikely]] link(seq, st, id);
+        State::Seen& seen = s.seen_[id];
+        if (!seen.linked) [[unlikely]] link(seq, st, id);
         const bool seen_in_session = st.known;
         ++st.counters.accepted;
         st.last_seq = ev.u.venue.seq;
@@ -213,7 +220,7 @@ struct Rules {
         const std::int64_t venue_now = ev.recv_ns + std::int64_t{c.offset_minutes} * kNsPerMinute;
         st.last_source_ns = ev.recv_ns - wrap_half_day(venue_now - ev.u.venue.source_ns);
         st.has_source = true;
-        return {id, Verdict::kAccepted, order(seq, st, pi, id, ev, seen_in_session), st.suspect, 0};
+        return {id, Verdict::kAccepted, order(seq, st, seen, id, ev, seen_in_session), st.suspect, 0};
     }
 
     // On the channel's instruments: O(instruments of the channel), except
@@ -258,6 +265,7 @@ struct Rules {
 private:
     using Channel = State::Channel;
     using PerInstrument = State::PerInstrument;
+    using Seen = State::Seen;
 
     static void take_offset(State& s, Channel& c, const Event& ev) noexcept {
         if (c.has_offset) [[likely]] return;
@@ -274,7 +282,7 @@ private:
         st.price_exponent = kPriceExponent;  // the table and the live view show dollars
         if (st.symbol[0] == '\0') name_by_locate(st, id);
         PerInstrument& pi = s.per_instrument_[id];
-        pi.linked = true;
+        s.seen_[id].linked = true;
         pi.next_in_channel = c.first_instrument;
         c.first_instrument = id;
         ++c.unrefreshed;
@@ -387,7 +395,7 @@ private:
             st.has_source = false;
             pi.refused = false;
             pi.rebooked = false;
-            pi.named = false;
+            seq.venue_.seen_[id].named = false;
             pi.trading_state = 0;
             // Stock locates are the day's: until the new session's directory
             // names it again, the locate has no symbol (find() answers none, the
@@ -402,11 +410,12 @@ private:
 
     // The message's effect on names, trading state and the book; whether the book changed.
     template <class Seq>
-    [[gnu::always_inline]] static bool order(Seq& seq, InstrumentState& st, PerInstrument& pi, std::uint32_t id,
+    [[gnu::always_inline]] static bool order(Seq& seq, InstrumentState& st, Seen& seen, std::uint32_t id,
                                              const Event& ev, bool seen_in_session) noexcept {
+        PerInstrument& pi = seq.venue_.per_instrument_[id];  // read only off the common path
         switch (kind_of(ev.kind)) {
             case Kind::kDirectory:
-                pi.named = true;
+                seen.named = true;
                 name(seq, st, id, ev, seen_in_session);
                 return false;
             case Kind::kAddBid:
@@ -414,7 +423,7 @@ private:
                 // An add names its stock too: a capture joined after the
                 // directory (a late join) still shows symbols, and the locate
                 // beside them. Once per session; a directory after it decides.
-                if (!pi.named) [[unlikely]] pi.named = name(seq, st, id, ev, seen_in_session);
+                if (!seen.named) [[unlikely]] seen.named = name(seq, st, id, ev, seen_in_session);
                 break;
             case Kind::kTradingAction: pi.trading_state = venue_fields<CodeFields>(ev).code; return false;
             case Kind::kStockMessage: return false;
