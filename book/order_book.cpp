@@ -102,14 +102,16 @@ OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept 
     if (w.used && w.ref == ref && scope_of(w.id) == scope && live(w)) return &w;
     if (!old && in_table_ != 0)
         if (Entry* e = table_find(scope, ref)) return e;
-    for (Entry& e : stash_)
-        if (e.used && e.ref == ref && scope_of(e.id) == scope && live(e)) return &e;
+    if (stash_used_ != 0)  // seldom: a reused reference (a new session) looks here too
+        for (Entry& e : stash_)
+            if (e.used && e.ref == ref && scope_of(e.id) == scope && live(e)) return &e;
     return nullptr;
 }
 
 void OrderBook::stash(const Entry& e, std::size_t home) noexcept {
     Entry& oldest = stash_[stash_next_];
     if (oldest.used && live(oldest)) table_insert(oldest, stash_home_[stash_next_]);
+    if (!oldest.used) ++stash_used_;
     __builtin_prefetch(&table_[home], 1);
     oldest = e;
     stash_home_[stash_next_] = home;
@@ -169,8 +171,13 @@ void OrderBook::shift_into(std::size_t hole) noexcept {
 void OrderBook::erase(Entry* e) noexcept {
     --orders_of_[e->id];
     --size_;
-    if (in_window(e) || in_stash(e)) {
+    if (in_window(e)) {
         e->used = 0;
+        return;
+    }
+    if (in_stash(e)) {
+        e->used = 0;
+        --stash_used_;
         return;
     }
     --tabled_of_[e->id];
@@ -200,7 +207,10 @@ void OrderBook::table_insert(const Entry& e, std::size_t from) noexcept {
 
 void OrderBook::sweep_window() noexcept {
     for (Entry& e : stash_)
-        if (e.used && !live(e)) e.used = 0;
+        if (e.used && !live(e)) {
+            e.used = 0;
+            --stash_used_;
+        }
     for (Entry& e : window_) {
         ++probes_;
         if (e.used && !live(e)) e.used = 0;

@@ -525,6 +525,7 @@ private:
     std::array<Entry, kStash> stash_{};
     std::array<std::size_t, kStash> stash_home_{};
     std::size_t stash_next_ = 0;
+    std::size_t stash_used_ = 0;  // its entries in use (stale ones too, until overwritten or swept)
     std::size_t window_mask_;
     ZeroedArray<Entry> table_;  // zero pages: resident only where orders were
     std::size_t size_ = 0;   // live orders, window and table
