@@ -102,7 +102,9 @@ OrderBook::Entry* OrderBook::find(std::uint32_t id, std::uint64_t ref) noexcept 
     if (w.used && w.ref == ref && scope_of(w.id) == scope && live(w)) return &w;
     if (!old && in_table_ != 0)
         if (Entry* e = table_find(scope, ref)) return e;
-    if (stash_used_ != 0)  // seldom: a reused reference (a new session) looks here too
+    // Most lookups end before; a reused reference (a new session's) or an
+    // unknown one gets here, and scans 8 entries once orders have moved out.
+    if (stash_used_ != 0)
         for (Entry& e : stash_)
             if (e.used && e.ref == ref && scope_of(e.id) == scope && live(e)) return &e;
     return nullptr;
@@ -205,22 +207,22 @@ void OrderBook::table_insert(const Entry& e, std::size_t from) noexcept {
     ++tabled_of_[e.id];
 }
 
-void OrderBook::sweep_window() noexcept {
+void OrderBook::sweep_window(std::uint32_t retired) noexcept {
     for (Entry& e : stash_)
-        if (e.used && !live(e)) {
+        if (e.used && (!live(e) || e.id == retired)) {
             e.used = 0;
             --stash_used_;
         }
     for (Entry& e : window_) {
         ++probes_;
-        if (e.used && !live(e)) e.used = 0;
+        if (e.used && (!live(e) || e.id == retired)) e.used = 0;
     }
 }
 
-void OrderBook::sweep() noexcept {
+void OrderBook::sweep(std::uint32_t retired) noexcept {
     for (std::size_t i = 0; i < table_.size();) {
         ++probes_;
-        if (table_[i].used && !live(table_[i])) {
+        if (table_[i].used && (!live(table_[i]) || table_[i].id == retired)) {
             shift_into(i);  // shifts a later entry into i: look at i again
             --stale_;
             continue;
@@ -231,20 +233,21 @@ void OrderBook::sweep() noexcept {
 
 void OrderBook::clear(std::uint32_t id) noexcept {
     // Without live orders there is nothing to retire: the generation moves
-    // only for an instrument that had orders, so it wraps (and a wrap, which
-    // would revive entries stale since, sweeps them first) only after
-    // 65,535 rounds of adds and clears of that instrument.
+    // only for an instrument that had orders, so it wraps only after 65,535
+    // rounds of adds and clears of that instrument. A wrap would revive the
+    // entries of a generation to come: every entry of the instrument, stale
+    // or of this generation (counted stale from here), is swept out first.
     if (orders_of_[id] != 0) {
-        if (gen_[id] == UINT16_MAX) {
-            sweep();
-            sweep_window();
-        }
-        ++gen_[id];
         stale_ += tabled_of_[id];
         in_table_ -= tabled_of_[id];
         size_ -= orders_of_[id];
         orders_of_[id] = 0;
         tabled_of_[id] = 0;
+        if (gen_[id] == UINT16_MAX) {
+            sweep(id);
+            sweep_window(id);
+        }
+        ++gen_[id];
     }
     for (const Side s : {Side::kBid, Side::kAsk}) {  // a block or a whole tree back, O(1)
         SideLevels& sl = levels_of(id, s);
@@ -288,7 +291,7 @@ OrderResult OrderBook::add(std::uint32_t id, std::uint64_t ref, Side side, std::
         table_insert(e, h);
     } else {
         // The newest reference takes its window slot; an order still live there
-        // (an older reference, or one chosen to collide) moves to the table.
+        // (an older reference, or one chosen to collide) moves to the table, by the stash.
         if (w->used && live(*w)) stash(*w, home(scope_of(w->id), w->ref));
         *w = e;
     }

@@ -310,34 +310,46 @@ TEST(OrderBookRule, ClearingAnInstrumentCostsNoWalkOfTheStoreAndItsEntriesComeBa
 TEST(OrderBookRule, AnOrderOnItsWayToTheTableIsFoundChangedAndCleared) {
     OrderBook b(2, 4096, 1024);  // a window of 4,096 slots: references r and r + 4,096 share one
     std::set<std::pair<std::uint32_t, std::uint64_t>> live;
-    auto add = [&](std::uint32_t id, std::uint64_t ref, std::uint32_t price) {
-        ASSERT_EQ(b.add(id, ref, Side::kBid, 10, price), OrderResult::kApplied) << ref;
-        live.insert({id, ref});
+    std::uint64_t next = 1;  // dense references, as a venue assigns them (sparse ones go straight to the table)
+    auto add = [&](std::uint32_t id, std::uint32_t price) {
+        ASSERT_EQ(b.add(id, next, Side::kBid, 10, price), OrderResult::kApplied) << next;
+        live.insert({id, next++});
     };
-    for (std::uint64_t ref = 1; ref <= 68; ++ref) add(0, ref, 1000);
-    for (std::uint64_t ref = 4097; ref <= 4100; ++ref) add(0, ref, 1000);  // 1 .. 4 moved out: in the stash
-    EXPECT_EQ(b.open_orders(), 72u);
+    auto pass = [&](std::uint64_t until) {  // orders that come and go on instrument 0, up to reference `until`
+        for (; next <= until; ++next) {
+            ASSERT_EQ(b.add(0, next, Side::kBid, 10, 900), OrderResult::kApplied) << next;
+            ASSERT_EQ(b.remove(0, next), OrderResult::kRemoved) << next;
+        }
+    };
+    for (int i = 0; i < 5; ++i) add(0, 1000);  // 1 .. 5
+    ASSERT_NO_FATAL_FAILURE(pass(4096));
+    for (int i = 0; i < 4; ++i) add(0, 1000);  // 4,097 .. 4,100 move 1 .. 4 out of their slots: into the stash
+    EXPECT_EQ(b.open_orders(), 9u);
     EXPECT_EQ(b.reduce(0, 1, 4), OrderResult::kApplied);
     EXPECT_EQ(b.remove(0, 2), OrderResult::kRemoved);
-    EXPECT_EQ(b.replace(0, 3, 4101, 5, 1100), OrderResult::kApplied);  // 4,101 moves 5 out
+    EXPECT_EQ(b.replace(0, 3, next, 5, 1100), OrderResult::kApplied);  // 4,101 moves 5 out
+    live.insert({0, next++});
     EXPECT_EQ(b.reduce(0, 4, 10), OrderResult::kRemoved);
     EXPECT_EQ(b.remove(0, 2), OrderResult::kUnknownOrder);
     for (const std::uint64_t gone : {2, 3, 4}) live.erase({0, gone});
-    live.insert({0, 4101});
-    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{1100, 5, 1}, {1000, 686, 69}}));
-    // Instrument 1's orders moved out (12 on to the table, 8 in the stash), then cleared.
-    for (std::uint64_t ref = 5001; ref <= 5020; ++ref) add(1, ref, 2000);
-    for (std::uint64_t ref = 9097; ref <= 9116; ++ref) add(0, ref, 1000);
+    EXPECT_EQ(levels(b, 0, Side::kBid), (std::vector<L>{{1100, 5, 1}, {1000, 56, 6}}));
+    // Instrument 1's orders moved out by instrument 0's (12 on to the table, 8 in the stash), then cleared.
+    const std::uint64_t first1 = next;
+    for (int i = 0; i < 20; ++i) add(1, 2000);
+    ASSERT_NO_FATAL_FAILURE(pass(first1 + 4096 - 1));
+    for (int i = 0; i < 20; ++i) add(0, 1000);
     b.clear(1);
-    for (std::uint64_t ref = 5001; ref <= 5020; ++ref) {
+    for (std::uint64_t ref = first1; ref < first1 + 20; ++ref) {
         ASSERT_EQ(b.remove(1, ref), OrderResult::kUnknownOrder) << ref;
         live.erase({1, ref});
     }
     EXPECT_EQ(b.open_orders(), live.size());
-    // Stale entries leave the stash as new ones come, counted nowhere.
-    for (std::uint64_t ref = 8193; ref <= 8300; ++ref) add(ref % 2 == 0 ? 0 : 1, ref, 3000);
+    // The stale entries leave the stash as new ones come, counted nowhere.
+    const std::uint64_t first0 = next - 20;
+    ASSERT_NO_FATAL_FAILURE(pass(first0 + 4096 - 1));
+    for (int i = 0; i < 20; ++i) add(1, 3000);  // instrument 0's last 20 moved out
     EXPECT_EQ(b.open_orders(), live.size());
-    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{3000, 540, 54}}));
+    EXPECT_EQ(levels(b, 1, Side::kBid), (std::vector<L>{{3000, 200, 20}}));
     for (const auto& [id, ref] : live) ASSERT_EQ(b.remove(id, ref), OrderResult::kRemoved) << id << " " << ref;
     EXPECT_EQ(b.open_orders(), 0u);
     EXPECT_TRUE(b.side(0, Side::kBid).empty());
@@ -371,25 +383,40 @@ TEST(OrderBookRule, APrefetchHintChangesNothing) {
 }
 
 // The generation of an emptied instrument wraps after 65,535 clears with
-// orders: an entry stale since then, in the window, the table or the stash,
-// must not come back to life.
+// orders: an entry stale since then (in the window or the stash) must not
+// come back to life, nor one of the generation the wrap leaves (found in
+// review: swept before the wrap it was still live, so it came back 65,536
+// clears later).
 TEST(OrderBookRule, AnOrderOfAnEmptiedInstrumentNeverComesBack) {
+    auto rounds = [](OrderBook& b, std::uint64_t ref, int n) {
+        for (int round = 0; round < n; ++round) {
+            ASSERT_EQ(b.add(0, ref, Side::kBid, 5, 100), OrderResult::kApplied);
+            b.clear(0);
+            b.clear(1);  // no orders: nothing to retire
+        }
+    };
     OrderBook b(2, 64, 64);  // a window of 64 slots
-    b.add(0, 2, Side::kBid, 5, 100);
-    b.add(0, 1, Side::kBid, 5, 100);
-    b.add(0, 3, Side::kBid, 5, 100);
-    b.add(0, 67, Side::kBid, 5, 100);  // 3's window slot: 3 waits in the stash
-    b.clear(0);  // generation 1; the stale entries are of generation 0
-    for (int round = 0; round < 65'535; ++round) {  // back at generation 0
-        ASSERT_EQ(b.add(0, 1, Side::kBid, 5, 100), OrderResult::kApplied);
-        b.clear(0);
-        b.clear(1);  // no orders: nothing to retire
+    for (std::uint64_t ref = 1; ref <= 65; ++ref) {  // dense references: 65 moves 1 out of its slot, into the stash
+        ASSERT_EQ(b.add(0, ref, Side::kBid, 5, 100), OrderResult::kApplied);
+        if (ref >= 2 && ref <= 64) {
+            ASSERT_EQ(b.remove(0, ref), OrderResult::kRemoved);
+        }
     }
-    EXPECT_EQ(b.reduce(0, 2, 1), OrderResult::kUnknownOrder);
-    EXPECT_EQ(b.reduce(0, 3, 1), OrderResult::kUnknownOrder);
-    EXPECT_EQ(b.reduce(0, 67, 1), OrderResult::kUnknownOrder);
+    b.clear(0);  // generation 1; the stale entries are of generation 0
+    ASSERT_NO_FATAL_FAILURE(rounds(b, 500, 65'535));  // back at generation 0
+    EXPECT_EQ(b.reduce(0, 1, 1), OrderResult::kUnknownOrder);
+    EXPECT_EQ(b.reduce(0, 65, 1), OrderResult::kUnknownOrder);
     EXPECT_EQ(b.open_orders(), 0u);
     EXPECT_TRUE(levels(b, 0, Side::kBid).empty());
+
+    OrderBook c(2, 64, 64);
+    ASSERT_NO_FATAL_FAILURE(rounds(c, 1, 65'535));  // generation 65,535
+    ASSERT_EQ(c.add(0, 5, Side::kBid, 5, 100), OrderResult::kApplied);  // in its window slot
+    c.clear(0);                                     // the wrap, to generation 0
+    ASSERT_NO_FATAL_FAILURE(rounds(c, 1, 65'535));  // back at generation 65,535
+    EXPECT_EQ(c.reduce(0, 5, 1), OrderResult::kUnknownOrder);
+    EXPECT_EQ(c.open_orders(), 0u);
+    EXPECT_TRUE(levels(c, 0, Side::kBid).empty());
 }
 
 // Found by fuzz_itch50: an add (or replace) of 0 shares made a level of 0

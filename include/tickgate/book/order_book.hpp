@@ -39,10 +39,12 @@
 // its levels and a new price span the ladder's slots, else takes a larger
 // ladder (256 or 1,024 slots: a busy stock's orders rest up to a few
 // dollars from a touch that wanders all day); a price none can take (off
-// the grid, or 1,024 ticks from the others) makes the side flat for good
-// until cleared (a side that spread that wide once will again; each start
-// and giving way copies the levels). Ladders come from a fixed pool
-// (ladders_for) in units of 64 slots; a side beyond it is flat. Otherwise:
+// the grid, 1,024 ticks from the others, or needing a move that the
+// levels added since the last one cannot pay for, with no larger ladder to
+// take) makes the side flat for good until cleared (a side that spread
+// that wide once will again; each start and giving way copies the levels).
+// Ladders come from a fixed pool (ladders_for) in units of 64 slots; a
+// side beyond it is flat. Otherwise:
 // per instrument and side a sorted flat array of at most kFlatLevels (64) levels searched
 // by bisection (best last, so the updates near the touch that dominate real
 // feeds move little), carved from one arena in power-of-two blocks; a side
@@ -240,7 +242,10 @@ public:
                                                std::uint32_t max_levels, unsigned scope_bits = 16) noexcept;
     // The ladder pool, in units of 64 slots: twice max_levels slots (as the
     // flat arena), or 16 units a side (both sides of every instrument at
-    // 1,024 slots) if fewer. A side that finds none, or no larger one, is flat.
+    // 1,024 slots) if fewer. A side that finds none, or no larger one, is
+    // flat. Units are never merged or split: a freed ladder serves only a
+    // side of its own size, so after large ladders are freed (a new
+    // session) new sides may find none while those wait.
     [[nodiscard]] static std::uint32_t ladders_for(std::uint32_t max_instruments, std::uint32_t max_levels) noexcept {
         return static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{max_instruments} * 32, std::uint64_t{max_levels} * 2 / kLadderSlots));
     }
@@ -394,10 +399,11 @@ private:
     void erase(Entry* e) noexcept;
     // Empties slot `hole` by backward shift: later entries of its run move up.
     void shift_into(std::size_t hole) noexcept;
-    // Removes every stale entry of the table (one walk of it).
-    void sweep() noexcept;
-    // Frees every stale slot of the window and the stash (one walk of it: before a generation wraps).
-    void sweep_window() noexcept;
+    // Removes every stale entry of the table, and every entry of instrument
+    // `retired` (its generation about to wrap; all counted stale), in one walk.
+    void sweep(std::uint32_t retired = UINT32_MAX) noexcept;
+    // The same for the window and the stash (only before a generation wraps).
+    void sweep_window(std::uint32_t retired) noexcept;
     // Level keys ascend towards the best level: the bid's price, the ask's negated.
     [[nodiscard]] static std::int64_t key_of(Side s, std::int64_t price) noexcept { return s == Side::kBid ? price : -price; }
     [[nodiscard]] SideLevels& levels_of(std::uint32_t id, Side s) noexcept {
@@ -480,8 +486,9 @@ private:
     [[nodiscard]] bool centred_base(std::uint32_t lo, std::uint32_t hi, std::uint32_t slots, std::uint32_t& base) const noexcept;
     // Ladder `sl` moved along the grid, or into a larger ladder, so that
     // `price` fits beside its levels (its levels move); false if it cannot
-    // (off the grid, the levels and `price` span more than 1,024 slots, or
-    // the pool has no larger ladder).
+    // (off the grid, the levels and `price` span more than 1,024 slots, a
+    // larger ladder needs a move its added levels cannot pay for and has
+    // none larger, or the pool has no larger ladder).
     bool make_room(SideLevels& sl, std::uint32_t price) noexcept;
     // Ladder `sl` made a flat side (a tree past kFlatLevels), its levels in
     // key order; false if the arena or pool has no room.
