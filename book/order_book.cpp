@@ -418,7 +418,7 @@ bool OrderBook::make_room(SideLevels& sl, std::uint32_t price) noexcept {
             for_each_ladder_slot(sl, up, [&](unsigned i) { from[up ? i + shift : i - shift] = from[i]; });
             sl.occupied = up ? sl.occupied << shift : sl.occupied >> shift;
         } else {
-            std::array<std::uint64_t, 16> moved{};
+            std::array<std::uint64_t, kMaxLadderWords> moved{};
             for_each_ladder_slot(sl, up, [&](unsigned i) {
                 const unsigned to = up ? i + shift : i - shift;
                 from[to] = from[i];
@@ -465,15 +465,10 @@ bool OrderBook::ladder_to_flat(SideLevels& sl, Side s) noexcept {
     const bool down = s == Side::kAsk;
     sl.best = 0;  // a ladder's count of added levels; a tree's best node from here
     if (n > kFlatLevels) {  // a tree, each level the new last node
-        if (nodes_.size() - 1 - nodes_in_use_ <= n) return false;  // room for these and the new one
+        if (!pool_has_room(n)) return false;
         const SideLevels ladder = sl;  // its slots read while the tree grows (the tree changes no ladder field)
         sl.size = 0;
-        for_each_ladder_slot(ladder, down, [&](unsigned i) {
-            std::uint32_t parent = 0;
-            bool left = false;
-            (void)search(sl, s, key_of(s, from[i].price), parent, left);
-            (void)tree_insert(sl, s, parent, left, from[i]);
-        });
+        for_each_ladder_slot(ladder, down, [&](unsigned i) { append_node(sl, s, from[i]); });
         release_ladder(sl);
     } else {
         std::size_t offset;
@@ -632,18 +627,20 @@ void OrderBook::release_block(SideLevels& sl) noexcept {
 }
 
 bool OrderBook::to_tree(SideLevels& sl, Side s) noexcept {
-    if (nodes_.size() - 1 - nodes_in_use_ <= sl.size) return false;  // room for these and the new one
+    if (!pool_has_room(sl.size)) return false;
     const OrderLevel* lv = arena_.data() + sl.offset;
     const std::uint32_t n = sl.size;
     sl.size = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {  // ascending: each the new last node, found from the best at once
-        std::uint32_t parent = 0;
-        bool left = false;
-        (void)search(sl, s, key_of(s, lv[i].price), parent, left);
-        (void)tree_insert(sl, s, parent, left, lv[i]);
-    }
+    for (std::uint32_t i = 0; i < n; ++i) append_node(sl, s, lv[i]);  // ascending
     release_block(sl);
     return true;
+}
+
+void OrderBook::append_node(SideLevels& sl, Side s, const OrderLevel& l) noexcept {
+    std::uint32_t parent = 0;
+    bool left = false;
+    (void)search(sl, s, key_of(s, l.price), parent, left);  // found from the best at once
+    (void)tree_insert(sl, s, parent, left, l);
 }
 
 std::uint32_t OrderBook::search(const SideLevels& sl, Side s, std::int64_t k, std::uint32_t& parent, bool& left) noexcept {

@@ -332,6 +332,7 @@ private:
     // with one and takes the next that spans its prices.
     static constexpr std::uint32_t kLadderWords[] = {1, 4, 16};
     static constexpr int kLadderClasses = 3;
+    static constexpr std::uint32_t kMaxLadderWords = kLadderWords[kLadderClasses - 1];
     [[nodiscard]] static int ladder_class(std::uint32_t words) noexcept { return std::countr_zero(words) / 2; }
     static constexpr int kClasses = 7;                // blocks 4 .. 64
     static constexpr unsigned kRunBits = 3;  // 8 consecutive references of a scope share a mixed home
@@ -509,6 +510,10 @@ private:
     void release_block(SideLevels& sl) noexcept;
     // A flat side of kFlatLevels made a tree; false if the pool has no room.
     bool to_tree(SideLevels& sl, Side s) noexcept;
+    // Whether the pool holds `levels` more nodes and one for the level being added.
+    [[nodiscard]] bool pool_has_room(std::uint32_t levels) const noexcept { return nodes_.size() - 1 - nodes_in_use_ > levels; }
+    // `l` (its key above every one of tree side `sl`) as the tree's new last node.
+    void append_node(SideLevels& sl, Side s, const OrderLevel& l) noexcept;
     // The tree's node of key `k`, or 0 with where it would go (parent, side).
     std::uint32_t search(const SideLevels& sl, Side s, std::int64_t k, std::uint32_t& parent, bool& left) noexcept;
     // A new node holding `l` under `parent`; 0 if the pool is full.
