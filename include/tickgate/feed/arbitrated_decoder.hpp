@@ -57,7 +57,7 @@ public:
         if constexpr (HasUnarbitratedLines<P>) {
             if (is_unarbitrated_line(d.line)) {  // a snapshot or definition line: its own MsgSeqNum, no A/B
                 decoder_.decode_unarbitrated(d.payload, key, d.recv_ns, d.line,
-                                             [&](const Event& ev) { sink.on_event(ev); });
+                                             [&](const Event& ev) __attribute__((always_inline)) { sink.on_event(ev); });
                 sink.on_packet_end();
                 return;
             }
@@ -104,7 +104,10 @@ private:
     template <class Sink>
     void decode(std::span<const std::byte> payload, const Key& key, SessionMark mark, std::int64_t recv_ns,
                 std::uint8_t line, Sink& sink) noexcept {
-        decoder_.decode(payload, key, mark, recv_ns, line, [&](const Event& ev) { sink.on_event(ev); });
+        // Forced inline: the sink's on_event then inlines at each of the
+        // decoder's sites (inline_feed_handler.hpp Apply).
+        decoder_.decode(payload, key, mark, recv_ns, line,
+                        [&](const Event& ev) __attribute__((always_inline)) { sink.on_event(ev); });
         sink.on_packet_end();
     }
 
