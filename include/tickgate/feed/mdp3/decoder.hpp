@@ -421,7 +421,10 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
         const TemplateKind kind = c.layout->kind;
         if (kind == TemplateKind::kBook || kind == TemplateKind::kSequenced) [[likely]] {  // entries: most messages
             if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return malformed(f, done);
-            emit(c, ev, incremental, sink);
+            if (kind == TemplateKind::kBook) [[likely]]
+                emit_entries<true>(c, ev, sink);
+            else
+                emit_entries<false>(c, ev, sink);
         } else if (kind == TemplateKind::kUnknown) {
             counters_.unknown_messages.add();
             ch.counters.unknown_templates.add();
@@ -472,7 +475,8 @@ template <bool Book, class Sink>
     const std::size_t count = c.groups[0].count, entry_len = c.groups[0].entry_len;
     const TemplateLayout& l = *c.layout;
     const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
-    const SeqFields at = l.seq;
+    // Book templates: constant offsets (wire.hpp's static_assert), folded into the loads.
+    const SeqFields at = Book ? SeqFields{kBookSecurityId, kBookRptSeq} : l.seq;
     const std::int8_t exponent = l.price_exponent;
     // Counted once per group, not per entry (an atomic store each): the
     // same figure once the packet is decoded.

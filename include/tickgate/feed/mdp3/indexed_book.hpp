@@ -26,6 +26,14 @@ struct IndexedSlot {
     std::uint32_t qty;
     bool exists;  // false: padded
 };
+// What every entry of an instrument reads besides its slot, on one line:
+// as three arrays (extents, live counts, depths) an entry touched three
+// more lines, and 127 instruments' books no longer stayed in L1.
+struct alignas(32) IndexedHead {
+    std::uint32_t depth;      // levels the instrument publishes (set_depth)
+    std::uint32_t extent[2];  // per side: slots in use, padded ones included
+    std::uint32_t live[2];    // per side: existing levels
+};
 }  // namespace detail
 
 // One side of an instrument's indexed book, best first, existing levels only.
@@ -90,16 +98,14 @@ public:
         : max_depth_(depth < kMaxDepth ? depth : kMaxDepth),
           default_depth_(depth < kDefaultDepth ? depth : kDefaultDepth),
           slots_(std::size_t{instruments} * 2 * max_depth_),
-          extent_(std::size_t{instruments} * 2),
-          live_(std::size_t{instruments} * 2),
-          depth_(instruments, default_depth_),
+          heads_(instruments, detail::IndexedHead{default_depth_, {0, 0}, {0, 0}}),
           errors_(instruments) {
         if (instruments == 0 || depth == 0) throw std::invalid_argument("indexed book: instruments and depth must be > 0");
     }
     [[nodiscard]] static std::size_t bytes_for(std::uint32_t instruments, std::uint32_t depth) noexcept {
         if (depth > kMaxDepth) depth = kMaxDepth;
         return std::size_t{instruments} *
-               (2 * (std::size_t{depth} * sizeof(detail::IndexedSlot) + 2 * sizeof(std::uint32_t)) + 2 * sizeof(std::uint64_t));
+               (2 * std::size_t{depth} * sizeof(detail::IndexedSlot) + sizeof(detail::IndexedHead) + sizeof(std::uint64_t));
     }
 
     // The deepest book any instrument may have (the constructor's depth).
@@ -107,14 +113,14 @@ public:
     // `id`'s depth from its definition (0: the default), capped at depth();
     // a book already deeper keeps its levels (MDP3.md: no trim).
     void set_depth(std::uint32_t id, std::uint32_t depth) noexcept {
-        depth_[id] = depth == 0 ? default_depth_ : (depth < max_depth_ ? depth : max_depth_);
+        heads_[id].depth = depth == 0 ? default_depth_ : (depth < max_depth_ ? depth : max_depth_);
     }
-    [[nodiscard]] std::uint32_t depth_of(std::uint32_t id) const noexcept { return depth_[id]; }
+    [[nodiscard]] std::uint32_t depth_of(std::uint32_t id) const noexcept { return heads_[id].depth; }
     // Start-up only ([mdp3] book_depth): the depth of every instrument whose
     // definition gives none, capped at depth().
     void set_default_depth(std::uint32_t depth) noexcept {
         default_depth_ = depth == 0 ? default_depth_ : (depth < max_depth_ ? depth : max_depth_);
-        std::fill(depth_.begin(), depth_.end(), default_depth_);
+        for (detail::IndexedHead& h : heads_) h.depth = default_depth_;
     }
     // Entries counted against MDP3.md's table (book_errors).
     [[nodiscard]] std::uint64_t book_errors(std::uint32_t id) const noexcept { return errors_[id]; }
@@ -122,12 +128,13 @@ public:
 
     [[nodiscard]] IndexedSide side(std::uint32_t id, Side s) const noexcept {
         const std::size_t k = slot(id, s);
-        return {slots_.data() + k * max_depth_, extent_[k], live_[k]};
+        const detail::IndexedHead& h = heads_[id];
+        return {slots_.data() + k * max_depth_, h.extent[side_index(s)], h.live[side_index(s)]};
     }
 
     void clear(std::uint32_t id) noexcept {
-        clear_side(slot(id, Side::kBid));
-        clear_side(slot(id, Side::kAsk));
+        clear_side(id, Side::kBid);
+        clear_side(id, Side::kAsk);
     }
 
     // A sequenced MDP3 book entry (kLevelEntry); other kinds and entry types
@@ -149,20 +156,20 @@ public:
     // One entry on one side by MDP3.md's table; false when it changed nothing.
     bool update(std::uint32_t id, Side s, UpdateAction action, std::uint32_t level, std::int64_t price,
                 std::uint32_t qty) noexcept {
-        const std::size_t k = slot(id, s);
         if (action == UpdateAction::kDeleteThru) {
-            clear_side(k);
+            clear_side(id, s);
             return true;
         }
-        if (level < 1 || level > depth_[id]) {
+        detail::IndexedHead& h = heads_[id];
+        const std::uint32_t depth = h.depth;
+        if (level < 1 || level > depth) {
             ++errors_[id];
             return false;
         }
-        detail::IndexedSlot* lv = slots_.data() + k * max_depth_;
-        std::uint32_t& n = extent_[k];
-        std::uint32_t& live = live_[k];
+        detail::IndexedSlot* lv = slots_.data() + slot(id, s) * max_depth_;
+        std::uint32_t& n = h.extent[side_index(s)];
+        std::uint32_t& live = h.live[side_index(s)];
         const std::uint32_t i = level - 1;
-        const std::uint32_t depth = depth_[id];
         switch (action) {
             case UpdateAction::kNew: {
                 // Slots L.. shift one down; the one pushed past the depth (or
@@ -223,12 +230,12 @@ public:
     // Appends a snapshot level below the existing ones (best first); a level
     // past the instrument's depth is dropped, not counted (MDP3.md "Snapshot").
     bool append_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
-        const std::size_t k = slot(id, s);
-        std::uint32_t& n = extent_[k];
-        if (n >= depth_[id]) return true;
-        slots_[k * max_depth_ + n] = {price, qty, true};
+        detail::IndexedHead& h = heads_[id];
+        std::uint32_t& n = h.extent[side_index(s)];
+        if (n >= h.depth) return true;
+        slots_[slot(id, s) * max_depth_ + n] = {price, qty, true};
         ++n;
-        ++live_[k];
+        ++h.live[side_index(s)];
         return true;
     }
     // SequencedBook: a snapshot event's levels of one side; none counted dropped (above).
@@ -239,9 +246,8 @@ public:
     }
 
 private:
-    [[nodiscard]] static std::size_t slot(std::uint32_t id, Side s) noexcept {
-        return std::size_t{id} * 2 + static_cast<std::size_t>(s);
-    }
+    [[nodiscard]] static std::size_t side_index(Side s) noexcept { return static_cast<std::size_t>(s); }
+    [[nodiscard]] static std::size_t slot(std::uint32_t id, Side s) noexcept { return std::size_t{id} * 2 + side_index(s); }
     static void pad(detail::IndexedSlot* lv, std::uint32_t from, std::uint32_t to) noexcept {
         for (std::uint32_t j = from; j < to; ++j) lv[j] = {0, 0, false};
     }
@@ -249,17 +255,15 @@ private:
     static void trim(const detail::IndexedSlot* lv, std::uint32_t& n) noexcept {
         while (n > 0 && !lv[n - 1].exists) --n;
     }
-    void clear_side(std::size_t k) noexcept {
-        extent_[k] = 0;
-        live_[k] = 0;
+    void clear_side(std::uint32_t id, Side s) noexcept {
+        heads_[id].extent[side_index(s)] = 0;
+        heads_[id].live[side_index(s)] = 0;
     }
 
     std::uint32_t max_depth_;
     std::uint32_t default_depth_;
     std::vector<detail::IndexedSlot> slots_;  // [instrument][side][max_depth]
-    std::vector<std::uint32_t> extent_;       // [instrument][side]: slots in use
-    std::vector<std::uint32_t> live_;         // [instrument][side]: existing levels
-    std::vector<std::uint32_t> depth_;        // [instrument]
+    std::vector<detail::IndexedHead> heads_;  // [instrument]
     std::vector<std::uint64_t> errors_;       // [instrument]: book_errors
 };
 

@@ -130,6 +130,8 @@ inline constexpr std::size_t kFeedMarketDepth = 3;
 // MDEntryType char @26, padding 5.
 inline constexpr std::size_t kBookPx = 0;
 inline constexpr std::size_t kBookSize = 8;
+inline constexpr std::size_t kBookSecurityId = 12;
+inline constexpr std::size_t kBookRptSeq = 16;
 inline constexpr std::size_t kBookOrders = 20;
 inline constexpr std::size_t kBookLevel = 24;
 inline constexpr std::size_t kBookAction = 25;
@@ -193,7 +195,7 @@ inline constexpr std::uint16_t kBook32OrderGroupSince = 8;
 // The layout of `template_id` (kUnknown for templates MDP3.md does not list),
 // built at compile time into kLayouts below.
 [[nodiscard]] constexpr TemplateLayout make_layout(std::uint16_t template_id) noexcept {
-    constexpr SeqFields kAt12_16{12, 16};
+    constexpr SeqFields kAt12_16{kBookSecurityId, kBookRptSeq};
     switch (template_id) {
         case tid::kBook32:
             return with_group(incremental(TemplateKind::kBook, kAt12_16, detail::kBookEntryRead, -7),
@@ -285,6 +287,14 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
 static_assert([] {
     for (const TemplateLayout& t : detail::kLayouts)
         if (!has_incremental_shape(t)) return false;
+    return true;
+}());
+// The decoder reads a book entry's SecurityID and RptSeq at these constant
+// offsets (decoder.hpp emit_entries<true>), not through the layout's.
+static_assert([] {
+    for (const TemplateLayout& t : detail::kLayouts)
+        if (t.kind == TemplateKind::kBook && (t.seq.security_id != kBookSecurityId || t.seq.rpt_seq != kBookRptSeq))
+            return false;
     return true;
 }());
 
