@@ -31,12 +31,14 @@ std::vector<ReplayLine> replay_lines(const Config& cfg) {
     return keys;
 }
 
-std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d) {
-    const std::string name = endpoint_text(d.dst_ip, d.dst_port);
-    for (const auto& [id, n] : names)
-        if (n == name) return id;
-    names.emplace_back(static_cast<std::uint16_t>(names.size() + 1), name);
-    return names.back().first;
+std::uint16_t destination_channel(ReplayResult& r, const UdpDatagram& d) {
+    const std::uint64_t destination = std::uint64_t{d.dst_ip} << 16 | d.dst_port;
+    if (const auto it = r.channel_of_destination.find(destination); it != r.channel_of_destination.end())
+        return it->second;
+    const auto id = static_cast<std::uint16_t>(r.channel_names.size() + 1);
+    r.channel_names.emplace_back(id, endpoint_text(d.dst_ip, d.dst_port));
+    r.channel_of_destination.emplace(destination, id);
+    return id;
 }
 
 // Only on a terminal: a pipe or a file gets the summary alone.

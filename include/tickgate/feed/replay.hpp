@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <optional>
 #include <queue>
@@ -68,6 +69,9 @@ struct ReplayResult {
     // Without a config, a protocol whose header names no channel (MDP3):
     // each destination group:port is a channel, numbered from 1.
     ChannelNames channel_names;
+    // The same by destination (group << 16 | port): a datagram's channel is
+    // found without building its name (a string, allocated, per datagram).
+    std::unordered_map<std::uint64_t, std::uint16_t> channel_of_destination;
 };
 
 struct ReplayOptions {
@@ -234,8 +238,9 @@ private:
 };
 
 // The channel of a datagram's destination group:port (numbered from 1 in
-// order of first appearance, named in `names`).
-std::uint16_t destination_channel(ChannelNames& names, const UdpDatagram& d);
+// order of first appearance, named in r.channel_names). Allocates only for
+// a destination not seen before.
+std::uint16_t destination_channel(ReplayResult& r, const UdpDatagram& d);
 
 // Where a capture's datagram goes (without configured lines, every
 // datagram is the feed's): passed to `emit(payload, key, ts_ns, line)` with
@@ -247,7 +252,7 @@ void route_datagram(const std::vector<ReplayLine>& lines, const UdpDatagram& dgr
                     ReplayResult& r, Emit&& emit) {
     if (lines.empty()) {
         std::uint16_t channel = 0;
-        if constexpr (!P::kHeaderNamesChannel) channel = destination_channel(r.channel_names, dgram);
+        if constexpr (!P::kHeaderNamesChannel) channel = destination_channel(r, dgram);
         emit(dgram.payload, P::read_key(dgram.payload, channel), ts_ns, std::uint8_t{0xFF});
         return;
     }
