@@ -172,6 +172,35 @@ TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
     EXPECT_EQ(d.events[2].u.levels.qty[0], 6u);
 }
 
+// Each side's levels leave in level order whether the venue sent that side
+// in order (taken as it comes) or not (sorted); equal levels keep wire order.
+TEST(Mdp3Framing, SnapshotSidesInOrderOrNotLeaveInLevelOrderEqualLevelsInWireOrder) {
+    PacketDecoder dec;
+    Writer groups = test::group_header(22, 7);
+    groups.append(test::snapshot_entry(100, 1, 1, '0'))   // bids in order, two at level 2
+        .append(test::snapshot_entry(103, 4, 3, '1'))     // asks out of order
+        .append(test::snapshot_entry(99, 2, 2, '0'))
+        .append(test::snapshot_entry(101, 5, 1, '1'))
+        .append(test::snapshot_entry(98, 3, 2, '0'))
+        .append(test::snapshot_entry(102, 6, 2, '1'))
+        .append(test::snapshot_entry(104, 7, 2, '1'));
+    Writer p = test::packet(1, 0);
+    p.append(test::message(tid::kSnapshot52, 9, test::snapshot_root(4242, 17, 888), groups));
+    const Decoded d = decode(dec, p);
+    ASSERT_EQ(d.events.size(), 4u);
+    EXPECT_EQ(d.events[0].u.snapshot.n_bids, 3);
+    EXPECT_EQ(d.events[0].u.snapshot.n_asks, 4);
+    std::vector<std::int64_t> prices;
+    std::vector<std::uint32_t> qtys;
+    for (std::size_t i = 1; i < d.events.size(); ++i)
+        for (std::uint8_t k = 0; k < d.events[i].u.levels.count; ++k) {
+            prices.push_back(d.events[i].u.levels.price[k]);
+            qtys.push_back(d.events[i].u.levels.qty[k]);
+        }
+    EXPECT_EQ(prices, (std::vector<std::int64_t>{100, 99, 98, 101, 102, 104, 103}));
+    EXPECT_EQ(qtys, (std::vector<std::uint32_t>{1, 2, 3, 5, 6, 7, 4}));
+}
+
 TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
     for (const char action : {'A', 'D'}) {  // SecurityUpdateAction: add, delete
         SCOPED_TRACE(action);

@@ -258,6 +258,7 @@ private:
     void emit_entries(const Checked& c, Event& ev, Sink& sink) noexcept;
     template <class Sink>
     void emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept;
+    static void sort_by_level(const GroupSpan& g, std::uint8_t* order, std::uint32_t n) noexcept;
     template <class Sink>
     void definition(const Checked& c, Event& ev, Sink& sink) noexcept;
     // The instrument id of `security_id` for a sequenced message, given one
@@ -511,25 +512,39 @@ template <class Sink>
 void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept {
     const std::uint32_t id = slot_for(load_le<std::int32_t>(c.root + kSnapSecurityId), ev, sink);
     const GroupSpan& g = c.groups[0];
-    // Entries of each side ordered by level: at most 255 per group.
+    // Entries of each side ordered by level: at most 255 per group. CME
+    // sends them in level order, so they are taken in wire order, the
+    // counts in registers (indexed by side they lived on the stack, and each
+    // entry waited for the last one's store), and only a side found out of
+    // order is sorted afterwards.
     std::uint8_t order[2][255];
-    std::uint8_t n[2] = {0, 0};
+    std::uint32_t n_bids = 0, n_asks = 0;
+    std::int8_t last_bid = 0, last_ask = 0;  // the last level of each side so far (levels are >= 1)
+    bool bids_in_order = true, asks_in_order = true;
     for (std::size_t i = 0; i < g.count; ++i) {
         const std::byte* e = g.entry(i);
         const char type = static_cast<char>(load_le<std::uint8_t>(e + kSnapType));
         const std::int8_t level = load_le<std::int8_t>(e + kSnapLevel);
         if ((type != '0' && type != '1') || level < 1 || level == kNullLevel) continue;
-        const int s = type == '1';
-        std::uint8_t k = n[s]++;
-        for (; k > 0 && load_le<std::int8_t>(g.entry(order[s][k - 1]) + kSnapLevel) > level; --k) order[s][k] = order[s][k - 1];
-        order[s][k] = static_cast<std::uint8_t>(i);
+        if (type == '0') {
+            bids_in_order &= level >= last_bid;
+            last_bid = level;
+            order[0][n_bids++] = static_cast<std::uint8_t>(i);
+        } else {
+            asks_in_order &= level >= last_ask;
+            last_ask = level;
+            order[1][n_asks++] = static_cast<std::uint8_t>(i);
+        }
     }
+    if (!bids_in_order) [[unlikely]] sort_by_level(g, order[0], n_bids);
+    if (!asks_in_order) [[unlikely]] sort_by_level(g, order[1], n_asks);
+    const std::uint32_t n[2] = {n_bids, n_asks};
     ev.kind = EventKind::kSnapshotBegin;
     ev.instrument_id = id;
     ev.u.snapshot.seq = load_le<std::uint32_t>(c.root + kSnapRptSeq);
     ev.u.snapshot.source_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kSnapTransactTime));
-    ev.u.snapshot.n_bids = n[0];
-    ev.u.snapshot.n_asks = n[1];
+    ev.u.snapshot.n_bids = static_cast<std::uint8_t>(n_bids);
+    ev.u.snapshot.n_asks = static_cast<std::uint8_t>(n_asks);
     ev.u.snapshot.price_exponent = c.layout->price_exponent;
     if (id == kNoSlot) [[unlikely]] {  // counted out of range; its levels are no one's
         ev.u.snapshot.n_bids = ev.u.snapshot.n_asks = 0;
@@ -540,7 +555,7 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
     ev.kind = EventKind::kSnapshotLevels;
     std::uint8_t k = 0;
     for (int s = 0; s < 2; ++s) {
-        for (std::uint8_t j = 0; j < n[s]; ++j) {
+        for (std::uint32_t j = 0; j < n[s]; ++j) {
             const std::byte* e = g.entry(order[s][j]);
             const std::int32_t qty = load_le<std::int32_t>(e + kSnapSize);
             ev.u.levels.price[k] = load_le<std::int64_t>(e + kSnapPx);
@@ -557,6 +572,18 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
         sink(static_cast<const Event&>(ev));
     }
     mdp3_.entries.add();
+}
+
+// A stable insertion sort of a snapshot side's entry indices by MDPriceLevel
+// (equal levels keep wire order): only for a side the venue sent out of order.
+[[gnu::noinline]] inline void PacketDecoder::sort_by_level(const GroupSpan& g, std::uint8_t* order, std::uint32_t n) noexcept {
+    for (std::uint32_t j = 1; j < n; ++j) {
+        const std::uint8_t index = order[j];
+        const std::int8_t level = load_le<std::int8_t>(g.entry(index) + kSnapLevel);
+        std::uint32_t k = j;
+        for (; k > 0 && load_le<std::int8_t>(g.entry(order[k - 1]) + kSnapLevel) > level; --k) order[k] = order[k - 1];
+        order[k] = index;
+    }
 }
 
 template <class Sink>
