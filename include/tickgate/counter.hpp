@@ -10,9 +10,7 @@ namespace tickgate {
 // x86), read by any thread, e.g. a metrics or display thread.
 class RelaxedCounter {
 public:
-    // Forced inline: out of line (GCC's choice inside large decoders) it
-    // was a call per message for three instructions.
-    [[gnu::always_inline]] void add(std::uint64_t n = 1) noexcept {
+    void add(std::uint64_t n = 1) noexcept {
         value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
     void set(std::uint64_t v) noexcept { value_.store(v, std::memory_order_relaxed); }

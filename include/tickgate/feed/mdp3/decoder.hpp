@@ -411,26 +411,36 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
     const std::size_t size = d.size();
     std::size_t off = kPacketHeaderSize;
     std::uint16_t done = 0;
+    // Book and sequenced entries emitted: counted once per packet (an
+    // atomic counter's load and store per message cost a call in the
+    // decoder's loop), at its end or at a malformed message, whose
+    // predecessors stand.
+    std::size_t entries = 0;
+    const auto fail = [&](Fault f) {
+        mdp3_.entries.add(entries);
+        return malformed(f, done);
+    };
     while (off != size) {
-        if (size - off < 2) return malformed(Fault::kTruncatedCount, done);
+        if (size - off < 2) return fail(Fault::kTruncatedCount);
         const std::byte* m = base + off;
         const std::size_t msg_size = load_le<std::uint16_t>(m);
-        if (msg_size < kMessageHeaderSize) return malformed(Fault::kBadLength, done);
-        if (msg_size > size - off) return malformed(Fault::kOverrun, done);
+        if (msg_size < kMessageHeaderSize) return fail(Fault::kBadLength);
+        if (msg_size > size - off) return fail(Fault::kOverrun);
         Checked c;
         c.layout = &layout_of(load_le<std::uint16_t>(m + 4));
         const TemplateKind kind = c.layout->kind;
         if (kind == TemplateKind::kBook || kind == TemplateKind::kSequenced) [[likely]] {  // entries: most messages
-            if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return malformed(f, done);
+            if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return fail(f);
             if (kind == TemplateKind::kBook) [[likely]]
                 emit_entries<true>(c, ev, sink);
             else
                 emit_entries<false>(c, ev, sink);
+            entries += c.groups[0].count;
         } else if (kind == TemplateKind::kUnknown) {
             counters_.unknown_messages.add();
             ch.counters.unknown_templates.add();
         } else if (const Fault f = check<false>(m, msg_size, c); f != Fault::kNone) {
-            return malformed(f, done);
+            return fail(f);
         } else {
             if (incremental && kind == TemplateKind::kChannelReset) ch.counters.resets.add();
             emit(c, ev, incremental, sink);
@@ -439,6 +449,7 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
         off += msg_size;
     }
     counters_.messages.add(done);
+    mdp3_.entries.add(entries);
     return {PacketVerdict::kDecoded, Fault::kNone, done};
 }
 
@@ -479,9 +490,6 @@ template <bool Book, class Sink>
     // Book templates: constant offsets (wire.hpp's static_assert), folded into the loads.
     const SeqFields at = Book ? SeqFields{kBookSecurityId, kBookRptSeq} : l.seq;
     const std::int8_t exponent = l.price_exponent;
-    // Counted once per group, not per entry (an atomic store each): the
-    // same figure once the packet is decoded.
-    mdp3_.entries.add(count);
     const std::byte* e = c.groups[0].first;
     for (std::size_t i = 0; i < count; ++i, e += entry_len) {
         // Every field set again per entry: a new instrument's definition
