@@ -325,6 +325,7 @@ int main(int argc, char** argv) {
     const bench::MachineInfo mi = bench::machine_info();
     std::printf("machine: %s, %u cores, %s, governor %s; %d rounds\n", mi.cpu.c_str(), mi.cores, mi.kernel.c_str(),
                 mi.governor.c_str(), rounds);
+    std::printf("capture: %s\n", path.c_str());
     std::printf("packet-to-book ns per datagram (decode -> sequencer -> book), decode-only ns per entry/message\n");
     std::printf("%-40s %8s %8s %8s %8s %8s %8s %10s\n", "stream", "packets", "all p50", "all p99", "parsed", "p50",
                 "p99", "decode/ent");
@@ -333,7 +334,7 @@ int main(int argc, char** argv) {
                     f.p50, f.p99, static_cast<unsigned long long>(f.taken), f.taken_p50, f.taken_p99,
                     f.decode_ns_per_entry);
     };
-    row("mdp3 v6.1 capture (A+B as one channel)", m);
+    row("mdp3 capture (A+B as one channel)", m);
     row("  instruments repaired first (clean)", clean);
     row("  + snapshot-feed decision, feed wanted", c);
     row("qfb1 benchmark mix (8 msgs/datagram)", q);
