@@ -41,6 +41,15 @@ Writer book46(std::uint64_t transact, std::vector<Writer> entries, std::uint16_t
     return test::message(tid::kBook46, 9, test::incremental_root(transact), groups);
 }
 
+// A packet of one snapshot 52 (SecurityID 4242, RptSeq 17, TransactTime 888) of `entries` (22 bytes each), decoded.
+Decoded decode_snapshot52(PacketDecoder& dec, const std::vector<Writer>& entries) {
+    Writer groups = test::group_header(22, static_cast<std::uint8_t>(entries.size()));
+    for (const Writer& e : entries) groups.append(e);
+    Writer p = test::packet(1, 0);
+    p.append(test::message(tid::kSnapshot52, 9, test::snapshot_root(4242, 17, 888), groups));
+    return decode(dec, p);
+}
+
 Writer volume37(std::int32_t security_id, std::uint32_t rpt_seq) {
     Writer entry;
     entry.put<std::int32_t>(5).put(security_id).put(rpt_seq).put<std::uint8_t>(1).zeros(3);
@@ -146,16 +155,9 @@ TEST(Mdp3Framing, ChannelResetHeartbeatAndStatus) {
 
 TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
     PacketDecoder dec;
-    Writer groups = test::group_header(22, 6);
-    groups.append(test::snapshot_entry(101, 5, 1, '1'))
-        .append(test::snapshot_entry(99, 3, 2, '0'))
-        .append(test::snapshot_entry(100, 4, 1, '0'))
-        .append(test::snapshot_entry(98, 9, 1, 'E'))
-        .append(test::snapshot_entry(102, 6, 2, '1'))
-        .append(test::snapshot_entry(50, 0, 127, '6'));
-    Writer p = test::packet(1, 0);
-    p.append(test::message(tid::kSnapshot52, 9, test::snapshot_root(4242, 17, 888), groups));
-    const Decoded d = decode(dec, p);
+    const Decoded d = decode_snapshot52(
+        dec, {test::snapshot_entry(101, 5, 1, '1'), test::snapshot_entry(99, 3, 2, '0'), test::snapshot_entry(100, 4, 1, '0'),
+              test::snapshot_entry(98, 9, 1, 'E'), test::snapshot_entry(102, 6, 2, '1'), test::snapshot_entry(50, 0, 127, '6')});
     ASSERT_EQ(d.events.size(), 3u);
     EXPECT_EQ(d.events[0].kind, EventKind::kSnapshotBegin);
     EXPECT_EQ(d.events[0].u.snapshot.seq, 17u);
@@ -176,17 +178,11 @@ TEST(Mdp3Framing, SnapshotLevelsInLevelOrderBidsFirstImpliedLeftOut) {
 // in order (taken as it comes) or not (sorted); equal levels keep wire order.
 TEST(Mdp3Framing, SnapshotSidesInOrderOrNotLeaveInLevelOrderEqualLevelsInWireOrder) {
     PacketDecoder dec;
-    Writer groups = test::group_header(22, 7);
-    groups.append(test::snapshot_entry(100, 1, 1, '0'))   // bids in order, two at level 2
-        .append(test::snapshot_entry(103, 4, 3, '1'))     // asks out of order
-        .append(test::snapshot_entry(99, 2, 2, '0'))
-        .append(test::snapshot_entry(101, 5, 1, '1'))
-        .append(test::snapshot_entry(98, 3, 2, '0'))
-        .append(test::snapshot_entry(102, 6, 2, '1'))
-        .append(test::snapshot_entry(104, 7, 2, '1'));
-    Writer p = test::packet(1, 0);
-    p.append(test::message(tid::kSnapshot52, 9, test::snapshot_root(4242, 17, 888), groups));
-    const Decoded d = decode(dec, p);
+    // Bids in order, two at level 2; asks out of order.
+    const Decoded d = decode_snapshot52(
+        dec, {test::snapshot_entry(100, 1, 1, '0'), test::snapshot_entry(103, 4, 3, '1'), test::snapshot_entry(99, 2, 2, '0'),
+              test::snapshot_entry(101, 5, 1, '1'), test::snapshot_entry(98, 3, 2, '0'), test::snapshot_entry(102, 6, 2, '1'),
+              test::snapshot_entry(104, 7, 2, '1')});
     ASSERT_EQ(d.events.size(), 4u);
     EXPECT_EQ(d.events[0].u.snapshot.n_bids, 3);
     EXPECT_EQ(d.events[0].u.snapshot.n_asks, 4);
