@@ -1,6 +1,6 @@
 // MDP 3.0 against QFB/1, in one run: packet-to-book latency per datagram
 // (decode -> sequencer -> book, in-process) as median and p99 over every
-// packet of the real v6.1 capture (lines A and B as one channel, as a config
+// packet of a real capture (default: the v6.1 one; lines A and B as one channel, as a config
 // makes them: B's copies are dropped by MsgSeqNum), and decode-only time per
 // entry; the same for the QFB/1 benchmark mix (stages_bench's, 8 messages a
 // datagram); MDP3 again with every instrument repaired first (the capture
@@ -11,8 +11,10 @@
 // "parsed": the packets not dropped as another line's copy. Every MDP3 row
 // measures its decode-only column afresh over the same datagrams with the
 // same decoder: one figure, measured three times.
-// The MDP3 rows' sink is the live inline handler's (inline_feed_handler.hpp
-// Apply): forced inline, the sequencer's apply_inlined at each decoder site.
+// The MDP3 rows' sink has the live inline handler's shape (inline_feed_handler.hpp
+// Apply): forced inline, the sequencer's apply_inlined at each decoder site;
+// Apply's probe, recovery and delivery calls are left out (the third row adds
+// the snapshot-feed control, the MDP3 recovery).
 // Per-packet times are TSC deltas calibrated against
 // steady_clock, minus the measured cost of an empty TSC pair.
 // Steady state, as in a long-running handler: each round builds a fresh

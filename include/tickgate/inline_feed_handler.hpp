@@ -143,8 +143,9 @@ private:
     // and book, then to the engine. Forced inline with the sequencer's
     // apply_inlined, as offline replay's on_packet: at each of the decoder's
     // sites the event's kind is a constant and the sequencer's tests on it
-    // fold away (MDP3, repaired: parsed packet p50 ~46 -> ~42 ns, p99 ~340 -> ~300,
-    // bench/README.md "MDP3: the live sink inlined").
+    // fold away (measured on MDP3, mdp3_bench's repaired row: parsed packet
+    // p50 ~46 -> ~42 ns, p99 ~315 -> ~285; bench/README.md "MDP3: the live
+    // sink inlined"; QFB/1's and ITCH's inline handlers were not timed apart).
     template <class F, class Probe>
     struct Apply {
         BasicInlineFeedHandler& self;

@@ -119,7 +119,6 @@ struct ChannelCounters {
 
 // MDP3's own decoder figures, beside DecoderCounters.
 struct Mdp3Counters {
-    RelaxedCounter entries;              // sequenced entries emitted (book, trade, statistics, ...)
     RelaxedCounter unslotted_messages;   // entries, snapshots, definitions of a SecurityID without an instrument
                                          // slot (capacity.max_instruments full): emitted for kNoSlot, out of range
     RelaxedCounter dropped_definitions;  // definitions of a new SecurityID with [mdp3] max_definitions stored
@@ -252,6 +251,7 @@ private:
     template <class Sink>
     DecodeResult decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, bool incremental,
                                  Sink& sink) noexcept;
+    // A checked message other than book and sequenced entries (decode_messages emits those).
     template <class Sink>
     void emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept;
     template <bool Book, class Sink>
@@ -411,36 +411,26 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
     const std::size_t size = d.size();
     std::size_t off = kPacketHeaderSize;
     std::uint16_t done = 0;
-    // Book and sequenced entries emitted: counted once per packet (an
-    // atomic counter's load and store per message cost a call in the
-    // decoder's loop), at its end or at a malformed message, whose
-    // predecessors stand.
-    std::size_t entries = 0;
-    const auto fail = [&](Fault f) {
-        mdp3_.entries.add(entries);
-        return malformed(f, done);
-    };
     while (off != size) {
-        if (size - off < 2) return fail(Fault::kTruncatedCount);
+        if (size - off < 2) return malformed(Fault::kTruncatedCount, done);
         const std::byte* m = base + off;
         const std::size_t msg_size = load_le<std::uint16_t>(m);
-        if (msg_size < kMessageHeaderSize) return fail(Fault::kBadLength);
-        if (msg_size > size - off) return fail(Fault::kOverrun);
+        if (msg_size < kMessageHeaderSize) return malformed(Fault::kBadLength, done);
+        if (msg_size > size - off) return malformed(Fault::kOverrun, done);
         Checked c;
         c.layout = &layout_of(load_le<std::uint16_t>(m + 4));
         const TemplateKind kind = c.layout->kind;
         if (kind == TemplateKind::kBook || kind == TemplateKind::kSequenced) [[likely]] {  // entries: most messages
-            if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return fail(f);
+            if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return malformed(f, done);
             if (kind == TemplateKind::kBook) [[likely]]
                 emit_entries<true>(c, ev, sink);
             else
                 emit_entries<false>(c, ev, sink);
-            entries += c.groups[0].count;
         } else if (kind == TemplateKind::kUnknown) {
             counters_.unknown_messages.add();
             ch.counters.unknown_templates.add();
         } else if (const Fault f = check<false>(m, msg_size, c); f != Fault::kNone) {
-            return fail(f);
+            return malformed(f, done);
         } else {
             if (incremental && kind == TemplateKind::kChannelReset) ch.counters.resets.add();
             emit(c, ev, incremental, sink);
@@ -449,7 +439,6 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
         off += msg_size;
     }
     counters_.messages.add(done);
-    mdp3_.entries.add(entries);
     return {PacketVerdict::kDecoded, Fault::kNone, done};
 }
 
@@ -457,8 +446,8 @@ template <class Sink>
 inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept {
     const TemplateLayout& l = *c.layout;
     switch (l.kind) {
-        case TemplateKind::kBook: return emit_entries<true>(c, ev, sink);
-        case TemplateKind::kSequenced: return emit_entries<false>(c, ev, sink);
+        case TemplateKind::kBook:
+        case TemplateKind::kSequenced: return;  // decode_messages emits their entries itself
         case TemplateKind::kSnapshot: return emit_snapshot(c, ev, sink);
         case TemplateKind::kChannelReset:
         case TemplateKind::kHeartbeat: {  // channel events: no instrument
@@ -579,7 +568,6 @@ void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexc
         ev.u.levels.count = k;
         sink(static_cast<const Event&>(ev));
     }
-    mdp3_.entries.add();
 }
 
 // A stable insertion sort of a snapshot side's entry indices by MDPriceLevel

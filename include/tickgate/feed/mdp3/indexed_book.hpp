@@ -26,9 +26,9 @@ struct IndexedSlot {
     std::uint32_t qty;
     bool exists;  // false: padded
 };
-// What every entry of an instrument reads besides its slot, on one line:
-// as three arrays (extents, live counts, depths) an entry touched three
-// more lines, and 127 instruments' books no longer stayed in L1.
+// What every entry of an instrument reads besides its slot, on one line.
+// (Kept as three arrays, extents, live counts and depths, an entry touched
+// three more lines, and 127 instruments' books did not stay in L1.)
 struct alignas(32) IndexedHead {
     std::uint32_t depth;      // levels the instrument publishes (set_depth)
     std::uint32_t extent[2];  // per side: slots in use, padded ones included
