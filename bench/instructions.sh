@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Instructions and simulated branch mispredicts per QFB/1 message, from
 # callgrind: counts only inside the QFB/1 decoder's calls (decode, and all
-# it calls: sequencer, book), divided by the messages decoded (one indirect
-# branch, the type switch, per message). Deterministic where timings are
-# not, and this VM has no hardware counters for `perf stat`. The mispredicts
+# it calls: sequencer, book, memmove), divided by the messages decoded (one
+# indirect branch, the type switch, per message, counted in the decoder's
+# own code). Deterministic where timings are not, and this VM has no
+# hardware counters for `perf stat`. The mispredicts
 # are valgrind's simple predictor's, not the CPU's: compare them between
 # builds, not with cycles.
 #   bench/instructions.sh [STAGES_BENCH] [FILTER]
@@ -18,6 +19,10 @@ valgrind --tool=callgrind --branch-sim=yes --toggle-collect='*qfb1::PacketDecode
   --callgrind-out-file="$OUT" "$BIN" --benchmark_filter="$FILTER" --benchmark_min_time=0.2 >"$OUT.log" 2>&1
 # "Collected : Ir Bc Bcm Bi Bim"
 read -r ir bc bcm bi bim < <(sed -n 's/.*Collected : //p' "$OUT.log")
-[ "${bi:-0}" -gt 0 ] || { echo "instructions.sh: no QFB/1 message decoded under '$FILTER'" >&2; exit 1; }
-awk -v ir="$ir" -v bcm="$bcm" -v bim="$bim" -v m="$bi" -v f="$FILTER" 'BEGIN {
+# Messages: the indirect branches of the decoder's own code (the type switch,
+# with what is inlined into it), not of what it calls (memmove's dispatch).
+msgs=$(callgrind_annotate --inclusive=no --threshold=100 "$OUT" 2>/dev/null | awk '/PacketDecoder::decode</ {
+  gsub(/\([^)]*\)/, ""); v = $4; gsub(",", "", v); if (v != ".") n += v } END { print n + 0 }')
+[ "${msgs:-0}" -gt 0 ] || { echo "instructions.sh: no QFB/1 message decoded under '$FILTER'" >&2; exit 1; }
+awk -v ir="$ir" -v bcm="$bcm" -v bim="$bim" -v m="$msgs" -v f="$FILTER" 'BEGIN {
   printf "%s: %d messages, %.1f instructions, %.2f conditional + %.2f indirect mispredicts (simulated) a message\n", f, m, ir / m, bcm / m, bim / m }'

@@ -125,10 +125,9 @@ TEST_F(BookRule, AppendLevelOutOfOrderStillSorted) {
     EXPECT_EQ(asks(), (Book{{3, 2}, {4, 2}, {5, 2}}));  // an equal price replaces
 }
 
-// A snapshot event's levels in one call: in order they are appended; an
-// out-of-order or equal price goes through a sorted insert and the levels
-// after it still append (the side's count is read back from it); an empty
-// level is none; past a full side a better level pushes the worst out, a
+// A snapshot event's levels in one call: in order they are appended; from an
+// out-of-order or equal price on, each goes through a sorted insert, which
+// leaves the same book as an append would; an empty level is none; past a full side a better level pushes the worst out, a
 // worse one is dropped, and the return counts those dropped.
 TEST_F(BookRule, AppendLevelsTakesABatchAndCountsWhatItDropped) {
     const std::int64_t bid_px[] = {100, 98, 99, 99, 97, 96};

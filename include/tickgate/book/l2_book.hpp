@@ -3,19 +3,22 @@
 // start-up; a SequencedBook (book.hpp). No
 // allocation after construction; not thread-safe (engine thread only).
 //
-// Layout for speed: both sides are stored as ascending *keys* — the ask price
-// itself, the bid price bit-inverted (~p reverses the order and, unlike -p,
-// cannot overflow) — so one code path serves both sides and the
-// side never costs a mispredicted branch. Each side is a run of `stride`
-// slots (depth rounded up to 8); slots past the last level hold the key
-// INT64_MAX, which is never below any key. The insert position is then a
-// branch-free count of smaller keys, eight at a time, stopping after the
-// first run of eight that is not all smaller: one run for the near-the-touch
-// updates that dominate real feeds.
+// Layout for speed: both sides are stored as ascending unsigned *keys* — the
+// price with its sign bit flipped for asks, every bit but the sign flipped
+// for bids (~p reverses the order and, unlike -p, cannot overflow) — so one
+// code path serves both sides and the side never costs a mispredicted
+// branch. Each side is a run of `stride` slots (depth rounded up to 8); slots
+// past the last level hold the key UINT64_MAX, which is never below any key.
+// The insert position is then a branch-free count of smaller keys, eight at
+// a time, stopping after the first run of eight that is not all smaller: one
+// run for the near-the-touch updates that dominate real feeds. Unsigned keys
+// make each count a compare and an add-with-carry (signed ones took a
+// compare, a set, a widening and an add).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <vector>
@@ -27,11 +30,20 @@ namespace tickgate {
 
 namespace detail {
 struct BookSlot {
-    std::int64_t key;  // ask: price; bid: ~price
+    std::uint64_t key;  // price ^ side_mask(side)
     std::uint32_t qty;
 };
-// All-ones for bids, zero for asks: key = price ^ mask and price = key ^ mask.
-inline constexpr std::int64_t side_mask(Side s) noexcept { return -static_cast<std::int64_t>(s == Side::kBid); }
+// key = price ^ mask and price = key ^ mask: for asks the sign bit (signed
+// order becomes unsigned order), for bids every other bit (the order reversed).
+inline constexpr std::uint64_t side_mask(Side s) noexcept {
+    return s == Side::kBid ? ~(std::uint64_t{1} << 63) : std::uint64_t{1} << 63;
+}
+inline constexpr std::uint64_t key_of(std::int64_t price, std::uint64_t mask) noexcept {
+    return static_cast<std::uint64_t>(price) ^ mask;
+}
+inline constexpr std::int64_t price_of(std::uint64_t key, std::uint64_t mask) noexcept {
+    return static_cast<std::int64_t>(key ^ mask);
+}
 }  // namespace detail
 
 // Read-only view of one side of a book, best first, yielding Level values;
@@ -43,8 +55,8 @@ public:
         using value_type = Level;
         using difference_type = std::ptrdiff_t;
         iterator() = default;
-        iterator(const detail::BookSlot* slot, std::int64_t mask) noexcept : slot_(slot), mask_(mask) {}
-        Level operator*() const noexcept { return {slot_->key ^ mask_, slot_->qty}; }
+        iterator(const detail::BookSlot* slot, std::uint64_t mask) noexcept : slot_(slot), mask_(mask) {}
+        Level operator*() const noexcept { return {detail::price_of(slot_->key, mask_), slot_->qty}; }
         iterator& operator++() noexcept {
             ++slot_;
             return *this;
@@ -58,21 +70,21 @@ public:
 
     private:
         const detail::BookSlot* slot_ = nullptr;
-        std::int64_t mask_ = 0;
+        std::uint64_t mask_ = 0;
     };
 
-    BookSide(const detail::BookSlot* slots, std::uint32_t size, std::int64_t mask) noexcept
+    BookSide(const detail::BookSlot* slots, std::uint32_t size, std::uint64_t mask) noexcept
         : slots_(slots), size_(size), mask_(mask) {}
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-    [[nodiscard]] Level operator[](std::size_t i) const noexcept { return {slots_[i].key ^ mask_, slots_[i].qty}; }
+    [[nodiscard]] Level operator[](std::size_t i) const noexcept { return {detail::price_of(slots_[i].key, mask_), slots_[i].qty}; }
     [[nodiscard]] iterator begin() const noexcept { return {slots_, mask_}; }
     [[nodiscard]] iterator end() const noexcept { return {slots_ + size_, mask_}; }
 
 private:
     const detail::BookSlot* slots_;
     std::uint32_t size_;
-    std::int64_t mask_;
+    std::uint64_t mask_;
 };
 static_assert(std::forward_iterator<BookSide::iterator>);
 
@@ -115,7 +127,7 @@ public:
         const std::size_t k = slot(id, s);
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
-        const std::int64_t key = price ^ detail::side_mask(s);
+        const std::uint64_t key = detail::key_of(price, detail::side_mask(s));
         const std::uint32_t i = position(lv, key);
         if (i < n && lv[i].key == key) {
             lv[i].qty = qty;
@@ -123,7 +135,7 @@ public:
         }
         if (i >= depth_) return LevelResult::kDroppedDeep;
         const std::uint32_t keep = n < depth_ ? n : depth_ - 1;  // full: the worst level falls off
-        for (std::uint32_t j = keep; j > i; --j) lv[j] = lv[j - 1];
+        std::memmove(lv + i + 1, lv + i, (keep - i) * sizeof *lv);  // a loop's exit mispredicted per shift length
         lv[i] = {key, qty};
         n = keep + 1;
         return LevelResult::kInserted;
@@ -133,10 +145,10 @@ public:
         const std::size_t k = slot(id, s);
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
-        const std::int64_t key = price ^ detail::side_mask(s);
+        const std::uint64_t key = detail::key_of(price, detail::side_mask(s));
         const std::uint32_t i = position(lv, key);
         if (i >= n || lv[i].key != key) return LevelResult::kMissing;
-        for (std::uint32_t j = i + 1; j < n; ++j) lv[j - 1] = lv[j];
+        std::memmove(lv + i, lv + i + 1, (n - 1 - i) * sizeof *lv);
         lv[--n] = {kEmptyKey, 0};
         return LevelResult::kDeleted;
     }
@@ -160,35 +172,34 @@ public:
     // Top of book from a full quote: one level per side, a side with qty 0 empty.
     [[gnu::always_inline]] void set_top(std::uint32_t id, std::int64_t bid_px, std::uint32_t bid_qty,
                  std::int64_t ask_px, std::uint32_t ask_qty) noexcept {
-        set_only_level(slot(id, Side::kBid), ~bid_px, bid_qty);
-        set_only_level(slot(id, Side::kAsk), ask_px, ask_qty);
+        set_only_level(slot(id, Side::kBid), detail::key_of(bid_px, detail::side_mask(Side::kBid)), bid_qty);
+        set_only_level(slot(id, Side::kAsk), detail::key_of(ask_px, detail::side_mask(Side::kAsk)), ask_qty);
     }
 
     // Appends `count` snapshot levels of one side (best-first order expected;
     // out-of-order input is put in order); returns how many were dropped
     // (beyond depth). The side's count and the book's shape stay in registers
-    // over the batch: a call per level reloaded them after every store.
+    // over the batch: a call per level reloaded them after every store. From
+    // the first level that is not a plain append (out of order, an equal
+    // price, a full side) the rest go to insert_levels, out of line and by a
+    // tail call, so that this loop keeps no registers across a call.
     std::uint32_t append_levels(std::uint32_t id, Side s, const std::int64_t* price, const std::uint32_t* qty,
                                 std::uint32_t count) noexcept {
         const std::size_t k = slot(id, s);
         detail::BookSlot* const lv = slots_.data() + k * stride_;
-        const std::int64_t mask = detail::side_mask(s);
-        const std::uint32_t depth = depth_;
+        const std::uint64_t mask = detail::side_mask(s);
         std::uint32_t n = counts_[k];
-        std::uint32_t dropped = 0;
         for (std::uint32_t j = 0; j < count; ++j) {
             if (qty[j] == 0) continue;  // an empty level is no level, as in set_level
-            const std::int64_t key = price[j] ^ mask;
-            if (n < depth && (n == 0 || lv[n - 1].key < key)) [[likely]] {
-                lv[n++] = {key, qty[j]};
-                continue;
+            const std::uint64_t key = detail::key_of(price[j], mask);
+            if (n == depth_ || (n != 0 && lv[n - 1].key >= key)) [[unlikely]] {
+                counts_[k] = n;
+                return insert_levels(id, s, price + j, qty + j, count - j);
             }
-            counts_[k] = n;
-            dropped += !insert_level(id, s, price[j], qty[j]);
-            n = counts_[k];
+            lv[n++] = {key, qty[j]};
         }
         counts_[k] = n;
-        return dropped;
+        return 0;
     }
     // One snapshot level: false if it was dropped.
     bool append_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
@@ -196,33 +207,39 @@ public:
     }
 
 private:
-    static constexpr std::int64_t kEmptyKey = std::numeric_limits<std::int64_t>::max();
+    static constexpr std::uint64_t kEmptyKey = std::numeric_limits<std::uint64_t>::max();
 
     [[nodiscard]] std::size_t slot(std::uint32_t id, Side s) const noexcept {
         return std::size_t{id} * 2 + static_cast<std::size_t>(s);
     }
 
-    // A snapshot level out of order, at an equal price or past a full side: a
-    // sorted insert, kept out of append_levels' loop (inlined there, its
-    // shifts took the loop's registers); false if dropped.
-    [[gnu::noinline]] bool insert_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
-        return set_level(id, s, price, qty) != LevelResult::kDroppedDeep;
+    // Snapshot levels from one out of order, at an equal price or past a full
+    // side: sorted inserts, kept out of append_levels' loop (inlined there,
+    // their shifts took the loop's registers); returns how many were dropped.
+    [[gnu::noinline]] std::uint32_t insert_levels(std::uint32_t id, Side s, const std::int64_t* price,
+                                                  const std::uint32_t* qty, std::uint32_t count) noexcept {
+        std::uint32_t dropped = 0;
+        for (std::uint32_t j = 0; j < count; ++j)
+            if (qty[j] != 0) dropped += set_level(id, s, price[j], qty[j]) == LevelResult::kDroppedDeep;
+        return dropped;
     }
 
     // Number of kept levels with a smaller key than `key`: its sorted position.
-    // Empty slots hold kEmptyKey, which is never smaller.
-    [[nodiscard]] std::uint32_t position(const detail::BookSlot* lv, std::int64_t key) const noexcept {
+    // Empty slots hold kEmptyKey, which is never smaller. Addressed through a
+    // pointer: with `run + j` a uint32_t index, GCC recomputed each address.
+    [[nodiscard]] std::uint32_t position(const detail::BookSlot* lv, std::uint64_t key) const noexcept {
         std::uint32_t pos = 0;
-        for (std::uint32_t run = 0; run < stride_; run += 8) {
+        const detail::BookSlot* run = lv;
+        for (const detail::BookSlot* const end = lv + stride_; run != end; run += 8) {
             std::uint32_t smaller = 0;
-            for (std::uint32_t j = 0; j < 8; ++j) smaller += lv[run + j].key < key;
+            for (std::uint32_t j = 0; j < 8; ++j) smaller += run[j].key < key;
             pos += smaller;
             if (smaller < 8) break;
         }
         return pos;
     }
 
-    [[gnu::always_inline]] void set_only_level(std::size_t k, std::int64_t key, std::uint32_t qty) noexcept {
+    [[gnu::always_inline]] void set_only_level(std::size_t k, std::uint64_t key, std::uint32_t qty) noexcept {
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
         for (std::uint32_t j = 1; j < n; ++j) lv[j] = {kEmptyKey, 0};  // only if it had depth before
@@ -230,9 +247,12 @@ private:
         n = qty != 0;
     }
 
+    // The count is read once: a loop bound re-read after each slot's store
+    // (which may alias it) took nine instructions a slot.
     void clear_side(std::size_t k) noexcept {
         detail::BookSlot* lv = slots_.data() + k * stride_;
-        for (std::uint32_t j = 0; j < counts_[k]; ++j) lv[j] = {kEmptyKey, 0};
+        const std::uint32_t n = counts_[k];
+        for (std::uint32_t j = 0; j < n; ++j) lv[j] = {kEmptyKey, 0};
         counts_[k] = 0;
     }
 

@@ -197,7 +197,7 @@ private:
         return Rules::is_hot(ev.kind) && !pending_.active && ev.instrument_id < capacity_.max_instruments;
     }
     Update apply_hot(const Event& ev) noexcept;    // an is_hot_event
-    Update apply_other(const Event& ev) noexcept;  // everything else
+    Update apply_other(const Event& ev) noexcept;  // everything else but kSnapshotLevels
     InstrumentState* touch(const Event& ev) noexcept;
     InstrumentState* bind(InstrumentState& st, const Event& ev) noexcept;
     [[nodiscard]] bool foreign_snapshot_moves(const InstrumentState& st, const Event& ev) const noexcept;
@@ -250,11 +250,13 @@ private:
 template <SequencingRules Rules, SequencedBook Book>
 inline Update BasicSequencer<Rules, Book>::apply(const Event& ev) noexcept {
     if (is_hot_event(ev)) [[likely]] return apply_hot(ev);
+    if (ev.kind == EventKind::kSnapshotLevels) return on_snapshot_levels(ev);  // a snapshot's body: nothing else applies
     return apply_other(ev);
 }
 template <SequencingRules Rules, SequencedBook Book>
 [[gnu::always_inline]] inline Update BasicSequencer<Rules, Book>::apply_inlined(const Event& ev) noexcept {
     if (is_hot_event(ev)) [[likely]] return apply_hot(ev);
+    if (ev.kind == EventKind::kSnapshotLevels) return on_snapshot_levels(ev);  // a snapshot's body: nothing else applies
     return apply_other(ev);
 }
 template <SequencingRules Rules, SequencedBook Book>

@@ -33,14 +33,13 @@ BasicSequencer<Rules, Book>::BasicSequencer(InstrumentTable& instruments, Book& 
 
 template <SequencingRules Rules, SequencedBook Book>
 Update BasicSequencer<Rules, Book>::apply_other(const Event& ev) noexcept {
-    if (pending_.active && ev.kind != EventKind::kSnapshotLevels) {
+    if (pending_.active) {
         // Cannot happen with a decoder feeding whole packets; never leave a
         // snapshot half-open.
         (void)finish_snapshot();
     }
     switch (ev.kind) {
         case EventKind::kSessionChange: return on_session_change(ev);
-        case EventKind::kSnapshotLevels: return on_snapshot_levels(ev);
         case EventKind::kSnapshotBegin: return on_snapshot_begin(ev);  // also skips the levels of an out-of-range id
         default: break;
     }
