@@ -3,10 +3,10 @@
 # callgrind: counts only inside the QFB/1 decoder's calls (decode, and all
 # it calls: sequencer, book, memmove), divided by the messages decoded (one
 # indirect branch, the type switch, per message, counted in the decoder's
-# own code). Deterministic where timings are not, and this VM has no
-# hardware counters for `perf stat`. The mispredicts
-# are valgrind's simple predictor's, not the CPU's: compare them between
-# builds, not with cycles.
+# own code; --skip-plt=no keeps memmove's PLT jump out of it). Deterministic
+# where timings are not, and this VM has no hardware counters for `perf
+# stat`. The mispredicts are valgrind's simple predictor's, not the CPU's:
+# compare them between builds, not with cycles.
 #   bench/instructions.sh [STAGES_BENCH] [FILTER]
 #   (default: build-bench/bench/stages_bench, BM_Pipeline/mix; needs valgrind)
 set -euo pipefail
@@ -15,7 +15,7 @@ FILTER=${2:-BM_Pipeline/mix}
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 OUT=$(mktemp)
 trap 'rm -f "$OUT" "$OUT.log"' EXIT
-valgrind --tool=callgrind --branch-sim=yes --toggle-collect='*qfb1::PacketDecoder::decode*' \
+valgrind --tool=callgrind --branch-sim=yes --skip-plt=no --toggle-collect='*qfb1::PacketDecoder::decode*' \
   --callgrind-out-file="$OUT" "$BIN" --benchmark_filter="$FILTER" --benchmark_min_time=0.2 >"$OUT.log" 2>&1
 # "Collected : Ir Bc Bcm Bi Bim"
 read -r ir bc bcm bi bim < <(sed -n 's/.*Collected : //p' "$OUT.log")

@@ -121,8 +121,10 @@ public:
         clear_side(slot(id, Side::kAsk));
     }
 
-    // Inserts or replaces the level at `price`; qty 0 deletes it.
-    LevelResult set_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
+    // Inserts or replaces the level at `price`; qty 0 deletes it. Both are
+    // forced inline into the decoder's D site (apply): the call saved five
+    // registers per delta (QFB/1 only D: ~5 % a message).
+    [[gnu::always_inline]] LevelResult set_level(std::uint32_t id, Side s, std::int64_t price, std::uint32_t qty) noexcept {
         if (qty == 0) return delete_level(id, s, price);
         const std::size_t k = slot(id, s);
         detail::BookSlot* lv = slots_.data() + k * stride_;
@@ -141,7 +143,7 @@ public:
         return LevelResult::kInserted;
     }
 
-    LevelResult delete_level(std::uint32_t id, Side s, std::int64_t price) noexcept {
+    [[gnu::always_inline]] LevelResult delete_level(std::uint32_t id, Side s, std::int64_t price) noexcept {
         const std::size_t k = slot(id, s);
         detail::BookSlot* lv = slots_.data() + k * stride_;
         std::uint32_t& n = counts_[k];
