@@ -197,6 +197,7 @@ private:
         return Rules::is_hot(ev.kind) && !pending_.active && ev.instrument_id < capacity_.max_instruments;
     }
     Update apply_hot(const Event& ev) noexcept;    // an is_hot_event
+    Update apply_hot_out_of_line(const Event& ev) noexcept;  // the same, for apply (below)
     Update apply_other(const Event& ev) noexcept;  // everything else but kSnapshotLevels
     InstrumentState* touch(const Event& ev) noexcept;
     InstrumentState* bind(InstrumentState& st, const Event& ev) noexcept;
@@ -243,15 +244,21 @@ private:
 // kind is a constant there and the checks on it fold away (QFB/1 mix: 326 ->
 // 297 instructions a message, bench/instructions.sh).
 
-// apply and apply_inlined differ only in the attribute. apply written as a
-// call of apply_inlined (or made always_inline itself) lost GCC's
-// shrink-wrapping of its out-of-line copy: every event, a heartbeat too,
-// saved six registers (3.6 -> 5.5 ns a heartbeat in BM_SequencerVerdict_H).
+// apply and apply_inlined take the same steps. apply written as a call of
+// apply_inlined (or made always_inline itself) lost GCC's shrink-wrapping of
+// its out-of-line copy: every event, a heartbeat too, saved six registers
+// (3.6 -> 5.5 ns a heartbeat in BM_SequencerVerdict_H). So apply only
+// dispatches, by tail calls; its hot kinds' body (with the L2 book's set and
+// delete forced inline) is a function of its own, whose prologue only they pay.
 template <SequencingRules Rules, SequencedBook Book>
 inline Update BasicSequencer<Rules, Book>::apply(const Event& ev) noexcept {
-    if (is_hot_event(ev)) [[likely]] return apply_hot(ev);
+    if (is_hot_event(ev)) [[likely]] return apply_hot_out_of_line(ev);
     if (ev.kind == EventKind::kSnapshotLevels) return on_snapshot_levels(ev);  // a snapshot's body: nothing else applies
     return apply_other(ev);
+}
+template <SequencingRules Rules, SequencedBook Book>
+[[gnu::noinline]] Update BasicSequencer<Rules, Book>::apply_hot_out_of_line(const Event& ev) noexcept {
+    return apply_hot(ev);
 }
 template <SequencingRules Rules, SequencedBook Book>
 [[gnu::always_inline]] inline Update BasicSequencer<Rules, Book>::apply_inlined(const Event& ev) noexcept {
