@@ -18,11 +18,13 @@ trap 'rm -f "$OUT" "$OUT.log"' EXIT
 valgrind --tool=callgrind --branch-sim=yes --skip-plt=no --toggle-collect='*qfb1::PacketDecoder::decode*' \
   --callgrind-out-file="$OUT" "$BIN" --benchmark_filter="$FILTER" --benchmark_min_time=0.2 >"$OUT.log" 2>&1
 # "Collected : Ir Bc Bcm Bi Bim"
-read -r ir bc bcm bi bim < <(sed -n 's/.*Collected : //p' "$OUT.log")
+read -r ir _ bcm _ bim < <(sed -n 's/.*Collected : //p' "$OUT.log")
 # Messages: the indirect branches of the decoder's own code (the type switch,
-# with what is inlined into it), not of what it calls (memmove's dispatch).
-msgs=$(callgrind_annotate --inclusive=no --threshold=100 "$OUT" 2>/dev/null | awk '/PacketDecoder::decode</ {
-  gsub(/\([^)]*\)/, ""); v = $4; gsub(",", "", v); if (v != ".") n += v } END { print n + 0 }')
+# with what is inlined into it), not of what it calls (memmove's dispatch);
+# the 4th count of callgrind_annotate's "Ir Bc Bcm Bi Bim" is Bi.
+msgs=$(callgrind_annotate --inclusive=no --threshold=100 "$OUT" | awk '/qfb1::PacketDecoder::decode</ {
+  gsub(/\([^)]*\)/, ""); v = $4; gsub(",", "", v); if (v != ".") n += v } END { print n + 0 }') ||
+  { echo "instructions.sh: callgrind_annotate could not read $OUT" >&2; exit 1; }
 [ "${msgs:-0}" -gt 0 ] || { echo "instructions.sh: no QFB/1 message decoded under '$FILTER'" >&2; exit 1; }
 awk -v ir="$ir" -v bcm="$bcm" -v bim="$bim" -v m="$msgs" -v f="$FILTER" 'BEGIN {
   printf "%s: %d messages, %.1f instructions, %.2f conditional + %.2f indirect mispredicts (simulated) a message\n", f, m, ir / m, bcm / m, bim / m }'

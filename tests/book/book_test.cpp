@@ -126,9 +126,10 @@ TEST_F(BookRule, AppendLevelOutOfOrderStillSorted) {
 }
 
 // A snapshot event's levels in one call: in order they are appended; from an
-// out-of-order or equal price on, each goes through a sorted insert, which
-// leaves the same book as an append would; an empty level is none; past a full side a better level pushes the worst out, a
-// worse one is dropped, and the return counts those dropped.
+// out-of-order or equal price, or a full side, on, each goes through a sorted
+// insert, which leaves the same book as an append would; an empty level is
+// none; past a full side a better level pushes the worst out, a worse one is
+// dropped, and the return counts those dropped.
 TEST_F(BookRule, AppendLevelsTakesABatchAndCountsWhatItDropped) {
     const std::int64_t bid_px[] = {100, 98, 99, 99, 97, 96};
     const std::uint32_t bid_qty[] = {1, 2, 3, 4, 5, 6};
@@ -165,8 +166,9 @@ TEST_F(BookRule, BooksOfInstrumentsAndSidesAreIndependent) {
     EXPECT_TRUE(asks(0).empty());
 }
 
-// The extreme prices map to the extreme internal keys (a bid at INT64_MIN is
-// stored as INT64_MAX); they must still be ordinary levels.
+// The extreme prices map to the extreme internal keys (a bid at INT64_MIN and
+// an ask at INT64_MAX are stored as UINT64_MAX, the empty slot's key); they
+// must still be ordinary levels.
 TEST_F(BookRule, ExtremePricesAreOrdinaryLevels) {
     constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
     constexpr auto kMax = std::numeric_limits<std::int64_t>::max();

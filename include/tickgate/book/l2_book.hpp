@@ -190,11 +190,12 @@ public:
         const std::size_t k = slot(id, s);
         detail::BookSlot* const lv = slots_.data() + k * stride_;
         const std::uint64_t mask = detail::side_mask(s);
+        const std::uint32_t depth = depth_;
         std::uint32_t n = counts_[k];
         for (std::uint32_t j = 0; j < count; ++j) {
             if (qty[j] == 0) continue;  // an empty level is no level, as in set_level
             const std::uint64_t key = detail::key_of(price[j], mask);
-            if (n == depth_ || (n != 0 && lv[n - 1].key >= key)) [[unlikely]] {
+            if (n == depth || (n != 0 && lv[n - 1].key >= key)) [[unlikely]] {
                 counts_[k] = n;
                 return insert_levels(id, s, price + j, qty + j, count - j);
             }

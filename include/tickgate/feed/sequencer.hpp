@@ -197,7 +197,7 @@ private:
         return Rules::is_hot(ev.kind) && !pending_.active && ev.instrument_id < capacity_.max_instruments;
     }
     Update apply_hot(const Event& ev) noexcept;    // an is_hot_event
-    Update apply_hot_out_of_line(const Event& ev) noexcept;  // the same, for apply (below)
+    [[gnu::noinline]] Update apply_hot_out_of_line(const Event& ev) noexcept;  // the same, for apply (below)
     Update apply_other(const Event& ev) noexcept;  // everything else but kSnapshotLevels
     InstrumentState* touch(const Event& ev) noexcept;
     InstrumentState* bind(InstrumentState& st, const Event& ev) noexcept;
