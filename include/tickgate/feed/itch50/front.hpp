@@ -382,12 +382,9 @@ class ReplayFront {
 public:
     using Stream = moldudp64::Stream<MoldPayload, moldudp64::ClientRecovery>;
     using Sequencer = std::remove_cvref_t<decltype(std::declval<Handler&>().sequencer())>;
-    // apply_inlined: the sequencer's hot path inlined into StreamEvents'
-    // emit, as GCC chose to inline apply before apply became a dispatcher of
-    // tail calls (a call per event then: 2.6 % more instructions).
     struct Apply {
         Sequencer& seq;
-        [[gnu::always_inline]] void operator()(const Event& ev) const noexcept { (void)seq.apply_inlined(ev); }
+        void operator()(const Event& ev) const noexcept { (void)seq.apply(ev); }
     };
     using Sink = SnapshotRouter::Sink<StreamEvents<Apply>, Stream>;
     struct ChannelInfo {
