@@ -6,6 +6,7 @@ draws (alone: --stages, --mdp3 and --flows only)."""
 import argparse
 import datetime
 import json
+import os
 import sys
 
 ap = argparse.ArgumentParser()
@@ -44,8 +45,10 @@ for name, label in (("BM_Pipeline/mix", "QFB/1 mix"), ("BM_Pipeline/only_Q", "QF
     if name in med:
         flows.append((label, med[name]["ns_per_msg"], None, None))
 if mdp3:
+    # Named by the capture mdp3_bench read (its file name without the extension).
+    capture = os.path.splitext(os.path.basename(mdp3["capture"]))[0]
     for st in mdp3["streams"]:
-        label = {"mdp3": "MDP3 v6.1 capture", "mdp3_repaired_first": "MDP3 v6.1, instruments repaired",
+        label = {"mdp3": f"MDP3 {capture}", "mdp3_repaired_first": f"MDP3 {capture}, instruments repaired",
                  "qfb1_mix": "QFB/1 mix, per datagram"}.get(st["stream"])
         if label:
             flows.append((label, st["mean_ns_per_msg"], st["p50_ns_per_msg"], st["p99_ns_per_msg"]))
