@@ -226,7 +226,6 @@ private:
         counters_.malformed_packets.add();
         return {PacketVerdict::kMalformed, f, messages};
     }
-    template <bool Incremental>
     static Fault check(const std::byte* m, std::size_t size, Checked& out) noexcept;
     static Fault check_group(const std::byte* m, std::size_t size, std::size_t& pos, std::size_t header,
                              std::uint16_t min_entry, GroupSpan& out) noexcept;
@@ -251,11 +250,18 @@ private:
     template <class Sink>
     DecodeResult decode_messages(std::span<const std::byte> d, Channel& ch, Event& ev, bool incremental,
                                  Sink& sink) noexcept;
-    // A checked message other than book and sequenced entries (decode_messages emits those).
+    // A book (`Book`) or sequenced message at `m` of `size` bytes: checked,
+    // then one event per entry. Inlined into the message loop, its spans in
+    // registers (no Checked on the stack).
+    template <bool Book, class Sink>
+    Fault entries_message(const std::byte* m, std::size_t size, const TemplateLayout& l, Event& ev, Sink& sink) noexcept;
+    // Any other message: counted if unknown, else checked and emitted. Out of
+    // line, so that its Checked and switch stay out of the loop above.
+    template <class Sink>
+    [[gnu::noinline]] Fault other_message(const std::byte* m, std::size_t size, const TemplateLayout& l, Channel& ch,
+                                          Event& ev, bool incremental, Sink& sink) noexcept;
     template <class Sink>
     void emit(const Checked& c, Event& ev, bool incremental, Sink& sink) noexcept;
-    template <bool Book, class Sink>
-    void emit_entries(const Checked& c, Event& ev, Sink& sink) noexcept;
     template <class Sink>
     void emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept;
     static void sort_by_level(const GroupSpan& g, std::uint8_t* order, std::uint32_t n) noexcept;
@@ -264,12 +270,14 @@ private:
     // The instrument id of `security_id` for a sequenced message, given one
     // if it has none (its stored definition emitted first, into `sink`, so
     // the instrument starts with its symbol); kNoSlot when every slot is taken.
-    // Inlined: a known SecurityID is one probe; a new one goes to new_slot.
+    // Inlined: a known SecurityID is one probe of `known` (map_'s finder);
+    // a new one goes to new_slot.
     template <class Sink>
-    [[gnu::always_inline]] std::uint32_t slot_for(std::int32_t security_id, Event& ev, Sink& sink) noexcept {
-        const std::uint32_t known = map_.find(security_id);
-        if (known != SecurityMap::kNone) [[likely]]
-            return known;
+    [[gnu::always_inline]] std::uint32_t slot_for(const SecurityMap::Finder& known, std::int32_t security_id, Event& ev,
+                                                  Sink& sink) noexcept {
+        const std::uint32_t id = known.find(security_id);
+        if (id != SecurityMap::kNone) [[likely]]
+            return id;
         return new_slot(security_id, ev, sink);
     }
     template <class Sink>
@@ -327,11 +335,8 @@ private:
 
 // Checks the message at `m` of `size` bytes (MsgSize, >= kMessageHeaderSize,
 // inside the datagram) whose layout `out.layout` is known: its root block and
-// every group its Version has fit. `Incremental`: a kBook or kSequenced
-// layout, whose shape (wire.hpp has_incremental_shape) lets the group loop
-// unroll with constant header sizes: the check every book and sequenced
-// message takes.
-template <bool Incremental>
+// every group its Version has fit. Book and sequenced messages take
+// entries_message's unrolled check instead.
 [[gnu::always_inline]] inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
     const TemplateLayout& l = *out.layout;
     const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
@@ -340,23 +345,14 @@ template <bool Incremental>
     if (block_length < l.min_root) return Fault::kBadLength;
     out.root = m + kMessageHeaderSize;
     std::size_t pos = kMessageHeaderSize + block_length;
-    if constexpr (Incremental) {
-        constexpr std::size_t kEntries = group_header_size(GroupHeader::kSize3);
-        constexpr std::size_t kOrderIds = group_header_size(GroupHeader::kSize8);
-        if (const Fault f = check_group(m, size, pos, kEntries, l.groups[0].min_entry, out.groups[0]); f != Fault::kNone)
+    for (std::uint8_t g = 0; g < l.group_count; ++g) {
+        const GroupLayout& gl = l.groups[g];
+        if (version < gl.since_version) break;  // this and later groups are newer than the message
+        if (const Fault f = check_group(m, size, pos, group_header_size(gl.header), gl.min_entry, out.groups[g]);
+            f != Fault::kNone)
             return f;
-        if (l.group_count < 2 || version < l.groups[1].since_version) return Fault::kNone;
-        return check_group(m, size, pos, kOrderIds, l.groups[1].min_entry, out.groups[1]);
-    } else {
-        for (std::uint8_t g = 0; g < l.group_count; ++g) {
-            const GroupLayout& gl = l.groups[g];
-            if (version < gl.since_version) break;  // this and later groups are newer than the message
-            if (const Fault f = check_group(m, size, pos, group_header_size(gl.header), gl.min_entry, out.groups[g]);
-                f != Fault::kNone)
-                return f;
-        }
-        return Fault::kNone;  // bytes after the last known group: a newer Version's, skipped
     }
+    return Fault::kNone;  // bytes after the last known group: a newer Version's, skipped
 }
 
 template <class Sink>
@@ -410,36 +406,54 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
     const std::byte* const base = d.data();
     const std::size_t size = d.size();
     std::size_t off = kPacketHeaderSize;
-    std::uint16_t done = 0;
+    std::uint32_t done = 0;
+    Fault f = Fault::kNone;
     while (off != size) {
-        if (size - off < 2) return malformed(Fault::kTruncatedCount, done);
+        if (size - off < 2) {
+            f = Fault::kTruncatedCount;
+            break;
+        }
         const std::byte* m = base + off;
         const std::size_t msg_size = load_le<std::uint16_t>(m);
-        if (msg_size < kMessageHeaderSize) return malformed(Fault::kBadLength, done);
-        if (msg_size > size - off) return malformed(Fault::kOverrun, done);
-        Checked c;
-        c.layout = &layout_of(load_le<std::uint16_t>(m + 4));
-        const TemplateKind kind = c.layout->kind;
-        if (kind == TemplateKind::kBook || kind == TemplateKind::kSequenced) [[likely]] {  // entries: most messages
-            if (const Fault f = check<true>(m, msg_size, c); f != Fault::kNone) return malformed(f, done);
-            if (kind == TemplateKind::kBook) [[likely]]
-                emit_entries<true>(c, ev, sink);
-            else
-                emit_entries<false>(c, ev, sink);
-        } else if (kind == TemplateKind::kUnknown) {
-            counters_.unknown_messages.add();
-            ch.counters.unknown_templates.add();
-        } else if (const Fault f = check<false>(m, msg_size, c); f != Fault::kNone) {
-            return malformed(f, done);
-        } else {
-            if (incremental && kind == TemplateKind::kChannelReset) ch.counters.resets.add();
-            emit(c, ev, incremental, sink);
+        if (msg_size < kMessageHeaderSize) {
+            f = Fault::kBadLength;
+            break;
         }
+        if (msg_size > size - off) {
+            f = Fault::kOverrun;
+            break;
+        }
+        const TemplateLayout& l = layout_of(load_le<std::uint16_t>(m + 4));
+        if (l.kind == TemplateKind::kBook) [[likely]]  // entries: most messages
+            f = entries_message<true>(m, msg_size, l, ev, sink);
+        else if (l.kind == TemplateKind::kSequenced)
+            f = entries_message<false>(m, msg_size, l, ev, sink);
+        else
+            f = other_message(m, msg_size, l, ch, ev, incremental, sink);
+        if (f != Fault::kNone) break;
         ++done;
         off += msg_size;
     }
+    if (f != Fault::kNone) [[unlikely]]
+        return malformed(f, static_cast<std::uint16_t>(done));
     counters_.messages.add(done);
-    return {PacketVerdict::kDecoded, Fault::kNone, done};
+    return {PacketVerdict::kDecoded, Fault::kNone, static_cast<std::uint16_t>(done)};
+}
+
+template <class Sink>
+Fault PacketDecoder::other_message(const std::byte* m, std::size_t size, const TemplateLayout& l, Channel& ch,
+                                   Event& ev, bool incremental, Sink& sink) noexcept {
+    if (l.kind == TemplateKind::kUnknown) {
+        counters_.unknown_messages.add();
+        ch.counters.unknown_templates.add();
+        return Fault::kNone;
+    }
+    Checked c;
+    c.layout = &l;
+    if (const Fault f = check(m, size, c); f != Fault::kNone) return f;
+    if (incremental && l.kind == TemplateKind::kChannelReset) ch.counters.resets.add();
+    emit(c, ev, incremental, sink);
+    return Fault::kNone;
 }
 
 template <class Sink>
@@ -447,7 +461,7 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
     const TemplateLayout& l = *c.layout;
     switch (l.kind) {
         case TemplateKind::kBook:
-        case TemplateKind::kSequenced: return;  // decode_messages emits their entries itself
+        case TemplateKind::kSequenced: return;  // entries_message's
         case TemplateKind::kSnapshot: return emit_snapshot(c, ev, sink);
         case TemplateKind::kChannelReset:
         case TemplateKind::kHeartbeat: {  // channel events: no instrument
@@ -470,20 +484,40 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
 }
 
 // A sequenced message's entries (group 0), one event each; `Book`: book
-// entries (MDPriceLevel), else trades, statistics, volume, limits.
+// entries (MDPriceLevel), else trades, statistics, volume, limits. The check
+// is unrolled for their shape (wire.hpp has_incremental_shape): NoMDEntries
+// (groupSize), then at most an order-id group (groupSize8Byte, from its
+// Version), checked though unread.
 template <bool Book, class Sink>
-[[gnu::always_inline]] inline void PacketDecoder::emit_entries(const Checked& c, Event& ev, Sink& sink) noexcept {
-    const std::size_t count = c.groups[0].count, entry_len = c.groups[0].entry_len;
-    const TemplateLayout& l = *c.layout;
-    const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(c.root + kIncTransactTime));
+[[gnu::always_inline]] inline Fault PacketDecoder::entries_message(const std::byte* m, std::size_t size,
+                                                                   const TemplateLayout& l, Event& ev,
+                                                                   Sink& sink) noexcept {
+    const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
+    if (block_length > size - kMessageHeaderSize) return Fault::kOverrun;
+    if (block_length < l.min_root) return Fault::kBadLength;
+    std::size_t pos = kMessageHeaderSize + block_length;
+    GroupSpan g;
+    if (const Fault f = check_group(m, size, pos, group_header_size(GroupHeader::kSize3), l.groups[0].min_entry, g);
+        f != Fault::kNone)
+        return f;
+    if (l.group_count >= 2 && load_le<std::uint16_t>(m + 8) >= l.groups[1].since_version) {
+        GroupSpan order_ids;
+        if (const Fault f = check_group(m, size, pos, group_header_size(GroupHeader::kSize8), l.groups[1].min_entry,
+                                        order_ids);
+            f != Fault::kNone)
+            return f;
+    }
+    const std::byte* const root = m + kMessageHeaderSize;
+    const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(root + kIncTransactTime));
     // Book templates: constant offsets (wire.hpp's static_assert), folded into the loads.
     const SeqFields at = Book ? SeqFields{kBookSecurityId, kBookRptSeq} : l.seq;
     const std::int8_t exponent = l.price_exponent;
-    const std::byte* e = c.groups[0].first;
-    for (std::size_t i = 0; i < count; ++i, e += entry_len) {
+    const SecurityMap::Finder known = map_.finder();
+    const std::byte* e = g.first;
+    for (std::size_t i = 0; i < g.count; ++i, e += g.entry_len) {
         // Every field set again per entry: a new instrument's definition
         // (slot_for) goes out through `ev` first.
-        const std::uint32_t id = slot_for(load_le<std::int32_t>(e + at.security_id), ev, sink);
+        const std::uint32_t id = slot_for(known, load_le<std::int32_t>(e + at.security_id), ev, sink);
         ev.kind = Book ? kLevelEntry : kSequencedEntry;
         ev.instrument_id = id;
         ev.u.venue.seq = load_le<std::uint32_t>(e + at.rpt_seq);
@@ -500,6 +534,7 @@ template <bool Book, class Sink>
         }
         sink(static_cast<const Event&>(ev));
     }
+    return Fault::kNone;
 }
 
 // A snapshot: kSnapshotBegin (RptSeq, TransactTime, the outright bid and offer
@@ -507,7 +542,7 @@ template <bool Book, class Sink>
 // kLevelsPerEvent to an event. Implied and other entry types never touch the book.
 template <class Sink>
 void PacketDecoder::emit_snapshot(const Checked& c, Event& ev, Sink& sink) noexcept {
-    const std::uint32_t id = slot_for(load_le<std::int32_t>(c.root + kSnapSecurityId), ev, sink);
+    const std::uint32_t id = slot_for(map_.finder(), load_le<std::int32_t>(c.root + kSnapSecurityId), ev, sink);
     const GroupSpan& g = c.groups[0];
     // Entries of each side ordered by level: at most 255 per group. CME
     // sends them in level order, so they are taken in wire order, the

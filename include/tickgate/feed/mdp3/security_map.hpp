@@ -52,15 +52,40 @@ public:
         }
     }
 
-    // The index of `security_id` if it has one, else kNone; never inserts.
-    // Per entry on the decoder's hot path: one multiply, one probe mostly.
-    [[nodiscard]] std::uint32_t find(std::int32_t security_id) const noexcept {
-        for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
-            const Slot& s = slots_[i];
-            if (s.index == kNone) return kNone;
-            if (s.security_id == security_id) return s.index;
+private:
+    struct Slot {
+        std::int32_t security_id;
+        std::uint32_t index;  // kNone: empty
+    };
+
+public:
+    // The map's lookup, for a loop to hold in registers: find() reads the
+    // slots' address and mask from the map, which the compiler reloads after
+    // every store it cannot tell apart from them (an event's fields, per
+    // entry). Valid while the map lives: its slots never move; it sees later
+    // inserts (index_of).
+    class Finder {
+    public:
+        // The index of `security_id` if it has one, else kNone; never inserts.
+        // Per entry on the decoder's hot path: one multiply, one probe mostly.
+        [[nodiscard]] std::uint32_t find(std::int32_t security_id) const noexcept {
+            for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
+                const Slot& s = slots_[i];
+                if (s.index == kNone) return kNone;
+                if (s.security_id == security_id) return s.index;
+            }
         }
-    }
+
+    private:
+        friend class SecurityMap;
+        Finder(const Slot* slots, std::size_t mask) noexcept : slots_(slots), mask_(mask) {}
+        const Slot* slots_;
+        std::size_t mask_;
+    };
+    [[nodiscard]] Finder finder() const noexcept { return {slots_.data(), mask_}; }
+
+    // The index of `security_id` if it has one, else kNone; never inserts.
+    [[nodiscard]] std::uint32_t find(std::int32_t security_id) const noexcept { return finder().find(security_id); }
 
     // The SecurityID of dense index `index` (< size()).
     [[nodiscard]] std::int32_t security_id(std::uint32_t index) const noexcept { return ids_[index]; }
@@ -68,10 +93,6 @@ public:
     [[nodiscard]] std::uint32_t capacity() const noexcept { return max_; }
 
 private:
-    struct Slot {
-        std::int32_t security_id;
-        std::uint32_t index;  // kNone: empty
-    };
     std::uint32_t max_;
     std::size_t mask_ = 0;  // slots_.size() - 1, kept: not re-derived per lookup
     std::vector<Slot> slots_;
