@@ -276,7 +276,7 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
     return template_id < detail::kLayoutIds ? detail::kLayouts[template_id] : detail::kUnknownLayout;
 }
 
-// The shape the decoder's check of entries relies on (decoder.hpp check<true>):
+// The shape the decoder's check of entries relies on (decoder.hpp entries_message):
 // every kBook / kSequenced template has NoMDEntries (groupSize) and at most
 // one group after it, of groupSize8Byte.
 [[nodiscard]] constexpr bool has_incremental_shape(const TemplateLayout& t) noexcept {
@@ -290,7 +290,7 @@ static_assert([] {
     return true;
 }());
 // The decoder reads a book entry's SecurityID and RptSeq at these constant
-// offsets (decoder.hpp emit_entries<true>), not through the layout's.
+// offsets (decoder.hpp entries_message<true>), not through the layout's.
 static_assert([] {
     for (const TemplateLayout& t : detail::kLayouts)
         if (t.kind == TemplateKind::kBook && (t.seq.security_id != kBookSecurityId || t.seq.rpt_seq != kBookRptSeq))
