@@ -83,6 +83,22 @@ TEST_F(StreamRule, MessagesBelowNextSeqAreDuplicatesDroppedAndCounted) {
     EXPECT_EQ(rec_.alive_at.size(), 1u);  // a duplicate does not refresh liveness
 }
 
+// may_apply: the hint ITCH's prefetch pass takes before on_datagram. False
+// only for a packet whose every position was applied in the current session.
+TEST_F(StreamRule, MayApplyIsFalseOnlyForACopyOfWhatWasApplied) {
+    const auto key = [](const Bytes& d) { return read_key(std::span<const std::byte>(d.data(), d.size()), 0); };
+    EXPECT_TRUE(stream_.may_apply(0, key(packet(1, 3))));  // no session yet
+    feed(packet(1, 3));
+    EXPECT_FALSE(stream_.may_apply(0, key(packet(1, 3))));  // the other line's copy
+    EXPECT_FALSE(stream_.may_apply(0, key(packet(2, 2))));  // inside what was applied
+    EXPECT_TRUE(stream_.may_apply(0, key(packet(2, 3))));   // position 4 is new
+    EXPECT_TRUE(stream_.may_apply(0, key(packet(4, 1))));
+    EXPECT_TRUE(stream_.may_apply(0, key(packet(1, 3, "SESSION002"))));  // another session
+    EXPECT_TRUE(stream_.may_apply(1, key(packet(1, 3))));                  // another channel
+    const std::uint64_t huge = std::numeric_limits<std::uint64_t>::max() - 1;
+    EXPECT_TRUE(stream_.may_apply(0, key(packet(huge, 3))));  // no wrap past 2^64 reads as applied
+}
+
 TEST_F(StreamRule, PacketOverlappingNextSeqHasItsNewMessagesApplied) {
     feed(packet(1, 3));
     feed(packet(2, 4));  // 2, 3 again; 4, 5 new

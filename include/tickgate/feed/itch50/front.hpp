@@ -173,7 +173,9 @@ public:
             return;
         }
         // A sink that applies on this thread names what it applies to (prefetch_orders); a ring does not.
-        if constexpr (requires { sink.prefetch_target(); }) prefetch_orders(sink.prefetch_target(), slot, d.payload, key);
+        // The other line's copy of what was applied fetches nothing.
+        if constexpr (requires { sink.prefetch_target(); })
+            if (stream_.may_apply(slot, key)) prefetch_orders(sink.prefetch_target(), slot, d.payload, key);
         Chunked<Sink> out{sink};
         StreamEvents<Chunked<Sink>&> events{out, ids_};
         auto routed = snapshots_.sink(events, stream_);
@@ -467,7 +469,7 @@ public:
         }
         key.channel = static_cast<std::uint16_t>(slot);
         if (is_multicast(dst_ip)) {
-            prefetch_orders(handler_, slot, payload, key);
+            if (stream_.may_apply(slot, key)) prefetch_orders(handler_, slot, payload, key);  // not for the other line's copy
             stream_.on_datagram(slot, payload, key, recv_ns, sink_);
             return;
         }

@@ -127,6 +127,16 @@ public:
         return {c.sessions.current(), c.sessions.has(), c.positioned, c.next_seq, c.seen_end,
                 c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
     }
+    // False when on_datagram would apply none of `key`'s messages because
+    // channel `ch` applied every position of them in that session already:
+    // the other line's copy, mostly. A hint for work done before
+    // on_datagram (ITCH's prefetch pass); true whenever unsure. The stream's thread.
+    [[nodiscard]] bool may_apply(std::uint32_t ch, const Key& key) const noexcept {
+        const Channel& c = channels_[ch];
+        const bool applied = key.kind == PacketKind::kMessages && key.seq < c.next_seq &&
+                             key.count <= c.next_seq - key.seq && c.sessions.is_current(key.session);
+        return !applied;
+    }
     [[nodiscard]] std::uint32_t channels() const noexcept { return static_cast<std::uint32_t>(channels_.size()); }
     [[nodiscard]] std::size_t held_packets() const noexcept { return slots_.size() - free_.size(); }
     // The channel whose current session is `s` (a re-request server's unicast answer); UINT32_MAX if none.
