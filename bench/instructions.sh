@@ -1,30 +1,105 @@
 #!/usr/bin/env bash
-# Instructions and simulated branch mispredicts per QFB/1 message, from
-# callgrind: counts only inside the QFB/1 decoder's calls (decode, and all
-# it calls: sequencer, book, memmove), divided by the messages decoded (one
-# indirect branch, the type switch, per message, counted in the decoder's
-# own code; --skip-plt=no keeps memmove's PLT jump out of it). Deterministic
-# where timings are not, and this VM has no hardware counters for `perf
-# stat`. The mispredicts are valgrind's simple predictor's, not the CPU's:
-# compare them between builds, not with cycles.
-#   bench/instructions.sh [STAGES_BENCH] [FILTER]
+# Instructions, simulated cache misses and simulated branch mispredicts per
+# message, from callgrind, counting only the timed code of one stages_bench
+# benchmark (this VM has no hardware counters for `perf stat`; callgrind is
+# deterministic where timings are not):
+#   QFB/1, BM_Pipeline/*: inside the QFB/1 decoder's calls (decode, and all it
+#     calls: sequencer, book, memmove); messages = the decoder's own indirect
+#     branches (the type switch, one a message; --skip-plt=no keeps memmove's
+#     PLT jump out of them).
+#   ITCH, BM_Itch_Pipeline/*: inside itch_timed_datagram (one timed datagram,
+#     out of line for this); messages = its calls x the bench's messages a
+#     datagram (every timed datagram is full).
+# The caches are valgrind's model, not the CPU's: D1 is this machine's L1d,
+# LL the machine's last level (sysfs) unless --ll SIZE,WAYS,LINE names
+# another (--ll 2097152,16,64 counts misses of a 2 MiB L2 instead). Ways are
+# lowered where valgrind needs a power-of-two set count (480 MiB, 16-way:
+# 15). The mispredicts are valgrind's simple predictor's: compare them
+# between builds, not with cycles.
+#   bench/instructions.sh [STAGES_BENCH] [FILTER] [--ll SIZE,WAYS,LINE]
 #   (default: build-bench/bench/stages_bench, BM_Pipeline/mix; needs valgrind)
 set -euo pipefail
-BIN=${1:-build-bench/bench/stages_bench}
-FILTER=${2:-BM_Pipeline/mix}
+BIN=build-bench/bench/stages_bench
+FILTER=BM_Pipeline/mix
+LL=
+positional=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --ll) LL=$2; shift 2 ;;
+    *) if [ $positional -eq 0 ]; then BIN=$1; else FILTER=$1; fi; positional=$((positional + 1)); shift ;;
+  esac
+done
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+# A cache as SIZE,WAYS,LINE from sysfs index N, its ways lowered until the set
+# count is a power of two.
+cache_spec() {
+  local dir=/sys/devices/system/cpu/cpu0/cache/index$1 size ways line sets
+  [ -r "$dir/size" ] || return 1
+  size=$(cat "$dir/size")
+  case $size in
+    *K) size=$((${size%K} * 1024)) ;;
+    *M) size=$((${size%M} * 1048576)) ;;
+  esac
+  ways=$(cat "$dir/ways_of_associativity")
+  line=$(cat "$dir/coherency_line_size")
+  while [ "$ways" -gt 1 ]; do
+    sets=$((size / (ways * line)))
+    [ $((sets & (sets - 1))) -eq 0 ] && [ $((sets * ways * line)) -eq "$size" ] && break
+    ways=$((ways - 1))
+  done
+  echo "$size,$ways,$line"
+}
+last_level() {  # the highest-numbered data or unified cache
+  local i best=
+  for i in 0 1 2 3 4; do
+    [ -r /sys/devices/system/cpu/cpu0/cache/index$i/type ] || continue
+    [ "$(cat /sys/devices/system/cpu/cpu0/cache/index$i/type)" = Instruction ] && continue
+    best=$i
+  done
+  [ -n "$best" ] && cache_spec "$best"
+}
+D1=$(cache_spec 0 || true)
+[ -n "$LL" ] || LL=$(last_level || true)
+CACHE=(--cache-sim=yes)
+[ -n "$D1" ] && CACHE+=(--D1="$D1")
+[ -n "$LL" ] && CACHE+=(--LL="$LL")
+
+case $FILTER in
+  BM_Itch_Pipeline/*)
+    TOGGLE='*itch_timed_datagram*'
+    per_datagram=$(sed -n 's/^constexpr int kItchPerDatagram = \([0-9]*\);.*/\1/p' "$HERE/stages_bench.cpp")
+    [ -n "$per_datagram" ] || { echo "instructions.sh: kItchPerDatagram not found in $HERE/stages_bench.cpp" >&2; exit 1; } ;;
+  BM_Pipeline/*) TOGGLE='*qfb1::PacketDecoder::decode*' ;;
+  *) echo "instructions.sh: FILTER must name a BM_Pipeline/ or BM_Itch_Pipeline/ benchmark" >&2; exit 2 ;;
+esac
+
 OUT=$(mktemp)
 trap 'rm -f "$OUT" "$OUT.log"' EXIT
-valgrind --tool=callgrind --branch-sim=yes --skip-plt=no --toggle-collect='*qfb1::PacketDecoder::decode*' \
-  --callgrind-out-file="$OUT" "$BIN" --benchmark_filter="$FILTER" --benchmark_min_time=0.2 >"$OUT.log" 2>&1
-# "Collected : Ir Bc Bcm Bi Bim"
-read -r ir _ bcm _ bim < <(sed -n 's/.*Collected : //p' "$OUT.log")
-# Messages: the indirect branches of the decoder's own code (the type switch,
-# with what is inlined into it), not of what it calls (memmove's dispatch);
-# the 4th count of callgrind_annotate's "Ir Bc Bcm Bi Bim" is Bi.
-msgs=$(callgrind_annotate --inclusive=no --threshold=100 "$OUT" | awk '/qfb1::PacketDecoder::decode</ {
-  gsub(/\([^)]*\)/, ""); v = $4; gsub(",", "", v); if (v != ".") n += v } END { print n + 0 }') ||
-  { echo "instructions.sh: callgrind_annotate could not read $OUT" >&2; exit 1; }
-[ "${msgs:-0}" -gt 0 ] || { echo "instructions.sh: no QFB/1 message decoded under '$FILTER'" >&2; exit 1; }
-awk -v ir="$ir" -v bcm="$bcm" -v bim="$bim" -v m="$msgs" -v f="$FILTER" 'BEGIN {
-  printf "%s: %d messages, %.1f instructions, %.2f conditional + %.2f indirect mispredicts (simulated) a message\n", f, m, ir / m, bcm / m, bim / m }'
+valgrind --tool=callgrind --branch-sim=yes "${CACHE[@]}" --skip-plt=no --toggle-collect="$TOGGLE" \
+  --callgrind-out-file="$OUT" "$BIN" --benchmark_filter="$FILTER" --benchmark_min_time=0.05 >"$OUT.log" 2>&1 ||
+  { echo "instructions.sh: valgrind failed, see its output:" >&2; tail -5 "$OUT.log" >&2; exit 1; }
+# "Collected : Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim"
+read -r ir _ _ _ d1mr d1mw _ dlmr dlmw _ bcm _ bim < <(sed -n 's/.*Collected : //p' "$OUT.log")
+if [ -n "${per_datagram:-}" ]; then
+  # The calls of itch_timed_datagram: callgrind names a function once, then by its number.
+  msgs=$(awk -v k="$per_datagram" '
+    /^c?fn=\([0-9]+\) .*itch_timed_datagram/ { match($0, /\([0-9]+\)/); id[substr($0, RSTART, RLENGTH)] = 1 }
+    /^cfn=\(/ { match($0, /\([0-9]+\)/); want = (substr($0, RSTART, RLENGTH) in id); next }
+    /^calls=/ { if (want) { split($1, c, "="); n += c[2] } want = 0; next }
+    { want = 0 }
+    END { print n * k }' "$OUT")
+else
+  # Messages: the indirect branches of the decoder's own code (the type switch,
+  # with what is inlined into it), not of what it calls (memmove's dispatch);
+  # Bi is the 12th event of the "Ir Dr Dw ... Bc Bcm Bi Bim" columns.
+  msgs=$(callgrind_annotate --inclusive=no --threshold=100 "$OUT" | awk '/qfb1::PacketDecoder::decode</ {
+    gsub(/\([^)]*\)/, ""); v = $12; gsub(",", "", v); if (v != ".") n += v } END { print n + 0 }') ||
+    { echo "instructions.sh: callgrind_annotate could not read $OUT" >&2; exit 1; }
+fi
+[ "${msgs:-0}" -gt 0 ] || { echo "instructions.sh: no message counted under '$FILTER'" >&2; exit 1; }
+awk -v ir="$ir" -v d1="$((d1mr + d1mw))" -v ll="$((dlmr + dlmw))" -v bcm="$bcm" -v bim="$bim" -v m="$msgs" \
+    -v f="$FILTER" -v d1s="${D1:-valgrind default}" -v lls="${LL:-valgrind default}" 'BEGIN {
+  printf "%s: %d messages; a message: %.1f instructions, %.2f D1 misses (%s), %.2f LL misses (%s), %.2f conditional + %.2f indirect mispredicts (simulated)\n",
+    f, m, ir / m, d1 / m, d1s, ll / m, lls, bcm / m, bim / m }'

@@ -109,7 +109,9 @@ static_assert(fits_channel_sample(kChannelCounterGroups));
 // ids beyond the handler's instruments are skipped. No pass while a
 // subscription list filters the stocks: most messages are then dropped
 // before the book, and the pass cost more than it saved (bench/README.md,
-// "Prefetching a datagram's orders"). `slot`: the datagram's channel slot.
+// "Prefetching a datagram's orders"); nor, at the callers, for the other
+// line's copy of what the stream applied (Stream::may_apply). `slot`: the
+// datagram's channel slot.
 // The engine's thread, inline only: hints for another core's data would
 // fetch lines that core must then take back.
 template <class Handler>
