@@ -755,6 +755,9 @@ void BM_Itch_Pipeline(benchmark::State& state, ItchFlow flow, int subscribed) {
     if (ch.counters.lost_messages.get() != 0 || ch.counters.malformed_packets.get() != 0 || unknown != 0)
         state.SkipWithError("ITCH pipeline lost, malformed or unknown orders");
     state.counters["open_orders"] = static_cast<double>(r->handler().book().open_orders());
+    // What bench/instructions.sh multiplies itch_timed_datagram's calls by
+    // (every timed datagram but a stream's last is full).
+    state.counters["messages_per_datagram"] = kItchPerDatagram;
     state.counters["bytes_per_open_order"] =
         static_cast<double>(OrderBook::bytes_for(itch50::kMaxLocates, 2 * kItchOpen, 1'048'576)) / static_cast<double>(r->handler().book().open_orders());
     set_msgs(state, msgs);

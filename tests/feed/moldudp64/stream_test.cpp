@@ -84,8 +84,9 @@ TEST_F(StreamRule, MessagesBelowNextSeqAreDuplicatesDroppedAndCounted) {
 }
 
 // may_apply: the hint ITCH's prefetch pass takes before on_datagram. False
-// only for a packet whose every position was applied in the current session.
-TEST_F(StreamRule, MayApplyIsFalseOnlyForACopyOfWhatWasApplied) {
+// only for a packet whose every position lies below next_seq in the current
+// session (a duplicate on_datagram would drop).
+TEST_F(StreamRule, MayApplyIsFalseOnlyForPositionsBelowNextSeqOfTheSession) {
     const auto key = [](const Bytes& d) { return read_key(std::span<const std::byte>(d.data(), d.size()), 0); };
     EXPECT_TRUE(stream_.may_apply(0, key(packet(1, 3))));  // no session yet
     feed(packet(1, 3));

@@ -227,6 +227,7 @@ private:
         return {PacketVerdict::kMalformed, f, messages};
     }
     static Fault check(const std::byte* m, std::size_t size, Checked& out) noexcept;
+    static Fault check_root(const std::byte* m, std::size_t size, const TemplateLayout& l, std::size_t& pos) noexcept;
     static Fault check_group(const std::byte* m, std::size_t size, std::size_t& pos, std::size_t header,
                              std::uint16_t min_entry, GroupSpan& out) noexcept;
     // The fields every event of a packet shares.
@@ -316,6 +317,18 @@ private:
     std::uint32_t channel_count_ = 0;
 };
 
+// The root block of the message at `m` of `size` bytes (layout `l`): it fits
+// the message and holds the `l.min_root` bytes read from it; `pos` is set
+// past it, where the groups start.
+[[gnu::always_inline]] inline Fault PacketDecoder::check_root(const std::byte* m, std::size_t size,
+                                                              const TemplateLayout& l, std::size_t& pos) noexcept {
+    const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
+    if (block_length > size - kMessageHeaderSize) return Fault::kOverrun;
+    if (block_length < l.min_root) return Fault::kBadLength;
+    pos = kMessageHeaderSize + block_length;
+    return Fault::kNone;
+}
+
 // One repeating group at `pos` (advanced past it) of the message at `m` of
 // `size` bytes: its `header`-byte dimension and its entries fit, and an
 // entry holds the `min_entry` bytes read from it.
@@ -339,12 +352,10 @@ private:
 // entries_message's unrolled check instead.
 [[gnu::always_inline]] inline Fault PacketDecoder::check(const std::byte* m, std::size_t size, Checked& out) noexcept {
     const TemplateLayout& l = *out.layout;
-    const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
     const std::uint16_t version = load_le<std::uint16_t>(m + 8);
-    if (block_length > size - kMessageHeaderSize) return Fault::kOverrun;
-    if (block_length < l.min_root) return Fault::kBadLength;
+    std::size_t pos = 0;
+    if (const Fault f = check_root(m, size, l, pos); f != Fault::kNone) return f;
     out.root = m + kMessageHeaderSize;
-    std::size_t pos = kMessageHeaderSize + block_length;
     for (std::uint8_t g = 0; g < l.group_count; ++g) {
         const GroupLayout& gl = l.groups[g];
         if (version < gl.since_version) break;  // this and later groups are newer than the message
@@ -461,7 +472,8 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
     const TemplateLayout& l = *c.layout;
     switch (l.kind) {
         case TemplateKind::kBook:
-        case TemplateKind::kSequenced: return;  // entries_message's
+        case TemplateKind::kSequenced:  // never here: entries_message's (listed for -Wswitch)
+            return;
         case TemplateKind::kSnapshot: return emit_snapshot(c, ev, sink);
         case TemplateKind::kChannelReset:
         case TemplateKind::kHeartbeat: {  // channel events: no instrument
@@ -478,24 +490,24 @@ inline void PacketDecoder::emit(const Checked& c, Event& ev, bool incremental, S
         }
         case TemplateKind::kDefinition: return definition(c, ev, sink);
         case TemplateKind::kStatus:
-        case TemplateKind::kOrderBook:
-        case TemplateKind::kUnknown: return;
+        case TemplateKind::kOrderBook:  // checked, not read
+        case TemplateKind::kUnknown:    // never here: other_message counts it first
+            return;
     }
 }
 
-// A sequenced message's entries (group 0), one event each; `Book`: book
-// entries (MDPriceLevel), else trades, statistics, volume, limits. The check
-// is unrolled for their shape (wire.hpp has_incremental_shape): NoMDEntries
+// Checks a book or sequenced message whole, then emits its entries (group
+// 0), one event each; `Book`: book entries (MDPriceLevel), else trades,
+// statistics, volume, limits. The check is unrolled for their shape
+// (wire.hpp has_incremental_shape): the root block, NoMDEntries
 // (groupSize), then at most an order-id group (groupSize8Byte, from its
 // Version), checked though unread.
 template <bool Book, class Sink>
 [[gnu::always_inline]] inline Fault PacketDecoder::entries_message(const std::byte* m, std::size_t size,
                                                                    const TemplateLayout& l, Event& ev,
                                                                    Sink& sink) noexcept {
-    const std::uint16_t block_length = load_le<std::uint16_t>(m + 2);
-    if (block_length > size - kMessageHeaderSize) return Fault::kOverrun;
-    if (block_length < l.min_root) return Fault::kBadLength;
-    std::size_t pos = kMessageHeaderSize + block_length;
+    std::size_t pos = 0;
+    if (const Fault f = check_root(m, size, l, pos); f != Fault::kNone) return f;
     GroupSpan g;
     if (const Fault f = check_group(m, size, pos, group_header_size(GroupHeader::kSize3), l.groups[0].min_entry, g);
         f != Fault::kNone)

@@ -62,8 +62,8 @@ public:
     // The map's lookup, for a loop to hold in registers: find() reads the
     // slots' address and mask from the map, which the compiler reloads after
     // every store it cannot tell apart from them (an event's fields, per
-    // entry). Valid while the map lives: its slots never move; it sees later
-    // inserts (index_of).
+    // entry). Valid until the map is replaced (PacketDecoder::set_capacity, at
+    // start-up): its slots never move; it sees later inserts (index_of).
     class Finder {
     public:
         // The index of `security_id` if it has one, else kNone; never inserts.

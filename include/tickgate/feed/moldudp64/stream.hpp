@@ -128,9 +128,11 @@ public:
                 c.holes.size(), c.held, c.gave_up, c.late_joined, c.counters};
     }
     // False when on_datagram would apply none of `key`'s messages because
-    // channel `ch` applied every position of them in that session already:
-    // the other line's copy, mostly. A hint for work done before
-    // on_datagram (ITCH's prefetch pass); true whenever unsure. The stream's thread.
+    // every position of them lies below channel `ch`'s next_seq in its
+    // current session (applied, or skipped past: a late join, a hole given
+    // up), so they are duplicates: the other line's copy, mostly. A hint for
+    // work done before on_datagram (ITCH's prefetch pass); true whenever
+    // unsure. The stream's thread.
     [[nodiscard]] bool may_apply(std::uint32_t ch, const Key& key) const noexcept {
         const Channel& c = channels_[ch];
         const bool applied = key.kind == PacketKind::kMessages && key.seq < c.next_seq &&
