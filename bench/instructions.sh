@@ -76,9 +76,8 @@ CACHE=(--cache-sim=yes)
 
 case $FILTER in
   BM_Itch_Pipeline/*)
-    TOGGLE='*itch_timed_datagram*'
-    per_datagram=0 ;;  # the bench's own counter, read from its output below
-  BM_Pipeline/*) TOGGLE='*qfb1::PacketDecoder::decode*' ;;
+    MODE=itch TOGGLE='*itch_timed_datagram*' ;;
+  BM_Pipeline/*) MODE=qfb1 TOGGLE='*qfb1::PacketDecoder::decode*' ;;
   *) echo "instructions.sh: FILTER must name a BM_Pipeline/ or BM_Itch_Pipeline/ benchmark" >&2; exit 2 ;;
 esac
 
@@ -100,7 +99,7 @@ read -r -a values < <(sed -n 's/^summary: //p' "$OUT")
 for i in "${!names[@]}"; do total[${names[$i]}]=${values[$i]}; done
 ir=${total[Ir]} d1mr=${total[D1mr]:-0} d1mw=${total[D1mw]:-0} dlmr=${total[DLmr]:-0} dlmw=${total[DLmw]:-0}
 bcm=${total[Bcm]:-0} bim=${total[Bim]:-0}
-if [ -n "${per_datagram:-}" ]; then
+if [ "$MODE" = itch ]; then
   # Messages a timed datagram: the benchmark's messages_per_datagram counter.
   per_datagram=$(grep '^BM_' "$OUT.log" | sed -n 's/.*messages_per_datagram=\([0-9.]*\).*/\1/p')
   [ -n "$per_datagram" ] || { echo "instructions.sh: '$FILTER' reports no messages_per_datagram" >&2; exit 1; }
