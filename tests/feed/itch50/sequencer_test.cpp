@@ -188,6 +188,40 @@ TEST(ItchSequencer, SourceAgeIsVenueNowMinusTheTimestampWrappedAroundMidnight) {
     EXPECT_EQ(p.gate.check(5, day + 1'500'000'000).reason, GateReason::kStale);  // 500 ms of silence first
 }
 
+// The age is taken from the venue clock's distance to a remembered day
+// start (no division per message): through forward days, a clock set back
+// two days, negative clocks and a stamp past 24 h, each message's source
+// instant must be what the direct formula gives: arrival minus (venue now
+// minus the stamp, wrapped into +-12 h).
+TEST(ItchSequencer, SourceInstantIsTheDirectFormulaWhereverTheClockJumps) {
+    constexpr std::int32_t kOffsetMinutes = -240;
+    Pipeline p(1024, 16384, kOffsetMinutes);
+    const auto direct = [](std::int64_t recv, std::int64_t stamp) {
+        std::int64_t d = (recv + std::int64_t{kOffsetMinutes} * kNsPerMinute - stamp) % kNsPerDay;
+        if (d < 0) d += kNsPerDay;
+        if (d >= kNsPerDay / 2) d -= kNsPerDay;
+        return recv - d;
+    };
+    const std::int64_t t0 = 1'704'067'200'000'000'000;  // 2024-01-01 00:00 UTC
+    const std::int64_t s = 1'000'000'000;
+    const std::pair<std::int64_t, std::int64_t> arrivals[] = {
+        {t0 + 14 * 3600 * s, (10LL * 3600) * s},               // 10:00 venue time, on time
+        {t0 + 14 * 3600 * s + 5 * s, (10LL * 3600 + 2) * s},   // 3 s old
+        {t0 + 28 * 3600 * s - s, (24LL * 3600 - 2) * s},       // 23:59:58 venue time, 1 s old
+        {t0 + 28 * 3600 * s + s, (24LL * 3600 - 1) * s},       // after the venue's midnight, stamped before it
+        {t0 + 30 * 3600 * s, (2LL * 3600) * s},                // the next venue day
+        {t0 - 2 * kNsPerDay + 7 * s, 20 * s},                  // the clock set back two days
+        {t0 + 29 * 3600 * s, (1LL * 3600 + 30) * s},           // and forward again
+        {-3 * kNsPerDay + 11 * s, 5 * s},                      // a clock before 1970
+        {t0 + 31 * 3600 * s, (std::int64_t{1} << 48) - 1},     // a stamp of 78 hours: garbage, still wrapped
+    };
+    std::uint64_t position = 1;
+    for (const auto& [recv, stamp] : arrivals) {
+        p.feed(position++, {add_order(5, position, 'B', 1, 10, stamp)}, recv);
+        EXPECT_EQ(p.instruments.state(5).last_source_ns, direct(recv, stamp)) << "arrival " << recv << ", stamp " << stamp;
+    }
+}
+
 // The real capture through stream, sequencer and book. Expected figures
 // derived from the bytes by an independent python script (struct over the
 // pcap: 802.1Q tags, IPv4, UDP, MoldUDP64 blocks; orders tracked in a dict

@@ -50,6 +50,11 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
     if (r < 0) r += kNsPerDay;
     return r >= kNsPerDay / 2 ? r - kNsPerDay : r;
 }
+// The last multiple of a day at or before `t` (floor, for negative `t` too).
+[[nodiscard]] constexpr std::int64_t day_floor(std::int64_t t) noexcept {
+    const std::int64_t r = t % kNsPerDay;
+    return t - (r < 0 ? r + kNsPerDay : r);
+}
 // The venue's UTC offset from one message (ITCH50.md: timestamp minus the
 // UTC time of day of its datagram, wrapped into ±12 h, nearest 15 minutes).
 [[nodiscard]] constexpr std::int32_t estimate_utc_offset_minutes(std::int64_t timestamp_ns, std::int64_t recv_utc_ns) noexcept {
@@ -182,6 +187,11 @@ struct Rules {
             SuspectReason cause = SuspectReason::kNone;  // which, the first in the session
             bool has_offset = false;
             std::int32_t offset_minutes = 0;
+            // A multiple of a day at most a day below the channel's venue
+            // clock: a message's age is taken from the clock's distance to
+            // it (any multiple gives the same age, wrapped), so the clock's
+            // distance from 1970 costs no division per message.
+            std::int64_t day_base = 0;
             char system_event = 0;
             std::uint32_t unrefreshed = 0;  // bound since the last alive packet: the head of the list
             ItchChannelCounters counters;
@@ -218,7 +228,9 @@ struct Rules {
         // The message's venue time of day as a UTC instant near its arrival:
         // the gate's age is then `now` in venue time minus the timestamp, wrapped into ±12 h.
         const std::int64_t venue_now = ev.recv_ns + std::int64_t{c.offset_minutes} * kNsPerMinute;
-        st.last_source_ns = ev.recv_ns - wrap_half_day(venue_now - ev.u.venue.source_ns);
+        if (static_cast<std::uint64_t>(venue_now) - static_cast<std::uint64_t>(c.day_base) >= std::uint64_t{kNsPerDay}) [[unlikely]]
+            c.day_base = day_floor(venue_now);  // a new day (or the first message)
+        st.last_source_ns = ev.recv_ns - wrap_half_day(venue_now - c.day_base - ev.u.venue.source_ns);
         st.has_source = true;
         return {id, Verdict::kAccepted, order(seq, st, seen, id, ev, seen_in_session), st.suspect, 0};
     }
