@@ -477,7 +477,9 @@ private:
         if (c.holes.empty() && !c.gave_up) sink.alive(ch, recv_ns);
     }
 
-    // Applies positions [max(begin, next_seq), end) of datagram `d` (its first position `first`).
+    // Applies positions [max(begin, next_seq), end) of datagram `d` (its
+    // first position `first`): bytes receive() accepted, with at least
+    // end - first messages received (a line's, an answer's or a held copy).
     template <class Sink>
     void apply(std::uint32_t ch, Channel& c, std::span<const std::byte> d, std::uint64_t first, std::uint64_t begin,
                std::uint64_t end, std::int64_t recv_ns, Sink& sink, bool retransmission) noexcept {
@@ -485,10 +487,10 @@ private:
         if (end <= c.next_seq) return;
         const std::uint64_t from = c.next_seq;
         if (retransmission) c.counters.recovered_messages.add(end - from);
-        const Key key = read_key(d, 0);
-        (void)walk(d, key, min_length, [&](std::uint16_t i, std::span<const std::byte> m) {
+        // receive() walked these bytes and received at least end - first messages.
+        walk_received(d, static_cast<std::uint16_t>(end - first), [&](std::uint16_t i, std::span<const std::byte> m) {
             const std::uint64_t pos = first + i;
-            if (pos >= from && pos < end) sink.message(ch, m, pos, recv_ns);
+            if (pos >= from) sink.message(ch, m, pos, recv_ns);
         });
         c.next_seq = end;
         close_filled_holes(ch, c);
