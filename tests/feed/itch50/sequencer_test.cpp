@@ -215,9 +215,10 @@ TEST(ItchSequencer, SourceInstantIsTheDirectFormulaWhereverTheClockJumps) {
         {-3 * kNsPerDay + 11 * s, 5 * s},                      // a clock before 1970
         {t0 + 31 * 3600 * s, (std::int64_t{1} << 48) - 1},     // a stamp of 78 hours: garbage, still wrapped
     };
-    std::uint64_t position = 1;
+    std::uint64_t position = 0;
     for (const auto& [recv, stamp] : arrivals) {
-        p.feed(position++, {add_order(5, position, 'B', 1, 10, stamp)}, recv);
+        ++position;
+        p.feed(position, {add_order(5, position, 'B', 1, 10, stamp)}, recv);
         EXPECT_EQ(p.instruments.state(5).last_source_ns, direct(recv, stamp)) << "arrival " << recv << ", stamp " << stamp;
     }
 }

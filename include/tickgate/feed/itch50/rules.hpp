@@ -55,6 +55,8 @@ inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
     const std::int64_t r = t % kNsPerDay;
     return t - (r < 0 ? r + kNsPerDay : r);
 }
+static_assert(day_floor(0) == 0 && day_floor(kNsPerDay - 1) == 0 && day_floor(kNsPerDay) == kNsPerDay);
+static_assert(day_floor(-1) == -kNsPerDay && day_floor(-kNsPerDay) == -kNsPerDay);
 // The venue's UTC offset from one message (ITCH50.md: timestamp minus the
 // UTC time of day of its datagram, wrapped into ±12 h, nearest 15 minutes).
 [[nodiscard]] constexpr std::int32_t estimate_utc_offset_minutes(std::int64_t timestamp_ns, std::int64_t recv_utc_ns) noexcept {

@@ -333,7 +333,7 @@ private:
     // re-request).
     bool receive(Channel& c, std::span<const std::byte> d, const Key& key, std::uint16_t& received) noexcept {
         c.counters.packets.add();
-        if (!key.valid() || d.size() > cfg_.max_datagram) {  // short, or larger than a slot can hold
+        if (!key.valid() || d.size() > cfg_.max_datagram) {  // short, or larger than a slot can hold (hold() copies it whole)
             c.counters.malformed_packets.add();
             return false;
         }
@@ -585,7 +585,9 @@ private:
               std::int64_t recv_ns, bool retransmission) noexcept {
         const std::uint32_t s = free_.back();
         free_.pop_back();
-        const std::size_t len = std::min(d.size(), cfg_.max_datagram);
+        // Whole: receive() refused any datagram larger than a slot, and apply
+        // walks a held copy unchecked (walk_received), so a cut copy would be read past.
+        const std::size_t len = d.size();
         std::memcpy(bytes_.data() + std::size_t{s} * cfg_.max_datagram, d.data(), len);
         slots_[s] = {first, begin, end, recv_ns, static_cast<std::uint32_t>(len), kNone, retransmission};
         std::uint32_t* link = &c.first_held;
