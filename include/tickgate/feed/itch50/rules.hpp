@@ -43,20 +43,20 @@ struct ItchChannelCounters {
 inline constexpr std::int64_t kNsPerMinute = 60'000'000'000;
 inline constexpr std::int64_t kNsPerDay = 24 * 60 * kNsPerMinute;
 
-// `t` wrapped into [-12 h, +12 h).
-[[nodiscard]] constexpr std::int64_t wrap_half_day(std::int64_t t) noexcept {
-    if (t >= -kNsPerDay / 2 && t < kNsPerDay / 2) [[likely]] return t;  // no division per message
-    std::int64_t r = t % kNsPerDay;
-    if (r < 0) r += kNsPerDay;
-    return r >= kNsPerDay / 2 ? r - kNsPerDay : r;
-}
 // The last multiple of a day at or before `t` (floor, for negative `t` too).
 [[nodiscard]] constexpr std::int64_t day_floor(std::int64_t t) noexcept {
     const std::int64_t r = t % kNsPerDay;
     return t - (r < 0 ? r + kNsPerDay : r);
 }
+// `t` wrapped into [-12 h, +12 h).
+[[nodiscard]] constexpr std::int64_t wrap_half_day(std::int64_t t) noexcept {
+    if (t >= -kNsPerDay / 2 && t < kNsPerDay / 2) [[likely]] return t;  // no division per message
+    const std::int64_t r = t - day_floor(t);  // [0, 24 h)
+    return r >= kNsPerDay / 2 ? r - kNsPerDay : r;
+}
 static_assert(day_floor(0) == 0 && day_floor(kNsPerDay - 1) == 0 && day_floor(kNsPerDay) == kNsPerDay);
 static_assert(day_floor(-1) == -kNsPerDay && day_floor(-kNsPerDay) == -kNsPerDay);
+static_assert(wrap_half_day(kNsPerDay / 2) == -kNsPerDay / 2 && wrap_half_day(-kNsPerDay / 2 - 1) == kNsPerDay / 2 - 1);
 // The venue's UTC offset from one message (ITCH50.md: timestamp minus the
 // UTC time of day of its datagram, wrapped into ±12 h, nearest 15 minutes).
 [[nodiscard]] constexpr std::int32_t estimate_utc_offset_minutes(std::int64_t timestamp_ns, std::int64_t recv_utc_ns) noexcept {

@@ -2,8 +2,9 @@
 // 1.00; ../shared/spec/ITCH50.md "MoldUDP64 (facts)"): the 20-byte
 // downstream header, read once per datagram into a Key, and the walk over
 // its message blocks. Big-endian, memcpy loads only, bounds checked (but
-// walk_received, for bytes walk() already accepted); no allocation, no throw. The payload (ITCH 5.0 here) is the caller's: the
-// walk asks it only for the smallest size of a message type.
+// walk_received, for bytes walk() already accepted); no allocation, no
+// throw. The payload (ITCH 5.0 here) is the caller's: the walk asks it only
+// for the smallest size of a message type.
 #pragma once
 
 #include <algorithm>
