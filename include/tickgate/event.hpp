@@ -145,6 +145,13 @@ template <class T, std::size_t Offset>
     std::memcpy(&v, ev.u.venue.data + Offset, sizeof v);
     return v;
 }
+// One field of them written alone: what a decoder sets once for many
+// events (a message's constants) is not written again with each.
+template <class T, std::size_t Offset>
+inline void set_venue_field(Event& ev, T v) noexcept {
+    static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= sizeof ev.u.venue.data);
+    std::memcpy(ev.u.venue.data + Offset, &v, sizeof v);
+}
 template <class P>
 inline void set_venue_fields(Event& ev, const P& p) noexcept {
     static_assert(std::is_trivially_copyable_v<P> && sizeof(P) <= sizeof ev.u.venue.data);

@@ -318,32 +318,54 @@ TEST(Mdp3Session, TheOtherLinesOldSessionPacketsAfterARestartAreStale) {
 
 struct MalformedCase {
     const char* name;
-    Writer bad;  // appended after one good message
+    Writer bad;   // appended after one good message
+    Fault fault;  // what the decoder says stopped it
 };
 
 TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
     std::vector<MalformedCase> cases;
-    cases.push_back({"one byte where a message would start", Writer().put<std::uint8_t>(0)});
-    cases.push_back({"MsgSize below 10", Writer().put<std::uint16_t>(9).zeros(7)});
-    cases.push_back({"MsgSize past the datagram", Writer().put<std::uint16_t>(200).zeros(30)});
+    cases.push_back({"one byte where a message would start", Writer().put<std::uint8_t>(0), Fault::kTruncatedCount});
+    cases.push_back({"MsgSize below 10", Writer().put<std::uint16_t>(9).zeros(7), Fault::kBadLength});
+    cases.push_back({"MsgSize past the datagram", Writer().put<std::uint16_t>(200).zeros(30), Fault::kOverrun});
     {
         Writer m = volume37(1, 1);
         m.bytes()[2] = std::byte{200};  // BlockLength past the message
-        cases.push_back({"BlockLength past the message", m});
+        cases.push_back({"BlockLength past the message", m, Fault::kOverrun});
     }
+    {
+        // an incremental root of 4 bytes: shorter than TransactTime, the entries' header after it
+        Writer groups = test::group_header(32, 0).append(test::group_header8(24, 0));
+        cases.push_back({"book root shorter than TransactTime", test::message(tid::kBook46, 9, Writer().zeros(4), groups),
+                         Fault::kBadLength});
+        cases.push_back({"sequenced root shorter than TransactTime",
+                         test::message(tid::kVolume37, 9, Writer().zeros(4), test::group_header(16, 0)), Fault::kBadLength});
+        // the same root, and the message ends there: the root's fault comes first
+        cases.push_back({"short root, then the message ends", test::message(tid::kBook46, 9, Writer().zeros(4), Writer()),
+                         Fault::kBadLength});
+        // a root of 4 bytes said, 2 sent: past the message comes first
+        Writer cut = test::message(tid::kBook46, 9, Writer().zeros(2), Writer());
+        cut.bytes()[2] = std::byte{4};
+        cases.push_back({"short root past the message", cut, Fault::kOverrun});
+    }
+    cases.push_back({"NoMDEntries' header past the message",
+                     test::message(tid::kBook46, 9, test::incremental_root(1), Writer().put<std::uint16_t>(32)),
+                     Fault::kOverrun});
     {
         // book entries of 20 bytes: shorter than the fields read (through MDEntryType @26)
         Writer groups = test::group_header(20, 1).zeros(20).append(test::group_header8(24, 0));
-        cases.push_back({"entry shorter than its fields", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+        cases.push_back({"entry shorter than its fields", test::message(tid::kBook46, 9, test::incremental_root(1), groups),
+                         Fault::kBadLength});
     }
     {
         Writer groups = test::group_header(32, 3).append(test::book_entry(1, 1, 1, 1, 1, 0, '0'));
-        cases.push_back({"numInGroup entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+        cases.push_back({"numInGroup entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups),
+                         Fault::kOverrun});
     }
     {
         // a whole book entry, then an order-id group header cut short: nothing of it applies
         Writer groups = test::group_header(32, 1).append(test::book_entry(1, 1, 1, 2, 1, 0, '0')).put<std::uint16_t>(24);
-        cases.push_back({"group header past the message", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+        cases.push_back({"group header past the message", test::message(tid::kBook46, 9, test::incremental_root(1), groups),
+                         Fault::kOverrun});
     }
     {
         // a whole book entry, then an order-id group whose entries do not fit
@@ -351,16 +373,18 @@ TEST(Mdp3Malformed, EveryClauseStopsThePacketOnceAndKeepsWhatCameBefore) {
                             .append(test::book_entry(1, 1, 1, 2, 1, 0, '0'))
                             .append(test::group_header8(24, 2))
                             .zeros(24);
-        cases.push_back({"order-id entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups)});
+        cases.push_back({"order-id entries do not fit", test::message(tid::kBook46, 9, test::incremental_root(1), groups),
+                         Fault::kOverrun});
     }
     cases.push_back({"snapshot root shorter than its fields",
-                     test::message(tid::kSnapshot52, 9, Writer().zeros(20), test::group_header(22, 0))});
+                     test::message(tid::kSnapshot52, 9, Writer().zeros(20), test::group_header(22, 0)), Fault::kBadLength});
     for (const MalformedCase& c : cases) {
         PacketDecoder dec;
         Writer p = test::packet(1, 0);
         p.append(volume37(9, 1)).append(c.bad);
         const Decoded d = decode(dec, p);
         EXPECT_EQ(d.result.verdict, PacketVerdict::kMalformed) << c.name;
+        EXPECT_EQ(d.result.fault, c.fault) << c.name;
         EXPECT_EQ(d.result.messages, 1) << c.name;
         ASSERT_EQ(d.events.size(), 1u) << c.name;
         EXPECT_EQ(d.events[0].kind, kSequencedEntry) << c.name;

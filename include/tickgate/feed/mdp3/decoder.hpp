@@ -230,6 +230,8 @@ private:
     static Fault check_root(const std::byte* m, std::size_t size, const TemplateLayout& l, std::size_t& pos) noexcept;
     static Fault check_group(const std::byte* m, std::size_t size, std::size_t& pos, std::size_t header,
                              std::uint16_t min_entry, GroupSpan& out) noexcept;
+    static Fault check_entries(const std::byte* m, std::size_t size, std::size_t& pos, std::size_t header,
+                               std::uint16_t min_entry, GroupSpan& out) noexcept;
     // The fields every event of a packet shares.
     static Event packet_event(const Key& key, std::int64_t recv_ns, std::uint8_t line) noexcept {
         Event ev;
@@ -270,7 +272,8 @@ private:
     void definition(const Checked& c, Event& ev, Sink& sink) noexcept;
     // The instrument id of `security_id` for a sequenced message, given one
     // if it has none (its stored definition emitted first, into `sink`, so
-    // the instrument starts with its symbol); kNoSlot when every slot is taken.
+    // the instrument starts with its symbol; `ev` is as it was after);
+    // kNoSlot when every slot is taken.
     // Inlined: a known SecurityID is one probe of `known` (map_'s finder);
     // a new one goes to new_slot.
     template <class Sink>
@@ -336,6 +339,13 @@ private:
                                                                std::size_t header, std::uint16_t min_entry,
                                                                GroupSpan& out) noexcept {
     if (size - pos < header) return Fault::kOverrun;
+    return check_entries(m, size, pos, header, min_entry, out);
+}
+
+// check_group past its first test: the `header` bytes at `pos` are inside the message.
+[[gnu::always_inline]] inline Fault PacketDecoder::check_entries(const std::byte* m, std::size_t size,
+                                                                 std::size_t& pos, std::size_t header,
+                                                                 std::uint16_t min_entry, GroupSpan& out) noexcept {
     const std::uint16_t entry_len = load_le<std::uint16_t>(m + pos);
     const std::uint8_t count = load_le<std::uint8_t>(m + pos + header - 1);
     pos += header;
@@ -419,9 +429,9 @@ DecodeResult PacketDecoder::decode_messages(std::span<const std::byte> d, Channe
     std::size_t off = kPacketHeaderSize;
     std::uint32_t done = 0;
     Fault f = Fault::kNone;
-    while (off != size) {
-        if (size - off < 2) {
-            f = Fault::kTruncatedCount;
+    for (;;) {
+        if (size - off < 2) {  // one test for the end and a stray byte
+            if (off != size) f = Fault::kTruncatedCount;
             break;
         }
         const std::byte* m = base + off;
@@ -506,43 +516,54 @@ template <bool Book, class Sink>
 [[gnu::always_inline]] inline Fault PacketDecoder::entries_message(const std::byte* m, std::size_t size,
                                                                    const TemplateLayout& l, Event& ev,
                                                                    Sink& sink) noexcept {
-    std::size_t pos = 0;
-    if (const Fault f = check_root(m, size, l, pos); f != Fault::kNone) return f;
+    // The root block and NoMDEntries' header fit the message, under one
+    // bound; a message that fails it gets check_root's and check_group's
+    // faults in their order. The root holds kIncRootRead bytes (wire.hpp
+    // has_incremental_shape), a book entry kBookEntryRead.
+    const std::int8_t exponent = l.price_exponent;  // read with the kind's line, not looked up again
+    const std::size_t block_length = load_le<std::uint16_t>(m + 2);
+    std::size_t pos = kMessageHeaderSize + block_length;
+    constexpr std::size_t kEntriesHeader = group_header_size(GroupHeader::kSize3);
+    if (pos + kEntriesHeader > size || block_length < kIncRootRead) [[unlikely]]
+        return pos <= size && block_length < kIncRootRead ? Fault::kBadLength : Fault::kOverrun;
     GroupSpan g;
-    if (const Fault f = check_group(m, size, pos, group_header_size(GroupHeader::kSize3), l.groups[0].min_entry, g);
+    if (const Fault f = check_entries(m, size, pos, kEntriesHeader, Book ? kBookEntryRead : l.groups[0].min_entry, g);
         f != Fault::kNone)
         return f;
-    if (l.group_count >= 2 && load_le<std::uint16_t>(m + 8) >= l.groups[1].since_version) {
+    // Book templates all have the order-id group (since some Version).
+    if ((Book || l.group_count >= 2) && load_le<std::uint16_t>(m + 8) >= l.groups[1].since_version) {
         GroupSpan order_ids;
-        if (const Fault f = check_group(m, size, pos, group_header_size(GroupHeader::kSize8), l.groups[1].min_entry,
-                                        order_ids);
+        if (const Fault f = check_group(m, size, pos, group_header_size(GroupHeader::kSize8), 0, order_ids);
             f != Fault::kNone)
             return f;
     }
-    const std::byte* const root = m + kMessageHeaderSize;
-    const std::int64_t transact = static_cast<std::int64_t>(load_le<std::uint64_t>(root + kIncTransactTime));
+    // What every entry of the message shares is written once, before the
+    // first: the sink only reads `ev`, and new_slot puts back what a
+    // definition it emits through `ev` overwrote.
+    ev.kind = Book ? kLevelEntry : kSequencedEntry;
+    ev.u.venue.source_ns = static_cast<std::int64_t>(load_le<std::uint64_t>(m + kMessageHeaderSize + kIncTransactTime));
+    if constexpr (Book)
+        set_venue_field<std::int8_t, offsetof(EntryFields, price_exponent)>(ev, exponent);
+    else
+        set_entry_fields(ev, EntryFields{0, 0, 0, 0, 0, 0, exponent});
     // Book templates: constant offsets (wire.hpp's static_assert), folded into the loads.
     const SeqFields at = Book ? SeqFields{kBookSecurityId, kBookRptSeq} : l.seq;
-    const std::int8_t exponent = l.price_exponent;
     const SecurityMap::Finder known = map_.finder();
-    const std::byte* e = g.first;
-    for (std::size_t i = 0; i < g.count; ++i, e += g.entry_len) {
-        // Every field set again per entry: a new instrument's definition
-        // (slot_for) goes out through `ev` first.
-        const std::uint32_t id = slot_for(known, load_le<std::int32_t>(e + at.security_id), ev, sink);
-        ev.kind = Book ? kLevelEntry : kSequencedEntry;
-        ev.instrument_id = id;
+    const std::size_t entry_len = g.entry_len;
+    const std::byte* const last = g.first + g.count * entry_len;
+    for (const std::byte* e = g.first; e != last; e += entry_len) {  // entry_len >= min_entry > 0 when count > 0
+        ev.instrument_id = slot_for(known, load_le<std::int32_t>(e + at.security_id), ev, sink);
         ev.u.venue.seq = load_le<std::uint32_t>(e + at.rpt_seq);
-        ev.u.venue.source_ns = transact;
         if constexpr (Book) {
+            using E = EntryFields;
             const std::int32_t qty = load_le<std::int32_t>(e + kBookSize);
             const std::int32_t orders = load_le<std::int32_t>(e + kBookOrders);
-            set_entry_fields(ev, EntryFields{load_le<std::int64_t>(e + kBookPx), qty == kNullInt32 ? 0 : qty,
-                                             orders == kNullInt32 ? 0 : orders, load_le<std::uint8_t>(e + kBookLevel),
-                                             load_le<std::uint8_t>(e + kBookAction),
-                                             static_cast<char>(load_le<std::uint8_t>(e + kBookType)), exponent});
-        } else {
-            set_entry_fields(ev, EntryFields{0, 0, 0, 0, 0, 0, exponent});
+            set_venue_field<std::int64_t, offsetof(E, price)>(ev, load_le<std::int64_t>(e + kBookPx));
+            set_venue_field<std::int32_t, offsetof(E, qty)>(ev, qty == kNullInt32 ? 0 : qty);
+            set_venue_field<std::int32_t, offsetof(E, orders)>(ev, orders == kNullInt32 ? 0 : orders);
+            set_venue_field<std::uint8_t, offsetof(E, level)>(ev, load_le<std::uint8_t>(e + kBookLevel));
+            set_venue_field<std::uint8_t, offsetof(E, action)>(ev, load_le<std::uint8_t>(e + kBookAction));
+            set_venue_field<char, offsetof(E, entry_type)>(ev, static_cast<char>(load_le<std::uint8_t>(e + kBookType)));
         }
         sink(static_cast<const Event&>(ev));
     }
@@ -636,7 +657,11 @@ std::uint32_t PacketDecoder::new_slot(std::int32_t security_id, Event& ev, Sink&
         mdp3_.unslotted_messages.add();
         return kNoSlot;
     }
-    if (const StoredDefinition* def = definitions_.find(security_id)) emit_definition(id, *def, ev, sink);
+    if (const StoredDefinition* def = definitions_.find(security_id)) {
+        const Event kept = ev;  // what the caller set once for a message's entries (entries_message)
+        emit_definition(id, *def, ev, sink);
+        ev = kept;
+    }
     return id;
 }
 

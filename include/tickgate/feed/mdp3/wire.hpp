@@ -103,6 +103,7 @@ struct TemplateLayout {
 // Incremental refreshes (32-37, 42, 46-51), root: TransactTime u64 @0,
 // MatchEventIndicator u8 @8, padding 2.
 inline constexpr std::size_t kIncTransactTime = 0;
+inline constexpr std::uint16_t kIncRootRead = 8;  // bytes read from their root: TransactTime
 // Snapshot 38 / 52, root: LastMsgSeqNumProcessed u32 @0, TotNumReports u32 @4,
 // SecurityID i32 @8, RptSeq u32 @12, TransactTime u64 @16, LastUpdateTime u64
 // @24, TradeDate u16 @32, MDSecurityTradingStatus u8 @34, then three prices.
@@ -148,11 +149,14 @@ inline constexpr std::size_t kSnapType = 21;
 inline constexpr std::int32_t kNullInt32 = 2147483647;
 inline constexpr std::int8_t kNullLevel = 127;  // a snapshot entry's MDPriceLevel when it has none
 
+// Book entries are read through MDEntryType @26.
+inline constexpr std::uint16_t kBookEntryRead = kBookType + 1;
+
 namespace detail {
 constexpr TemplateLayout incremental(TemplateKind kind, SeqFields seq, std::uint16_t min_entry, std::int8_t exponent) {
     TemplateLayout t;
     t.kind = kind;
-    t.min_root = 8;  // TransactTime
+    t.min_root = kIncRootRead;
     t.seq = seq;
     t.group_count = 1;
     t.groups[0] = {GroupHeader::kSize3, min_entry, 0};
@@ -184,8 +188,6 @@ constexpr TemplateLayout definition(std::uint8_t extra_groups, std::int8_t expon
     for (std::uint8_t i = 0; i < extra_groups; ++i) t.groups[t.group_count++] = {GroupHeader::kSize3, 0, 0};
     return t;
 }
-// Book entries read through MDEntryType @26.
-inline constexpr std::uint16_t kBookEntryRead = kBookType + 1;
 inline constexpr std::uint16_t kSnapEntryRead = kSnapType + 1;
 // The order-id group of template 32 (groupSize8Byte) came with the
 // market-by-order additions of schema version 8; a version 6 message ends
@@ -198,10 +200,10 @@ inline constexpr std::uint16_t kBook32OrderGroupSince = 8;
     constexpr SeqFields kAt12_16{kBookSecurityId, kBookRptSeq};
     switch (template_id) {
         case tid::kBook32:
-            return with_group(incremental(TemplateKind::kBook, kAt12_16, detail::kBookEntryRead, -7),
+            return with_group(incremental(TemplateKind::kBook, kAt12_16, kBookEntryRead, -7),
                               {GroupHeader::kSize8, 0, detail::kBook32OrderGroupSince});
         case tid::kBook46:
-            return with_group(incremental(TemplateKind::kBook, kAt12_16, detail::kBookEntryRead, -9),
+            return with_group(incremental(TemplateKind::kBook, kAt12_16, kBookEntryRead, -9),
                               {GroupHeader::kSize8, 0, 0});
         // Trade 36 (v6): MDEntryPx @0, MDEntrySize @8, SecurityID @12, RptSeq @16, ...
         case tid::kTrade36: return incremental(TemplateKind::kSequenced, kAt12_16, 20, -7);
@@ -277,12 +279,17 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
 }
 
 // The shape the decoder's check of entries relies on (decoder.hpp entries_message):
-// every kBook / kSequenced template has NoMDEntries (groupSize) and at most
-// one group after it, of groupSize8Byte.
+// every kBook / kSequenced template reads kIncRootRead bytes of its root, has
+// NoMDEntries (groupSize) and at most one group after it, of groupSize8Byte
+// and read from nowhere; a kBook one has that group, and its entries are
+// read through kBookEntryRead.
 [[nodiscard]] constexpr bool has_incremental_shape(const TemplateLayout& t) noexcept {
     if (t.kind != TemplateKind::kBook && t.kind != TemplateKind::kSequenced) return true;
-    return t.group_count >= 1 && t.group_count <= 2 && t.groups[0].header == GroupHeader::kSize3 &&
-           t.groups[0].since_version == 0 && (t.group_count == 1 || t.groups[1].header == GroupHeader::kSize8);
+    const bool book = t.kind == TemplateKind::kBook;
+    return t.min_root == kIncRootRead && t.group_count >= 1 && t.group_count <= 2 &&
+           t.groups[0].header == GroupHeader::kSize3 && t.groups[0].since_version == 0 &&
+           (!book || (t.group_count == 2 && t.groups[0].min_entry == kBookEntryRead)) &&
+           (t.group_count == 1 || (t.groups[1].header == GroupHeader::kSize8 && t.groups[1].min_entry == 0));
 }
 static_assert([] {
     for (const TemplateLayout& t : detail::kLayouts)
