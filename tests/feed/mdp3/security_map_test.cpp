@@ -15,9 +15,9 @@ namespace {
 // `n` ids whose home slot in a map of `slots` slots is the same.
 std::vector<std::int32_t> colliding_ids(std::size_t slots, std::size_t n, std::int32_t from) {
     std::vector<std::int32_t> ids;
-    const std::size_t home = security_id_hash(from) & (slots - 1);
+    const std::size_t home = home_slot(from, slots - 1);
     for (std::int32_t id = from; ids.size() < n; ++id)
-        if ((security_id_hash(id) & (slots - 1)) == home) ids.push_back(id);
+        if (home_slot(id, slots - 1) == home) ids.push_back(id);
     return ids;
 }
 

@@ -18,9 +18,13 @@
 
 namespace tickgate::mdp3 {
 
-// CME ids are dense-ish runs: a multiplicative hash spreads neighbours.
-[[nodiscard]] inline std::size_t security_id_hash(std::int32_t id) noexcept {
-    return static_cast<std::size_t>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)) * 0x9E3779B97F4A7C15ull) >> 32);
+// CME ids are dense-ish runs: a multiplicative hash spreads neighbours. The
+// home slot of `id` in a table of `mask` + 1 slots (a power of two): the top
+// bits of the 32-bit product, taken by one multiply with the table's size
+// (no 64-bit constant to hold in a register on the decoder's entry loop).
+[[nodiscard]] inline std::size_t home_slot(std::int32_t id, std::size_t mask) noexcept {
+    const std::uint32_t h = static_cast<std::uint32_t>(id) * 0x9E3779B1u;
+    return static_cast<std::size_t>((std::uint64_t{h} * (mask + 1)) >> 32);
 }
 
 class SecurityMap {
@@ -40,7 +44,7 @@ public:
     // The index of `security_id`, given it the next free one if it has none;
     // kNone once max_instruments ids are taken (the caller counts it).
     [[nodiscard]] std::uint32_t index_of(std::int32_t security_id) noexcept {
-        for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
+        for (std::size_t i = home_slot(security_id, mask_);; i = (i + 1) & mask_) {
             Slot& s = slots_[i];
             if (s.index == kNone) {
                 if (ids_.size() == max_) return kNone;
@@ -72,7 +76,7 @@ public:
             // The id is compared first: an empty slot (id 0, index kNone)
             // that matches ends the probe with kNone, the right answer. The
             // first probe apart: a hit there (most lookups) is one compare.
-            std::size_t i = security_id_hash(security_id) & mask_;
+            std::size_t i = home_slot(security_id, mask_);
             if (slots_[i].security_id == security_id) [[likely]]
                 return slots_[i].index;
             for (;;) {
@@ -169,7 +173,7 @@ private:
     }
     // Its slot, or the empty one where it would go (one exists: at most half full).
     [[nodiscard]] std::size_t slot_of(std::int32_t security_id) const noexcept {
-        for (std::size_t i = security_id_hash(security_id) & mask_;; i = (i + 1) & mask_) {
+        for (std::size_t i = home_slot(security_id, mask_);; i = (i + 1) & mask_) {
             const Slot& s = slots_[i];
             if (!s.used || s.security_id == security_id) return i;
         }
