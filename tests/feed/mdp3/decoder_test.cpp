@@ -229,6 +229,68 @@ TEST(Mdp3Framing, DefinitionGivesSymbolAndGbxDepth) {
     }
 }
 
+// A message's entries share its kind, TransactTime and price exponent,
+// which the decoder writes once a message: an instrument's stored definition,
+// emitted through the same event before its first entry, must leave the
+// entries after it whole.
+TEST(Mdp3Framing, ADefinitionEmittedBetweenEntriesLeavesTheNextEntriesWhole) {
+    PacketDecoder dec;
+    Writer defs = test::packet(1, 0);
+    defs.append(test::definition_message(777, "ESZ6-LONG-SYMBOL", 2, 5, 10));
+    defs.append(test::definition_message(888, "NQZ6-LONG-SYMBOL", 2, 5, 10));
+    ASSERT_EQ(decode(dec, defs).events.size(), 0u);
+
+    Writer p = test::packet(2, 0);
+    // 5 takes a slot without a definition; 777 brings its definition between 5's entry and its own.
+    p.append(book46(4444, {test::book_entry(100, 3, 5, 11, 1, 0, '0', 2), test::book_entry(200, 4, 777, 12, 2, 1, '1', 6),
+                           test::book_entry(300, 5, 5, 13, 3, 2, '0', 7)}));
+    Writer entry_a, entry_b;
+    entry_a.put<std::int32_t>(9).put<std::int32_t>(5).put<std::uint32_t>(14).put<std::uint8_t>(1).zeros(3);
+    entry_b.put<std::int32_t>(9).put<std::int32_t>(888).put<std::uint32_t>(15).put<std::uint8_t>(1).zeros(3);
+    p.append(test::message(tid::kVolume37, 9, test::incremental_root(5555), test::group_header(16, 2).append(entry_a).append(entry_b)));
+    Writer tail_entry;
+    tail_entry.put<std::int32_t>(9).put<std::int32_t>(5).put<std::uint32_t>(16).put<std::uint8_t>(1).zeros(3);
+    p.append(test::message(tid::kVolume37, 9, test::incremental_root(6666), test::group_header(16, 1).append(tail_entry)));
+    const Decoded d = decode(dec, p);
+    ASSERT_EQ(d.result.verdict, PacketVerdict::kDecoded);
+    ASSERT_EQ(d.events.size(), 8u) << "three book entries, a definition before 777's; two volume entries, one before 888's; one more";
+    const std::vector<EventKind> kinds{kLevelEntry, EventKind::kDefinition, kLevelEntry, kLevelEntry,
+                                       kSequencedEntry, EventKind::kDefinition, kSequencedEntry, kSequencedEntry};
+    for (std::size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(d.events[i].kind, kinds[i]) << i;
+    const auto expect_book = [&](const Event& ev, std::uint32_t rpt_seq, std::int64_t px, std::int32_t qty,
+                                 std::int32_t orders, std::uint8_t level, std::uint8_t action, char type) {
+        EXPECT_EQ(ev.u.venue.seq, rpt_seq);
+        EXPECT_EQ(ev.u.venue.source_ns, 4444) << rpt_seq;
+        const EntryFields f = entry_fields(ev);
+        EXPECT_EQ(f.price, px) << rpt_seq;
+        EXPECT_EQ(f.qty, qty) << rpt_seq;
+        EXPECT_EQ(f.orders, orders) << rpt_seq;
+        EXPECT_EQ(f.level, level) << rpt_seq;
+        EXPECT_EQ(f.action, action) << rpt_seq;
+        EXPECT_EQ(f.entry_type, type) << rpt_seq;
+        EXPECT_EQ(f.price_exponent, -9) << rpt_seq;
+    };
+    expect_book(d.events[0], 11, 100, 3, 2, 1, 0, '0');
+    expect_book(d.events[2], 12, 200, 4, 6, 2, 1, '1');
+    expect_book(d.events[3], 13, 300, 5, 7, 3, 2, '0');
+    EXPECT_EQ(d.events[2].instrument_id, d.events[1].instrument_id) << "the definition is its instrument's";
+    EXPECT_EQ(d.events[3].instrument_id, d.events[0].instrument_id);
+    for (const std::size_t i : {4u, 6u}) {
+        const Event& ev = d.events[i];
+        EXPECT_EQ(ev.u.venue.seq, i == 4 ? 14u : 15u);
+        EXPECT_EQ(ev.u.venue.source_ns, 5555) << i;
+        const EntryFields f = entry_fields(ev);
+        EXPECT_EQ(f.price, 0) << i << ": a sequenced entry carries no book fields";
+        EXPECT_EQ(f.qty, 0) << i;
+        EXPECT_EQ(f.orders, 0) << i;
+        EXPECT_EQ(f.level, 0) << i;
+        EXPECT_EQ(f.entry_type, '\0') << i;
+        EXPECT_EQ(f.price_exponent, 0) << i << ": template 37 has no price";
+    }
+    EXPECT_EQ(d.events[7].u.venue.source_ns, 6666) << "the next message's own TransactTime";
+    EXPECT_EQ(d.events[7].u.venue.seq, 16u);
+}
+
 TEST(Mdp3Framing, ASecurityIdThatDoesNotFitIsCounted) {
     PacketDecoder dec;
     dec.set_capacity(2, 8);

@@ -12,10 +12,9 @@
 namespace tickgate::mdp3 {
 namespace {
 
-// `n` ids whose home slot in a map of `slots` slots is the same.
-std::vector<std::int32_t> colliding_ids(std::size_t slots, std::size_t n, std::int32_t from) {
+// `n` ids, from `from` up, whose home slot in a map of `slots` slots is `home`.
+std::vector<std::int32_t> ids_at_home(std::size_t slots, std::size_t home, std::size_t n, std::int32_t from) {
     std::vector<std::int32_t> ids;
-    const std::size_t home = home_slot(from, slots - 1);
     for (std::int32_t id = from; ids.size() < n; ++id)
         if (home_slot(id, slots - 1) == home) ids.push_back(id);
     return ids;
@@ -29,21 +28,26 @@ TEST(SecurityMap, AnEmptyMapFindsNothingNotEvenIdZero) {
     }
 }
 
-TEST(SecurityMap, IdsSharingAHomeSlotAreEachFoundAfterTheProbe) {
+TEST(SecurityMap, IdsSharingAHomeSlotAreEachFoundAfterTheProbeAcrossTheTablesEnd) {
     SecurityMap map(8);  // 16 slots
-    const std::vector<std::int32_t> ids = colliding_ids(16, 5, -3);
+    // Five ids of home slot 14 fill 14, 15, 0, 1, 2: the run wraps.
+    const std::vector<std::int32_t> ids = ids_at_home(16, 14, 5, -3);
     const SecurityMap::Finder finder = map.finder();
     for (std::uint32_t i = 0; i < ids.size(); ++i) {
         EXPECT_EQ(finder.find(ids[i]), SecurityMap::kNone) << "not yet given an index: " << ids[i];
         EXPECT_EQ(map.index_of(ids[i]), i);
     }
+    // Id 0's home is slot 0, taken by the run: it goes past it, to slot 3.
+    ASSERT_EQ(home_slot(0, 15), 0u);
+    EXPECT_EQ(map.index_of(0), 5u);
     for (std::uint32_t i = 0; i < ids.size(); ++i) {
         EXPECT_EQ(finder.find(ids[i]), i) << "a finder made before the inserts sees them: " << ids[i];
         EXPECT_EQ(map.index_of(ids[i]), i) << "asked again: the same index";
     }
-    // An absent id of the same home slot walks the whole run to its empty end.
-    const std::vector<std::int32_t> more = colliding_ids(16, 6, -3);
-    EXPECT_EQ(finder.find(more.back()), SecurityMap::kNone);
+    EXPECT_EQ(finder.find(0), 5u) << "found past its home slot";
+    // Absent ids of the run's home slots walk it to its empty end.
+    EXPECT_EQ(finder.find(ids_at_home(16, 14, 6, -3).back()), SecurityMap::kNone);
+    EXPECT_EQ(finder.find(ids_at_home(16, 1, 1, 1).front()), SecurityMap::kNone);
 }
 
 TEST(SecurityMap, IdZeroIsAnOrdinaryId) {

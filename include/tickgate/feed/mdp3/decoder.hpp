@@ -175,7 +175,8 @@ public:
         return map_slots(max_instruments) * 8 + kChannelIds * sizeof(std::uint32_t);
     }
 
-    // Decodes `d` (whose header `key` holds) and hands each Event to
+    // Decodes `d` (whose header `key` holds: read_key of these bytes, so a
+    // valid key means d holds a whole packet header) and hands each Event to
     // `sink(const Event&)` in wire order. A stale session is discarded
     // unread; a newer one first emits kSessionChange.
     template <class Sink>
@@ -517,15 +518,18 @@ template <bool Book, class Sink>
                                                                    const TemplateLayout& l, Event& ev,
                                                                    Sink& sink) noexcept {
     // The root block and NoMDEntries' header fit the message, under one
-    // bound; a message that fails it gets check_root's and check_group's
-    // faults in their order. The root holds kIncRootRead bytes (wire.hpp
+    // bound; a message that fails it gets check_root's fault if it has one,
+    // else check_group's. The root holds kIncRootRead bytes (wire.hpp
     // has_incremental_shape), a book entry kBookEntryRead.
     const std::int8_t exponent = l.price_exponent;  // read with the kind's line, not looked up again
     const std::size_t block_length = load_le<std::uint16_t>(m + 2);
     std::size_t pos = kMessageHeaderSize + block_length;
     constexpr std::size_t kEntriesHeader = group_header_size(GroupHeader::kSize3);
-    if (pos + kEntriesHeader > size || block_length < kIncRootRead) [[unlikely]]
-        return pos <= size && block_length < kIncRootRead ? Fault::kBadLength : Fault::kOverrun;
+    if (pos + kEntriesHeader > size || block_length < kIncRootRead) [[unlikely]] {
+        std::size_t root_end = 0;
+        const Fault f = check_root(m, size, l, root_end);
+        return f != Fault::kNone ? f : Fault::kOverrun;
+    }
     GroupSpan g;
     if (const Fault f = check_entries(m, size, pos, kEntriesHeader, Book ? kBookEntryRead : l.groups[0].min_entry, g);
         f != Fault::kNone)
@@ -551,7 +555,7 @@ template <bool Book, class Sink>
     const SecurityMap::Finder known = map_.finder();
     const std::size_t entry_len = g.entry_len;
     const std::byte* const last = g.first + g.count * entry_len;
-    for (const std::byte* e = g.first; e != last; e += entry_len) {  // entry_len >= min_entry > 0 when count > 0
+    for (const std::byte* e = g.first; e != last; e += entry_len) {  // entry_len >= min_entry > 0 when count > 0 (has_incremental_shape)
         ev.instrument_id = slot_for(known, load_le<std::int32_t>(e + at.security_id), ev, sink);
         ev.u.venue.seq = load_le<std::uint32_t>(e + at.rpt_seq);
         if constexpr (Book) {

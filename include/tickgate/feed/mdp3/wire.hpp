@@ -282,11 +282,14 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
 // every kBook / kSequenced template reads kIncRootRead bytes of its root, has
 // NoMDEntries (groupSize) and at most one group after it, of groupSize8Byte
 // and read from nowhere; a kBook one has that group, and its entries are
-// read through kBookEntryRead.
+// read through kBookEntryRead. An entry holds its SecurityID and RptSeq, so
+// it is never empty (the decoder's loop steps by its length).
 [[nodiscard]] constexpr bool has_incremental_shape(const TemplateLayout& t) noexcept {
     if (t.kind != TemplateKind::kBook && t.kind != TemplateKind::kSequenced) return true;
     const bool book = t.kind == TemplateKind::kBook;
-    return t.min_root == kIncRootRead && t.group_count >= 1 && t.group_count <= 2 &&
+    const std::uint16_t entry_read = t.groups[0].min_entry;
+    return t.min_root == kIncRootRead && kIncTransactTime + 8 <= kIncRootRead && t.seq.security_id + 4 <= entry_read &&
+           t.seq.rpt_seq + 4 <= entry_read && t.group_count >= 1 && t.group_count <= 2 &&
            t.groups[0].header == GroupHeader::kSize3 && t.groups[0].since_version == 0 &&
            (!book || (t.group_count == 2 && t.groups[0].min_entry == kBookEntryRead)) &&
            (t.group_count == 1 || (t.groups[1].header == GroupHeader::kSize8 && t.groups[1].min_entry == 0));
