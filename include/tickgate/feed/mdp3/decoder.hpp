@@ -555,7 +555,8 @@ template <bool Book, class Sink>
     const SecurityMap::Finder known = map_.finder();
     const std::size_t entry_len = g.entry_len;
     const std::byte* const last = g.first + g.count * entry_len;
-    for (const std::byte* e = g.first; e != last; e += entry_len) {  // entry_len >= min_entry > 0 when count > 0 (has_incremental_shape)
+    // Steps by entry_len: >= min_entry > 0 when count > 0 (has_incremental_shape).
+    for (const std::byte* e = g.first; e != last; e += entry_len) {
         ev.instrument_id = slot_for(known, load_le<std::int32_t>(e + at.security_id), ev, sink);
         ev.u.venue.seq = load_le<std::uint32_t>(e + at.rpt_seq);
         if constexpr (Book) {
