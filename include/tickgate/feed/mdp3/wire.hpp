@@ -104,6 +104,7 @@ struct TemplateLayout {
 // MatchEventIndicator u8 @8, padding 2.
 inline constexpr std::size_t kIncTransactTime = 0;
 inline constexpr std::uint16_t kIncRootRead = 8;  // bytes read from their root: TransactTime
+static_assert(kIncTransactTime + 8 <= kIncRootRead);  // TransactTime is inside what every one of them is checked to hold
 // Snapshot 38 / 52, root: LastMsgSeqNumProcessed u32 @0, TotNumReports u32 @4,
 // SecurityID i32 @8, RptSeq u32 @12, TransactTime u64 @16, LastUpdateTime u64
 // @24, TradeDate u16 @32, MDSecurityTradingStatus u8 @34, then three prices.
@@ -288,8 +289,8 @@ static_assert(tid::kDefinitionSpread56 < kLayoutIds && tid::kSnapshotOrderBook53
     if (t.kind != TemplateKind::kBook && t.kind != TemplateKind::kSequenced) return true;
     const bool book = t.kind == TemplateKind::kBook;
     const std::uint16_t entry_read = t.groups[0].min_entry;
-    return t.min_root == kIncRootRead && kIncTransactTime + 8 <= kIncRootRead && t.seq.security_id + 4 <= entry_read &&
-           t.seq.rpt_seq + 4 <= entry_read && t.group_count >= 1 && t.group_count <= 2 &&
+    return t.min_root == kIncRootRead && t.seq.security_id + 4 <= entry_read && t.seq.rpt_seq + 4 <= entry_read &&
+           t.group_count >= 1 && t.group_count <= 2 &&
            t.groups[0].header == GroupHeader::kSize3 && t.groups[0].since_version == 0 &&
            (!book || (t.group_count == 2 && t.groups[0].min_entry == kBookEntryRead)) &&
            (t.group_count == 1 || (t.groups[1].header == GroupHeader::kSize8 && t.groups[1].min_entry == 0));
