@@ -92,6 +92,25 @@ std::uint64_t empty_pair_ticks() {
     return d[d.size() / 2];
 }
 
+// The step the TSC moves by, in ticks: back-to-back reads cluster at the
+// pair's cost and, where the TSC advances in coarse steps, at whole steps
+// above it (a VM whose guest TSC is a scaled slower clock: 24-25 ticks of
+// 2.45 GHz on an AMD EPYC guest of 2026-12-07). The distance from the
+// smallest reading to the next one more than a tick away; about 1-2 on a
+// TSC that counts every tick. A packet's time resolves no finer.
+std::uint64_t tsc_step_ticks() {
+    std::vector<std::uint64_t> d(100000);
+    for (auto& x : d) {
+        const std::uint64_t a = __rdtsc();
+        _mm_lfence();
+        const std::uint64_t b = __rdtsc();
+        x = b - a;
+    }
+    std::sort(d.begin(), d.end());
+    const auto next = std::upper_bound(d.begin(), d.end(), d.front() + 1);
+    return next == d.end() ? 1 : *next - d.front();
+}
+
 double pct(std::vector<double>& v, double p) {
     const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
@@ -255,6 +274,7 @@ int main(int argc, char** argv) {
     const bench::Stream& qfb = *new bench::Stream(bench::build_stream(bench::MixSpec{}));
     const double tick_ns = ns_per_tick();
     const std::uint64_t overhead = empty_pair_ticks();
+    const std::uint64_t step = tsc_step_ticks();
     Capacity cap;
     cap.book_depth = 10;
     std::int64_t t = 1'700'000'000'000'000'000;
@@ -328,6 +348,9 @@ int main(int argc, char** argv) {
     std::printf("machine: %s, %u cores, %s, governor %s; %d rounds\n", mi.cpu.c_str(), mi.cores, mi.kernel.c_str(),
                 mi.governor.c_str(), rounds);
     std::printf("capture: %s\n", path.c_str());
+    std::printf("TSC: %.3f GHz, a read pair %llu ticks, steps of %llu ticks = %.1f ns (a packet's time resolves no finer)\n",
+                1 / tick_ns, static_cast<unsigned long long>(overhead), static_cast<unsigned long long>(step),
+                static_cast<double>(step) * tick_ns);
     std::printf("packet-to-book ns per datagram (decode -> sequencer -> book), decode-only ns per entry/message\n");
     std::printf("%-40s %8s %8s %8s %8s %8s %8s %10s\n", "stream", "packets", "all p50", "all p99", "parsed", "p50",
                 "p99", "decode/ent");
@@ -359,6 +382,7 @@ int main(int argc, char** argv) {
             {"machine", bench::machine_json(mi)},
             {"capture", path},
             {"rounds", rounds},
+            {"tsc_step_ns", static_cast<double>(step) * tick_ns},
             {"streams", tickgate::json::Value::array({row_json("mdp3", m), row_json("mdp3_repaired_first", clean),
                                                       row_json("mdp3_snapshot_decision", c),
                                                       row_json("qfb1_mix", q)})}};
