@@ -143,6 +143,31 @@ TEST_F(BookRule, AppendLevelsTakesABatchAndCountsWhatItDropped) {
     EXPECT_EQ(asks().size(), kDepth);
 }
 
+// The append's own test of order: the level before is held, not read back,
+// so an equal price right after it in an ordered run must still replace it,
+// and an empty side must take any first level, the extreme prices too (key
+// 0 or the empty slots' key).
+TEST_F(BookRule, AppendLevelsAnEqualPriceInOrderReplacesAndExtremePricesAppend) {
+    const std::int64_t bid_px[] = {100, 99, 99, 98};
+    const std::uint32_t bid_qty[] = {1, 2, 3, 4};
+    EXPECT_EQ(books_.append_levels(kId, Side::kBid, bid_px, bid_qty, 4), 0u);
+    EXPECT_EQ(bids(), (Book{{100, 1}, {99, 3}, {98, 4}}));
+    const std::int64_t ask_px[] = {7, 7};
+    const std::uint32_t ask_qty[] = {1, 2};
+    EXPECT_EQ(books_.append_levels(kId, Side::kAsk, ask_px, ask_qty, 2), 0u);
+    EXPECT_EQ(asks(), (Book{{7, 2}}));
+
+    constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t extreme_bids[] = {kMax, 5, kMin};
+    const std::int64_t extreme_asks[] = {kMin, 5, kMax};
+    const std::uint32_t ones[] = {1, 1, 1};
+    EXPECT_EQ(books_.append_levels(kId + 1, Side::kBid, extreme_bids, ones, 3), 0u);
+    EXPECT_EQ(books_.append_levels(kId + 1, Side::kAsk, extreme_asks, ones, 3), 0u);
+    EXPECT_EQ(bids(kId + 1), (Book{{kMax, 1}, {5, 1}, {kMin, 1}}));
+    EXPECT_EQ(asks(kId + 1), (Book{{kMin, 1}, {5, 1}, {kMax, 1}}));
+}
+
 TEST_F(BookRule, DepthIsRespected) {
     for (std::int64_t px = 110; px > 100; --px) books_.append_level(kId, Side::kBid, px, 1);
     EXPECT_EQ(bids(), (Book{{110, 1}, {109, 1}, {108, 1}, {107, 1}}));

@@ -190,18 +190,25 @@ public:
         const std::size_t k = slot(id, s);
         detail::BookSlot* const lv = slots_.data() + k * stride_;
         const std::uint64_t mask = detail::side_mask(s);
-        const std::uint32_t depth = depth_;
-        std::uint32_t n = counts_[k];
+        std::uint32_t& n = counts_[k];
+        // The next free slot and the side's end as pointers, and the last
+        // level's key held: the loop neither indexes nor reads back what it
+        // stored. 0 for an empty side sends a level of key 0 (the most
+        // extreme price) to insert_levels, which places it all the same.
+        detail::BookSlot* out = lv + n;
+        detail::BookSlot* const full = lv + depth_;
+        std::uint64_t last = n != 0 ? out[-1].key : 0;
         for (std::uint32_t j = 0; j < count; ++j) {
             if (qty[j] == 0) continue;  // an empty level is no level, as in set_level
             const std::uint64_t key = detail::key_of(price[j], mask);
-            if (n == depth || (n != 0 && lv[n - 1].key >= key)) [[unlikely]] {
-                counts_[k] = n;
+            if (out == full || last >= key) [[unlikely]] {
+                n = static_cast<std::uint32_t>(out - lv);
                 return insert_levels(id, s, price + j, qty + j, count - j);
             }
-            lv[n++] = {key, qty[j]};
+            *out++ = {key, qty[j]};
+            last = key;
         }
-        counts_[k] = n;
+        n = static_cast<std::uint32_t>(out - lv);
         return 0;
     }
     // One snapshot level: false if it was dropped.

@@ -243,10 +243,15 @@ Update BasicSequencer<Rules, Book>::on_snapshot_levels(const Event& ev) noexcept
     const std::uint32_t asks = std::min(count - bids, pending_.asks_left);
     pending_.bids_left -= bids;
     pending_.asks_left -= asks;
-    if (pending_.apply && state(id).booked)
-        state(id).counters.book_overflows +=
-            book_.append_levels(id, Side::kBid, ev.u.levels.price, ev.u.levels.qty, bids) +
-            book_.append_levels(id, Side::kAsk, ev.u.levels.price + bids, ev.u.levels.qty + bids, asks);
+    if (pending_.apply && state(id).booked) {
+        // Levels come bids first, kLevelsPerEvent to an event, so most events
+        // hold one side: a side with none is not set up at all.
+        std::uint32_t dropped = 0;
+        if (bids != 0) dropped += book_.append_levels(id, Side::kBid, ev.u.levels.price, ev.u.levels.qty, bids);
+        if (asks != 0)
+            dropped += book_.append_levels(id, Side::kAsk, ev.u.levels.price + bids, ev.u.levels.qty + bids, asks);
+        if (dropped != 0) [[unlikely]] state(id).counters.book_overflows += dropped;
+    }
     if (pending_.bids_left + pending_.asks_left == 0) {
         if (pending_.apply) return finish_snapshot();
         pending_.active = false;
