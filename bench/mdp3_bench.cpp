@@ -94,9 +94,9 @@ std::uint64_t empty_pair_ticks() {
 
 // The step the TSC moves by, in ticks: back-to-back reads cluster at the
 // pair's cost and, where the TSC advances in coarse steps, at whole steps
-// above it (a VM whose guest TSC is a scaled slower clock: 24-25 ticks of
-// 2.45 GHz on an AMD EPYC guest of 2026-12-07). The distance from the
-// smallest reading to the next one more than a tick away; about 1-2 on a
+// above it (24-25 ticks of 2.445 GHz on the AMD EPYC KVM guest of
+// 2026-12-07; why, this bench cannot tell). The distance from the
+// smallest reading to the next one more than a tick away; about 2 on a
 // TSC that counts every tick. A packet's time resolves no finer.
 std::uint64_t tsc_step_ticks() {
     std::vector<std::uint64_t> d(100000);

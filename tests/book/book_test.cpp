@@ -144,10 +144,12 @@ TEST_F(BookRule, AppendLevelsTakesABatchAndCountsWhatItDropped) {
 }
 
 // The append's own test of order: the level before is held, not read back,
-// so an equal price right after it in an ordered run must still replace it,
-// and an empty side must take any first level, the extreme prices too (key
-// 0 or the empty slots' key).
-TEST_F(BookRule, AppendLevelsAnEqualPriceInOrderReplacesAndExtremePricesAppend) {
+// so an equal price right after it in an ordered run must still replace it;
+// the extreme prices keep their places, whether the loop appends them (key
+// UINT64_MAX, the empty slots' key: an ask at INT64_MAX, a bid at INT64_MIN)
+// or, as a first level of key 0 on an empty side, the sorted insert takes
+// the batch from there.
+TEST_F(BookRule, AppendLevelsAnEqualPriceInOrderReplacesAndExtremePricesKeepTheirPlaces) {
     const std::int64_t bid_px[] = {100, 99, 99, 98};
     const std::uint32_t bid_qty[] = {1, 2, 3, 4};
     EXPECT_EQ(books_.append_levels(kId, Side::kBid, bid_px, bid_qty, 4), 0u);
@@ -166,6 +168,15 @@ TEST_F(BookRule, AppendLevelsAnEqualPriceInOrderReplacesAndExtremePricesAppend) 
     EXPECT_EQ(books_.append_levels(kId + 1, Side::kAsk, extreme_asks, ones, 3), 0u);
     EXPECT_EQ(bids(kId + 1), (Book{{kMax, 1}, {5, 1}, {kMin, 1}}));
     EXPECT_EQ(asks(kId + 1), (Book{{kMin, 1}, {5, 1}, {kMax, 1}}));
+
+    // Appended by the loop itself: key UINT64_MAX stored, then an equal one replaces it.
+    const std::int64_t high_asks[] = {5, kMax, kMax};
+    const std::uint32_t high_qty[] = {1, 2, 3};
+    const std::int64_t low_bids[] = {5, kMin};
+    EXPECT_EQ(books_.append_levels(0, Side::kAsk, high_asks, high_qty, 3), 0u);
+    EXPECT_EQ(books_.append_levels(0, Side::kBid, low_bids, ones, 2), 0u);
+    EXPECT_EQ(asks(0), (Book{{5, 1}, {kMax, 3}}));
+    EXPECT_EQ(bids(0), (Book{{5, 1}, {kMin, 1}}));
 }
 
 TEST_F(BookRule, DepthIsRespected) {

@@ -183,8 +183,9 @@ public:
     // (beyond depth). The side's count and the book's shape stay in registers
     // over the batch: a call per level reloaded them after every store. From
     // the first level that is not a plain append (out of order, an equal
-    // price, a full side) the rest go to insert_levels, out of line and by a
-    // tail call, so that this loop keeps no registers across a call.
+    // price, a full side, key 0 first on an empty side) the rest go to
+    // insert_levels, out of line and by a tail call, so that this loop keeps
+    // no registers across a call.
     std::uint32_t append_levels(std::uint32_t id, Side s, const std::int64_t* price, const std::uint32_t* qty,
                                 std::uint32_t count) noexcept {
         const std::size_t k = slot(id, s);
