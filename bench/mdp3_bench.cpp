@@ -80,25 +80,9 @@ double ns_per_tick() {
     return ns / static_cast<double>(c1 - c0);
 }
 
-std::uint64_t empty_pair_ticks() {
-    std::vector<std::uint64_t> d(100000);
-    for (auto& x : d) {
-        const std::uint64_t a = __rdtsc();
-        _mm_lfence();
-        const std::uint64_t b = __rdtsc();
-        x = b - a;
-    }
-    std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
-    return d[d.size() / 2];
-}
-
-// The step the TSC moves by, in ticks: back-to-back reads cluster at the
-// pair's cost and, where the TSC advances in coarse steps, at whole steps
-// above it (24-25 ticks of 2.445 GHz on the AMD EPYC KVM guest of
-// 2026-12-07; why, this bench cannot tell). The distance from the
-// smallest reading to the next one more than a tick away; about 2 on a
-// TSC that counts every tick. A packet's time resolves no finer.
-std::uint64_t tsc_step_ticks() {
+// 100,000 back-to-back TSC read pairs (an lfence between), in ticks, sorted:
+// their median is the cost subtracted from every packet's time.
+std::vector<std::uint64_t> empty_pairs_ticks() {
     std::vector<std::uint64_t> d(100000);
     for (auto& x : d) {
         const std::uint64_t a = __rdtsc();
@@ -107,8 +91,18 @@ std::uint64_t tsc_step_ticks() {
         x = b - a;
     }
     std::sort(d.begin(), d.end());
-    const auto next = std::upper_bound(d.begin(), d.end(), d.front() + 1);
-    return next == d.end() ? 1 : *next - d.front();
+    return d;
+}
+
+// The step the TSC moves by, in ticks, from those pairs: they cluster at the
+// pair's cost and, where the TSC advances in coarse steps, at whole steps
+// above it (24-25 ticks of 2.445 GHz on the AMD EPYC KVM guest of
+// 2026-12-07; why, this bench cannot tell). The distance from the
+// smallest reading to the next one more than a tick away; about 2 on a
+// TSC that counts every tick. A packet's time resolves no finer.
+std::uint64_t tsc_step_ticks(const std::vector<std::uint64_t>& sorted_pairs) {
+    const auto next = std::upper_bound(sorted_pairs.begin(), sorted_pairs.end(), sorted_pairs.front() + 1);
+    return next == sorted_pairs.end() ? 1 : *next - sorted_pairs.front();
 }
 
 double pct(std::vector<double>& v, double p) {
@@ -273,8 +267,9 @@ int main(int argc, char** argv) {
     const std::vector<Datagram> mdp = load(path);
     const bench::Stream& qfb = *new bench::Stream(bench::build_stream(bench::MixSpec{}));
     const double tick_ns = ns_per_tick();
-    const std::uint64_t overhead = empty_pair_ticks();
-    const std::uint64_t step = tsc_step_ticks();
+    const std::vector<std::uint64_t> pairs = empty_pairs_ticks();
+    const std::uint64_t overhead = pairs[pairs.size() / 2];
+    const std::uint64_t step = tsc_step_ticks(pairs);
     Capacity cap;
     cap.book_depth = 10;
     std::int64_t t = 1'700'000'000'000'000'000;
