@@ -50,11 +50,21 @@ Decoded decode_snapshot52(PacketDecoder& dec, const std::vector<Writer>& entries
     return decode(dec, p);
 }
 
-Writer volume37(std::int32_t security_id, std::uint32_t rpt_seq) {
+// One entry of a volume message (37): MDEntrySize 5, then its SecurityID and RptSeq.
+Writer volume37_entry(std::int32_t security_id, std::uint32_t rpt_seq) {
     Writer entry;
     entry.put<std::int32_t>(5).put(security_id).put(rpt_seq).put<std::uint8_t>(1).zeros(3);
-    return test::message(tid::kVolume37, 9, test::incremental_root(9), test::group_header(16, 1).append(entry));
+    return entry;
 }
+
+// A volume message of `entries`, whose TransactTime is `transact`.
+Writer volume37(std::uint64_t transact, const std::vector<Writer>& entries) {
+    Writer groups = test::group_header(16, static_cast<std::uint8_t>(entries.size()));
+    for (const Writer& e : entries) groups.append(e);
+    return test::message(tid::kVolume37, 9, test::incremental_root(transact), groups);
+}
+
+Writer volume37(std::int32_t security_id, std::uint32_t rpt_seq) { return volume37(9, {volume37_entry(security_id, rpt_seq)}); }
 
 TEST(Mdp3Framing, BookEntriesBecomeLevelEntriesWithDenseIds) {
     PacketDecoder dec;
@@ -244,13 +254,8 @@ TEST(Mdp3Framing, ADefinitionEmittedBetweenEntriesLeavesTheNextEntriesWhole) {
     // 5 takes a slot without a definition; 777 brings its definition between 5's entry and its own.
     p.append(book46(4444, {test::book_entry(100, 3, 5, 11, 1, 0, '0', 2), test::book_entry(200, 4, 777, 12, 2, 1, '1', 6),
                            test::book_entry(300, 5, 5, 13, 3, 2, '0', 7)}));
-    Writer entry_a, entry_b;
-    entry_a.put<std::int32_t>(9).put<std::int32_t>(5).put<std::uint32_t>(14).put<std::uint8_t>(1).zeros(3);
-    entry_b.put<std::int32_t>(9).put<std::int32_t>(888).put<std::uint32_t>(15).put<std::uint8_t>(1).zeros(3);
-    p.append(test::message(tid::kVolume37, 9, test::incremental_root(5555), test::group_header(16, 2).append(entry_a).append(entry_b)));
-    Writer tail_entry;
-    tail_entry.put<std::int32_t>(9).put<std::int32_t>(5).put<std::uint32_t>(16).put<std::uint8_t>(1).zeros(3);
-    p.append(test::message(tid::kVolume37, 9, test::incremental_root(6666), test::group_header(16, 1).append(tail_entry)));
+    p.append(volume37(5555, {volume37_entry(5, 14), volume37_entry(888, 15)}));
+    p.append(volume37(6666, {volume37_entry(5, 16)}));
     const Decoded d = decode(dec, p);
     ASSERT_EQ(d.result.verdict, PacketVerdict::kDecoded);
     ASSERT_EQ(d.events.size(), 8u) << "three book entries, a definition before 777's; two volume entries, one before 888's; one more";
